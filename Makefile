@@ -1,0 +1,60 @@
+# The two commands of the README: `make demo` and `make test`. Everything else is a helper of those.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+# Reinstall whenever pyproject.toml changes.
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint types unit install serve migrate bench slow clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version' 
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --no-input
+
+## make demo: install, migrate, load the demo challenges built from real data, score them, serve the site.
+demo: migrate
+	$(BIN)/python manage.py demo_load
+	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
+	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+
+serve: migrate
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+## make test: install, lint (ruff), types (mypy), then the whole pytest suite (slow simulations excluded).
+test: install lint types unit
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types: install
+	$(BIN)/mypy stats leaderboard
+
+unit: install
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+## The slow calibration simulations (coverage, type I error), whose figures are in docs/.
+slow: install
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python -m stats.bench
+	$(BIN)/python -m stats.bench_compare
+
+clean:
+	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache .hypothesis test-output *.egg-info

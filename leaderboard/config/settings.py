@@ -1,0 +1,252 @@
+"""Django settings: the one place that reads the environment.
+
+With nothing set, the *embedded default* runs everything on one machine with no servers: SQLite under
+``var/`` and Celery tasks executed in-process. With ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` set,
+the same code runs on PostgreSQL, Redis and separate ``celery worker`` processes.
+
+Every variable is documented once, in README.md ("Configuration").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+env = environ.Env()
+
+ENVIRONMENT = env.str("LEADERBOARD_ENV", default="development")
+if ENVIRONMENT not in {"development", "production"}:
+    raise ImproperlyConfigured(f"LEADERBOARD_ENV must be 'development' or 'production', not {ENVIRONMENT!r}.")
+PRODUCTION = ENVIRONMENT == "production"
+
+
+def _required_in_production(name: str, development_default: str) -> str:
+    """Production-only values have no default: the service refuses to start without them."""
+    value = env.str(name, default="")
+    if value:
+        return value
+    if PRODUCTION:
+        raise ImproperlyConfigured(
+            f"{name} must be set when LEADERBOARD_ENV=production (see README.md, 'Configuration')."
+        )
+    return development_default
+
+
+SECRET_KEY = _required_in_production(
+    "DJANGO_SECRET_KEY", "development-only-insecure-key-never-use-in-production"
+)
+# Debug pages print local variables, which may hold hidden labels: off unless asked for explicitly.
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+ALLOWED_HOSTS = _required_in_production("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver,[::1]").split(
+    ","
+)
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# Where the service keeps its files (SQLite database, uploads, cached resample weights). Outside any web root.
+DATA_DIR = Path(env.str("LEADERBOARD_DATA_DIR", default=str(BASE_DIR / "var")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "leaderboard.core",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "leaderboard.config.urls"
+WSGI_APPLICATION = "leaderboard.config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# Database: SQLite in the embedded default, PostgreSQL (psycopg 3) with DATABASE_URL.
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'db.sqlite3'}"),
+}
+DATABASES["default"].setdefault("ATOMIC_REQUESTS", False)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several processes (web, in-process tasks) share one file: wait for locks instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", 30)
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    # Uploaded predictions and hidden labels: private files under DATA_DIR, never served by URL.
+    "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(DATA_DIR / "uploads"), "base_url": None},
+    },
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if PRODUCTION
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+MEDIA_ROOT = DATA_DIR / "uploads"
+WHITENOISE_USE_FINDERS = not PRODUCTION
+
+# Upload limits: files above this size are refused before they are read whole.
+UPLOAD_MAX_BYTES = env.int("LEADERBOARD_UPLOAD_MAX_BYTES", default=50 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# Cached resample-weight matrices (uint8 .npy files), rebuilt bit-identically when absent.
+RESAMPLE_CACHE_DIR = Path(env.str("LEADERBOARD_RESAMPLE_CACHE", default=str(DATA_DIR / "resamples")))
+
+# --- Celery ---------------------------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL  # the embedded default: tasks run in-process
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = REDIS_URL or None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran, so a dead worker's task comes back
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # a worker holds one task at a time: nothing waits behind a long one
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
+CELERY_TASK_DEFAULT_QUEUE = env.str("LEADERBOARD_QUEUE", default="leaderboard")
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # A task not acknowledged within this time is redelivered (must exceed the hard time limit).
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 300,
+    # The web process must not hang when Redis is down: fail fast, the outbox sweeper sends later.
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "heartbeat": {"task": "leaderboard.core.tasks.worker_heartbeat", "schedule": 60.0},
+}
+
+# --- Django REST Framework ----------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "token": env.str("LEADERBOARD_THROTTLE_TOKEN", default="20/min"),
+        "submit": env.str("LEADERBOARD_THROTTLE_SUBMIT", default="60/min"),
+        "login": env.str("LEADERBOARD_THROTTLE_LOGIN", default="20/min"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Honest Leaderboard API",
+    "DESCRIPTION": "Challenges with hidden test sets, scored with confidence intervals and paired tests.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Cache (throttling counters) ------------------------------------------------------------------
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# --- Security ------------------------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the site's small scripts read it for fetch() POSTs
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+# --- Logging: to stderr, one line per event. Hidden labels are never logged (see docs/security.md). -
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LEADERBOARD_LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,213 @@
+"""Shared fixtures: real services (PostgreSQL, Redis, Celery worker processes, Chromium).
+
+Without services configured the suite runs on the embedded default (SQLite, in-process tasks) and skips
+the service tests, listing them at the end. With ``REQUIRE_SERVICES=1`` (as .ci/run sets it) a missing
+service is a test failure, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+def need(service: str, available: bool, reason: str) -> None:
+    """Skip (or, with REQUIRE_SERVICES=1, fail) a test whose service is not there."""
+    if available:
+        return
+    message = f"{service}: {reason}"
+    if REQUIRE_SERVICES:
+        pytest.fail(f"REQUIRE_SERVICES=1 but {message}", pytrace=False)
+    pytest.skip(f"service not configured: {message}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = [
+        rep
+        for rep in terminalreporter.stats.get("skipped", [])
+        if isinstance(rep.longrepr, tuple) and "service not configured" in str(rep.longrepr[2])
+    ]
+    if skipped:
+        terminalreporter.section("service tests skipped (embedded default)")
+        for rep in skipped:
+            terminalreporter.write_line(f"SKIPPED {rep.nodeid}: {rep.longrepr[2]}")  # type: ignore[index]
+        terminalreporter.write_line(
+            "Run them with PostgreSQL, Redis and Chromium: bash .ci/run (or set DATABASE_URL, REDIS_URL "
+            "and REQUIRE_SERVICES=1)."
+        )
+
+
+@pytest.fixture
+def postgres() -> None:
+    from django.conf import settings
+
+    need(
+        "PostgreSQL",
+        settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql",
+        "DATABASE_URL is not a postgres:// URL",
+    )
+
+
+@pytest.fixture
+def redis_url() -> str:
+    from django.conf import settings
+
+    need("Redis", bool(settings.REDIS_URL), "REDIS_URL is not set")
+    import redis
+
+    try:
+        redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        need("Redis", False, f"{settings.REDIS_URL} does not answer ({exc})")
+    return str(settings.REDIS_URL)
+
+
+def database_url_of_current_connection() -> str:
+    """The URL of the database this test runs on (pytest-django's test database), for worker processes."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    user = quote(s.get("USER") or "")
+    password = quote(s.get("PASSWORD") or "")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+class WorkerProcess:
+    """A real ``celery worker`` OS process consuming this test session's private queue."""
+
+    def __init__(self, *, queue: str, env: dict[str, str], log_path: Path, name: str) -> None:
+        self.queue = queue
+        self.env = env
+        self.log_path = log_path
+        self.name = name
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, concurrency: int = 1) -> None:
+        self.log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "leaderboard", "worker",
+                "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork",
+                "-Q", self.queue, "-n", f"{self.name}@%h",
+                "--without-gossip", "--without-mingle",
+            ],
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"celery worker exited early; log:\n{self.log_text()}")
+            if " ready." in self.log_text():
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"celery worker not ready after {timeout}s; log:\n{self.log_text()}")
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, 15)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(timeout=10)
+        if hasattr(self, "log"):
+            self.log.close()
+
+
+@pytest.fixture
+def worker_factory(postgres: None, redis_url: str, tmp_path: Path, settings: object) -> Iterator[object]:
+    """Start real Celery worker processes on PostgreSQL + Redis, on a queue private to this test."""
+    from leaderboard.config.celery import app
+
+    queue = f"test-{uuid.uuid4().hex[:12]}"
+    previous_queue = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_of_current_connection(),
+        "REDIS_URL": redis_url,
+        "LEADERBOARD_QUEUE": queue,
+        "PYTHONUNBUFFERED": "1",
+    }
+    data_dir = os.environ.get("LEADERBOARD_DATA_DIR")
+    if data_dir:
+        env["LEADERBOARD_DATA_DIR"] = data_dir
+    workers: list[WorkerProcess] = []
+
+    def start(concurrency: int = 1) -> WorkerProcess:
+        w = WorkerProcess(
+            queue=queue,
+            env=env,
+            log_path=tmp_path / f"worker{len(workers)}.log",
+            name=f"w{len(workers)}-{queue}",
+        )
+        workers.append(w)
+        w.start(concurrency=concurrency)
+        return w
+
+    try:
+        yield start
+    finally:
+        for w in workers:
+            w.stop()
+        app.conf.task_default_queue = previous_queue
+        import redis
+
+        redis.Redis.from_url(redis_url).delete(queue)
+
+
+@pytest.fixture
+def chromium_path() -> str:
+    available = Path(CHROMIUM).exists() or shutil.which("chromium") is not None
+    need("Chromium", available, f"{CHROMIUM} not found (apt-get install chromium chromium-driver)")
+    return CHROMIUM if Path(CHROMIUM).exists() else str(shutil.which("chromium"))
+
+
+def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` until it returns a truthy value (returned) or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+@pytest.fixture(autouse=True)
+def _tasks_in_process_unless_a_worker_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests run Celery tasks in-process, except those that start real workers (``worker_factory``).
+
+    Otherwise a test on the real services would send tasks to Redis with nobody consuming them.
+    """
+    from leaderboard.config.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = "worker_factory" not in request.fixturenames
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = previous
