@@ -1,0 +1,642 @@
+"""The metric registry: every metric as per-item sufficient statistics plus a vectorised ``finalize``.
+
+A decomposable metric turns hidden labels and one entry's predictions into a matrix ``S`` of shape
+``(N, m)`` (float64), one row per item. Summing rows with weights and applying ``finalize`` gives the
+metric: the point estimate is ``finalize(S.sum(axis=0))`` and the bootstrap replicates are
+``finalize(W @ S)`` for a resample-weight matrix ``W`` of shape ``(B, N)``. The last column of ``S``
+is always the item count (1.0 per item), so ``finalize`` never needs ``N`` from elsewhere and weighted
+(grouped) resamples whose total weight differs from ``N`` are handled exactly.
+
+Rank-based metrics (ROC AUC, average precision) cannot be pooled from per-item sums; they sort the
+scores once per entry and take weighted cumulative sums per resample (``replicates``).
+
+Adding a metric is one call to :func:`register` in this module.
+
+References
+----------
+.. [1] Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*. Chapman & Hall.
+.. [2] Post, M. (2018). A Call for Clarity in Reporting BLEU Scores (sacreBLEU: per-segment sufficient
+       statistics, re-aggregated, never re-scored). WMT 2018.
+.. [3] Pedregosa, F. et al. (2011). Scikit-learn: Machine Learning in Python. JMLR 12 (definitions of
+       balanced accuracy, macro-F1, Cohen's kappa, ROC AUC and average precision with ties).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "METRICS",
+    "Metric",
+    "PredictionKind",
+    "encode_labels",
+    "get_metric",
+    "register",
+]
+
+PredictionKind = Literal["label", "ranked_labels", "score", "value"]
+FloatArray = NDArray[np.float64]
+
+StatisticsFn = Callable[[NDArray[Any], NDArray[Any], "NDArray[Any] | None"], FloatArray]
+FinalizeFn = Callable[[FloatArray], FloatArray]
+RankFn = Callable[[NDArray[np.bool_], FloatArray, NDArray[Any]], FloatArray]
+
+#: Rows of the weight matrix handled at once by rank-based replicates (bounds memory to
+#: ``_RANK_CHUNK * N`` floats).
+_RANK_CHUNK = 256
+
+
+def _safe_divide(num: FloatArray, den: FloatArray) -> FloatArray:
+    """``num / den`` with NaN where ``den == 0`` and no warning."""
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
+    out = np.full(num.shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Metric:
+    """A metric of the registry.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (``"accuracy"``, ``"macro_f1"``...).
+    higher_is_better : bool
+        Direction: ``True`` for accuracy-like metrics, ``False`` for losses and errors.
+    zero_one : bool
+        Each item is either right or wrong (column 0 of ``item_statistics`` is 1.0 or 0.0), so
+        McNemar's test applies.
+    rank_based : bool
+        The metric is not a function of per-item sums (ROC AUC, average precision); use
+        :meth:`point` and :meth:`replicates`.
+    prediction_kind : {"label", "ranked_labels", "score", "value"}
+        What a prediction is: one label per item, a ranked list of labels per item (shape ``(N, k)``),
+        one score (probability of the positive class) per item, or one number per item.
+    needs_labels : bool
+        The metric needs the task's label set (``labels=``) to define its statistics.
+    description : str
+        One line for humans.
+    """
+
+    name: str
+    higher_is_better: bool
+    zero_one: bool
+    rank_based: bool
+    prediction_kind: PredictionKind
+    needs_labels: bool
+    description: str
+    _statistics: StatisticsFn | None = field(default=None, repr=False)
+    _finalize: FinalizeFn | None = field(default=None, repr=False)
+    _rank_replicates: RankFn | None = field(default=None, repr=False)
+    _scores_are_probabilities: bool = field(default=False, repr=False)
+
+    @property
+    def scores_are_probabilities(self) -> bool:
+        """Scores of this metric must lie in [0, 1] (log loss, Brier score)."""
+        return self._scores_are_probabilities
+
+    # -- decomposable metrics -------------------------------------------------------------------------
+    def item_statistics(
+        self, truth: ArrayLike, prediction: ArrayLike, *, labels: Sequence[Any] | None = None
+    ) -> FloatArray:
+        """Per-item sufficient statistics ``S`` of shape ``(N, m)``, float64.
+
+        Parameters
+        ----------
+        truth : array_like, shape (N,)
+            Hidden labels (classification, binary scores) or true values (regression).
+        prediction : array_like, shape (N,) or (N, k)
+            The entry's predictions, aligned with ``truth``; ``(N, k)`` ranked labels for top-k.
+        labels : sequence, optional
+            The task's label set; required when ``needs_labels`` is true. For binary-score metrics
+            ``labels[1]`` is the positive class; without it, ``truth`` must be 0/1 or boolean.
+
+        Returns
+        -------
+        S : ndarray, shape (N, m)
+            For ``zero_one`` metrics column 0 is 1.0 where the item is right; the last column is always
+            1.0 (the item count).
+        """
+        if self._statistics is None:
+            raise TypeError(f"`{self.name}` is rank-based: use `point` and `replicates`.")
+        if self.needs_labels and labels is None:
+            raise ValueError(f"`labels` is required for the metric `{self.name}`.")
+        truth_arr = np.asarray(truth)
+        pred_arr = np.asarray(prediction)
+        _check_aligned(truth_arr, pred_arr)
+        label_arr = None if labels is None else np.asarray(list(labels))
+        return self._statistics(truth_arr, pred_arr, label_arr)
+
+    def finalize(self, pooled: ArrayLike) -> FloatArray:
+        """Metric values from pooled (weighted) sums of ``item_statistics``.
+
+        Parameters
+        ----------
+        pooled : array_like, shape (..., m)
+            ``S.sum(axis=0)`` for the point estimate, ``W @ S`` for replicates.
+
+        Returns
+        -------
+        values : ndarray, shape (...)
+            NaN where the metric is undefined for that resample (for example no positive item).
+        """
+        if self._finalize is None:
+            raise TypeError(f"`{self.name}` is rank-based: use `point` and `replicates`.")
+        return self._finalize(np.asarray(pooled, dtype=np.float64))
+
+    # -- every metric ---------------------------------------------------------------------------------
+    def point(self, truth: ArrayLike, prediction: ArrayLike, *, labels: Sequence[Any] | None = None) -> float:
+        """The metric on the whole test set (every item weight 1)."""
+        if self._finalize is not None:
+            stats = self.item_statistics(truth, prediction, labels=labels)
+            return float(self.finalize(stats.sum(axis=0)))
+        weights = np.ones((1, np.asarray(truth).shape[0]), dtype=np.uint8)
+        return float(self.replicates(truth, prediction, weights, labels=labels)[0])
+
+    def replicates(
+        self,
+        truth: ArrayLike,
+        prediction: ArrayLike,
+        weights: ArrayLike,
+        *,
+        labels: Sequence[Any] | None = None,
+    ) -> FloatArray:
+        """The metric under each row of item weights.
+
+        Parameters
+        ----------
+        truth, prediction : array_like, shape (N,)
+            As in :meth:`item_statistics`; for rank-based metrics ``prediction`` is the score.
+        weights : array_like, shape (B, N)
+            Resample counts per item (rows of ``W``).
+        labels : sequence, optional
+            As in :meth:`item_statistics`.
+
+        Returns
+        -------
+        replicates : ndarray, shape (B,)
+        """
+        w = np.asarray(weights)
+        truth_arr = np.asarray(truth)
+        if w.ndim != 2 or w.shape[1] != truth_arr.shape[0]:
+            raise ValueError("`weights` must have shape (B, N) with N the number of items.")
+        if self._finalize is not None:
+            stats = self.item_statistics(truth_arr, prediction, labels=labels)
+            return self.finalize(w.astype(np.float64) @ stats)
+        assert self._rank_replicates is not None
+        pred_arr = np.asarray(prediction, dtype=np.float64)
+        _check_aligned(truth_arr, pred_arr)
+        positive = _binary_truth(truth_arr, None if labels is None else np.asarray(list(labels)))
+        out = np.empty(w.shape[0])
+        for start in range(0, w.shape[0], _RANK_CHUNK):
+            stop = min(start + _RANK_CHUNK, w.shape[0])
+            out[start:stop] = self._rank_replicates(positive, pred_arr, w[start:stop])
+        return out
+
+
+#: The one registry of metrics, by name.
+METRICS: dict[str, Metric] = {}
+
+
+def register(metric: Metric) -> Metric:
+    """Add ``metric`` to :data:`METRICS` (names are unique)."""
+    if metric.name in METRICS:
+        raise ValueError(f"a metric named `{metric.name}` is already registered.")
+    if (metric._finalize is None) == (metric._rank_replicates is None):
+        raise ValueError("a metric is either decomposable (`finalize`) or rank-based (`replicates`).")
+    METRICS[metric.name] = metric
+    return metric
+
+
+def get_metric(name: str) -> Metric:
+    """The registered metric called ``name``.
+
+    Raises
+    ------
+    ValueError
+        If no metric has that name; the message lists the known names.
+    """
+    try:
+        return METRICS[name]
+    except KeyError:
+        known = ", ".join(sorted(METRICS))
+        raise ValueError(f"`metric` must be one of: {known} (got {name!r}).") from None
+
+
+# ----------------------------------------------------------------------------------------------------
+# helpers
+
+
+def _check_aligned(truth: NDArray[Any], prediction: NDArray[Any]) -> None:
+    if truth.ndim != 1:
+        raise ValueError("`truth` must be one-dimensional.")
+    if prediction.shape[:1] != truth.shape:
+        raise ValueError(
+            f"`prediction` must have one row per item: {truth.shape[0]} items, got {prediction.shape[0]}."
+        )
+
+
+def encode_labels(values: ArrayLike, labels: ArrayLike, *, name: str = "values") -> NDArray[np.intp]:
+    """Indices of ``values`` in the label set ``labels``.
+
+    Raises
+    ------
+    ValueError
+        If a value is not in ``labels`` (the message names the first offending value).
+    """
+    vals = np.asarray(values)
+    labs = np.asarray(labels)
+    order = np.argsort(labs, kind="stable")
+    sorted_labs = labs[order]
+    pos = np.searchsorted(sorted_labs, vals)
+    pos = np.clip(pos, 0, len(sorted_labs) - 1)
+    found = sorted_labs[pos] == vals
+    if not np.all(found):
+        bad = vals[~found].ravel()[0].item()
+        raise ValueError(f"`{name}` holds {bad!r}, which is not in the label set.")
+    return np.asarray(order[pos], dtype=np.intp)
+
+
+def _binary_truth(truth: NDArray[Any], labels: NDArray[Any] | None) -> NDArray[np.bool_]:
+    if labels is not None:
+        if len(labels) != 2:
+            raise ValueError(
+                "`labels` must hold exactly two labels (negative, positive) for a binary metric."
+            )
+        return encode_labels(truth, labels, name="truth") == 1
+    if truth.dtype == np.bool_:
+        return truth
+    values = truth.astype(np.float64)
+    if not np.all((values == 0) | (values == 1)):
+        raise ValueError("`truth` must be 0/1 for a binary metric when `labels` is not given.")
+    return values == 1
+
+
+def _ones(n: int) -> FloatArray:
+    return np.ones((n, 1))
+
+
+def _mean_finalize(pooled: FloatArray) -> FloatArray:
+    return _safe_divide(pooled[..., 0], pooled[..., -1])
+
+
+# ----------------------------------------------------------------------------------------------------
+# classification (one label per item)
+
+
+def _accuracy_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+    if pred.ndim != 1:
+        raise ValueError("`prediction` must be one label per item.")
+    return np.column_stack([(truth == pred).astype(np.float64), _ones(truth.shape[0])])
+
+
+def _one_hot(codes: NDArray[np.intp], n_classes: int) -> FloatArray:
+    out = np.zeros((codes.shape[0], n_classes))
+    out[np.arange(codes.shape[0]), codes] = 1.0
+    return out
+
+
+def _class_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+    """Columns: true-positive (C), predicted (C), true (C), count (1)."""
+    assert labels is not None
+    if pred.ndim != 1:
+        raise ValueError("`prediction` must be one label per item.")
+    t = encode_labels(truth, labels, name="truth")
+    p = encode_labels(pred, labels, name="prediction")
+    c = len(labels)
+    true_oh = _one_hot(t, c)
+    pred_oh = _one_hot(p, c)
+    tp = true_oh * (t == p)[:, None]
+    return np.hstack([tp, pred_oh, true_oh, _ones(t.shape[0])])
+
+
+def _split_class(pooled: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    c = (pooled.shape[-1] - 1) // 3
+    return pooled[..., :c], pooled[..., c : 2 * c], pooled[..., 2 * c : 3 * c], pooled[..., -1]
+
+
+def _macro_f1_finalize(pooled: FloatArray) -> FloatArray:
+    tp, pred, true, _ = _split_class(pooled)
+    den = pred + true
+    present = den > 0
+    f1 = np.where(present, 2.0 * tp / np.where(present, den, 1.0), 0.0)
+    return _safe_divide(f1.sum(axis=-1), present.sum(axis=-1))
+
+
+def _balanced_accuracy_finalize(pooled: FloatArray) -> FloatArray:
+    tp, _, true, _ = _split_class(pooled)
+    present = true > 0
+    recall = np.where(present, tp / np.where(present, true, 1.0), 0.0)
+    return _safe_divide(recall.sum(axis=-1), present.sum(axis=-1))
+
+
+def _kappa_finalize(pooled: FloatArray) -> FloatArray:
+    tp, pred, true, n = _split_class(pooled)
+    po = _safe_divide(tp.sum(axis=-1), n)
+    pe = _safe_divide((pred * true).sum(axis=-1), n * n)
+    return _safe_divide(po - pe, 1.0 - pe)
+
+
+# ----------------------------------------------------------------------------------------------------
+# ranked labels (top-k)
+
+
+def _make_top_k_stats(k: int) -> StatisticsFn:
+    def stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+        if pred.ndim != 2 or pred.shape[1] < k:
+            raise ValueError(f"`prediction` must hold at least {k} ranked labels per item.")
+        hit = (pred[:, :k] == truth[:, None]).any(axis=1)
+        return np.column_stack([hit.astype(np.float64), _ones(truth.shape[0])])
+
+    return stats
+
+
+# ----------------------------------------------------------------------------------------------------
+# binary scores
+
+
+def _scores(pred: NDArray[Any], *, probabilities: bool) -> FloatArray:
+    if pred.ndim != 1:
+        raise ValueError("`prediction` must be one score per item.")
+    s = pred.astype(np.float64)
+    if not np.all(np.isfinite(s)):
+        raise ValueError("`prediction` must be finite.")
+    if probabilities and (np.any(s < 0) or np.any(s > 1)):
+        raise ValueError("`prediction` must be probabilities in [0, 1].")
+    return s
+
+
+def _log_loss_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+    y = _binary_truth(truth, labels)
+    eps = np.finfo(np.float64).eps  # as scikit-learn's log_loss: clip to [eps, 1 - eps]
+    p = np.clip(_scores(pred, probabilities=True), eps, 1 - eps)
+    loss = -np.where(y, np.log(p), np.log1p(-p))
+    return np.column_stack([loss, _ones(y.shape[0])])
+
+
+def _brier_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+    y = _binary_truth(truth, labels)
+    p = _scores(pred, probabilities=True)
+    return np.column_stack([(p - y) ** 2, _ones(y.shape[0])])
+
+
+def _tie_groups(sorted_scores: FloatArray) -> NDArray[np.intp]:
+    """Start index of each run of equal scores in a sorted vector."""
+    return np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
+
+
+def _roc_auc_replicates(positive: NDArray[np.bool_], scores: FloatArray, weights: NDArray[Any]) -> FloatArray:
+    """Weighted Mann-Whitney AUC: P(score_pos > score_neg) + 0.5 P(tie), per row of ``weights``."""
+    order = np.argsort(scores, kind="stable")
+    starts = _tie_groups(scores[order])
+    w = np.asarray(weights, dtype=np.float64)[:, order]
+    y = positive[order]
+    wpos = np.add.reduceat(w * y, starts, axis=1)
+    wneg = np.add.reduceat(w * ~y, starts, axis=1)
+    neg_below = np.cumsum(wneg, axis=1) - wneg
+    num = (wpos * (neg_below + 0.5 * wneg)).sum(axis=1)
+    return _safe_divide(num, wpos.sum(axis=1) * wneg.sum(axis=1))
+
+
+def _average_precision_replicates(
+    positive: NDArray[np.bool_], scores: FloatArray, weights: NDArray[Any]
+) -> FloatArray:
+    """Step-wise average precision as scikit-learn: sum over thresholds of delta-recall x precision."""
+    order = np.argsort(scores, kind="stable")[::-1]  # descending; ties are grouped below
+    starts = _tie_groups(scores[order])
+    w = np.asarray(weights, dtype=np.float64)[:, order]
+    y = positive[order]
+    wpos = np.add.reduceat(w * y, starts, axis=1)
+    wneg = np.add.reduceat(w * ~y, starts, axis=1)
+    tps = np.cumsum(wpos, axis=1)
+    fps = np.cumsum(wneg, axis=1)
+    den = tps + fps
+    precision = np.where(den > 0, tps / np.where(den > 0, den, 1.0), 0.0)
+    return _safe_divide((wpos * precision).sum(axis=1), tps[:, -1])
+
+
+# ----------------------------------------------------------------------------------------------------
+# regression
+
+
+def _values(truth: NDArray[Any], pred: NDArray[Any]) -> tuple[FloatArray, FloatArray]:
+    if pred.ndim != 1:
+        raise ValueError("`prediction` must be one number per item.")
+    y = truth.astype(np.float64)
+    p = pred.astype(np.float64)
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(p))):
+        raise ValueError("`truth` and `prediction` must be finite.")
+    return y, p
+
+
+def _mae_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+    y, p = _values(truth, pred)
+    return np.column_stack([np.abs(p - y), _ones(y.shape[0])])
+
+
+def _squared_error_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+    y, p = _values(truth, pred)
+    return np.column_stack([(p - y) ** 2, _ones(y.shape[0])])
+
+
+def _rmse_finalize(pooled: FloatArray) -> FloatArray:
+    return np.sqrt(_mean_finalize(pooled))
+
+
+def _r2_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] | None) -> FloatArray:
+    """Columns: squared error, y - c, (y - c)^2, count; ``c`` is the mean of ``truth``.
+
+    Centring by a constant leaves the total sum of squares unchanged and avoids the cancellation of
+    ``sum(y^2) - sum(y)^2 / n`` when the mean is large compared with the spread.
+    """
+    y, p = _values(truth, pred)
+    yc = y - y.mean()
+    return np.column_stack([(p - y) ** 2, yc, yc**2, _ones(y.shape[0])])
+
+
+def _r2_finalize(pooled: FloatArray) -> FloatArray:
+    sse, sy, syy, n = pooled[..., 0], pooled[..., 1], pooled[..., 2], pooled[..., 3]
+    sst = syy - _safe_divide(sy * sy, n)
+    return 1.0 - _safe_divide(sse, sst)
+
+
+# ----------------------------------------------------------------------------------------------------
+# the registry
+
+register(
+    Metric(
+        name="accuracy",
+        higher_is_better=True,
+        zero_one=True,
+        rank_based=False,
+        prediction_kind="label",
+        needs_labels=False,
+        description="Fraction of items whose predicted label is the true label.",
+        _statistics=_accuracy_stats,
+        _finalize=_mean_finalize,
+    )
+)
+register(
+    Metric(
+        name="micro_f1",
+        higher_is_better=True,
+        zero_one=True,
+        rank_based=False,
+        prediction_kind="label",
+        needs_labels=False,
+        description="Micro-averaged F1; for one label per item it equals accuracy.",
+        _statistics=_accuracy_stats,
+        _finalize=_mean_finalize,
+    )
+)
+register(
+    Metric(
+        name="macro_f1",
+        higher_is_better=True,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="label",
+        needs_labels=True,
+        description="Unweighted mean of per-class F1 over classes present in truth or prediction.",
+        _statistics=_class_stats,
+        _finalize=_macro_f1_finalize,
+    )
+)
+register(
+    Metric(
+        name="balanced_accuracy",
+        higher_is_better=True,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="label",
+        needs_labels=True,
+        description="Unweighted mean of per-class recall over classes present in truth.",
+        _statistics=_class_stats,
+        _finalize=_balanced_accuracy_finalize,
+    )
+)
+register(
+    Metric(
+        name="cohen_kappa",
+        higher_is_better=True,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="label",
+        needs_labels=True,
+        description="Cohen's kappa: agreement beyond chance, (p_o - p_e) / (1 - p_e).",
+        _statistics=_class_stats,
+        _finalize=_kappa_finalize,
+    )
+)
+for _k in (3, 5):
+    register(
+        Metric(
+            name=f"top{_k}_accuracy",
+            higher_is_better=True,
+            zero_one=True,
+            rank_based=False,
+            prediction_kind="ranked_labels",
+            needs_labels=False,
+            description=f"Fraction of items whose true label is among the first {_k} ranked labels.",
+            _statistics=_make_top_k_stats(_k),
+            _finalize=_mean_finalize,
+        )
+    )
+register(
+    Metric(
+        name="roc_auc",
+        higher_is_better=True,
+        zero_one=False,
+        rank_based=True,
+        prediction_kind="score",
+        needs_labels=False,
+        description="Area under the ROC curve (ties count one half).",
+        _rank_replicates=_roc_auc_replicates,
+    )
+)
+register(
+    Metric(
+        name="average_precision",
+        higher_is_better=True,
+        zero_one=False,
+        rank_based=True,
+        prediction_kind="score",
+        needs_labels=False,
+        description="Average precision: sum over thresholds of recall increase times precision.",
+        _rank_replicates=_average_precision_replicates,
+    )
+)
+register(
+    Metric(
+        name="log_loss",
+        higher_is_better=False,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="score",
+        needs_labels=False,
+        description="Mean binary cross-entropy of the positive-class probability (natural log).",
+        _statistics=_log_loss_stats,
+        _finalize=_mean_finalize,
+        _scores_are_probabilities=True,
+    )
+)
+register(
+    Metric(
+        name="brier",
+        higher_is_better=False,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="score",
+        needs_labels=False,
+        description="Mean squared difference between the positive-class probability and the 0/1 truth.",
+        _statistics=_brier_stats,
+        _finalize=_mean_finalize,
+        _scores_are_probabilities=True,
+    )
+)
+register(
+    Metric(
+        name="mae",
+        higher_is_better=False,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="value",
+        needs_labels=False,
+        description="Mean absolute error.",
+        _statistics=_mae_stats,
+        _finalize=_mean_finalize,
+    )
+)
+register(
+    Metric(
+        name="rmse",
+        higher_is_better=False,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="value",
+        needs_labels=False,
+        description="Root mean squared error.",
+        _statistics=_squared_error_stats,
+        _finalize=_rmse_finalize,
+    )
+)
+register(
+    Metric(
+        name="r2",
+        higher_is_better=True,
+        zero_one=False,
+        rank_based=False,
+        prediction_kind="value",
+        needs_labels=False,
+        description="Coefficient of determination, 1 - SSE / SST.",
+        _statistics=_r2_stats,
+        _finalize=_r2_finalize,
+    )
+)
+del _k
