@@ -1,0 +1,681 @@
+"""Paired comparisons of leaderboard entries: tests, multiplicity, paired differences and power.
+
+Everything here works on arrays that the engine already produced:
+
+- the replicate matrix ``theta`` of one task, shape (B, K): replicate ``b`` of entry ``k`` is the metric
+  recomputed on resample ``b``; every entry was resampled with the same weights, so column differences
+  are paired bootstrap distributions of the differences;
+- the per-item sufficient statistics ``S`` of shape (N, m) and the metric's vectorised ``finalize``
+  (``docs/stats-contract.md``), for the tests that need the items: McNemar's exact test for 0/1 metrics
+  and paired approximate randomization for any decomposable metric.
+
+Conventions used throughout (see ``docs/comparisons.md``):
+
+- a *difference* is ``value(entry) - value(leader)`` in the metric's own units, whatever the direction;
+  the *advantage* ``sign * difference`` (``sign = +1`` when higher is better, ``-1`` otherwise) is what the
+  tests and the power calculations look at, so an entry worse than the leader has a negative advantage;
+- Monte Carlo p-values are ``(1 + count) / (1 + draws)`` (Phipson & Smyth 2010), never ``count / draws``;
+- all p-values are two-sided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special
+from scipy import stats as sps
+
+FloatArray = npt.NDArray[np.float64]
+Finalize = Callable[[np.ndarray], np.ndarray]
+Correction = Literal["holm", "bh", "none"]
+BootstrapRule = Literal["percentile", "basic", "bca"]
+
+CORRECTIONS: tuple[str, ...] = ("holm", "bh", "none")
+BOOTSTRAP_RULES: tuple[str, ...] = ("percentile", "basic", "bca")
+
+__all__ = [
+    "BOOTSTRAP_RULES",
+    "CORRECTIONS",
+    "PairedGap",
+    "RandomizationResult",
+    "adjust_p_values",
+    "benjamini_hochberg",
+    "bootstrap_p_values",
+    "holm",
+    "items_needed",
+    "items_needed_mcnemar",
+    "mcnemar_exact",
+    "paired_gap",
+    "paired_randomization",
+    "randomization_weights",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# validation helpers
+
+
+def _probabilities(p_values: npt.ArrayLike, *, name: str = "p_values") -> FloatArray:
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"`{name}` must be a one-dimensional array of probabilities.")
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError(f"`{name}` must contain only probabilities in [0, 1] (no NaN).")
+    return p
+
+
+def _level(value: float, *, name: str) -> float:
+    value = float(value)
+    if not (0.0 < value < 1.0):
+        raise ValueError(f"`{name}` must lie strictly between 0 and 1, got {value!r}.")
+    return value
+
+
+def _count(value: int, *, name: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# multiplicity
+
+
+def holm(p_values: npt.ArrayLike) -> FloatArray:
+    """Holm's step-down adjusted p-values (family-wise error rate).
+
+    The ``i``-th smallest p-value of ``m`` is multiplied by ``m - i + 1``; the adjusted values are made
+    monotone by a running maximum and capped at 1. Rejecting every hypothesis whose adjusted p-value is
+    at most ``alpha`` controls the family-wise error rate at ``alpha`` under any dependence.
+
+    Parameters
+    ----------
+    p_values : array_like, shape (m,)
+        Raw p-values in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+        Adjusted p-values in the input order; each is >= its raw value and <= 1.
+
+    References
+    ----------
+    .. [1] Holm, S. (1979). A simple sequentially rejective multiple test procedure. *Scandinavian
+       Journal of Statistics* 6(2), 65-70.
+    .. [2] Wright, S. P. (1992). Adjusted p-values for simultaneous inference. *Biometrics* 48(4),
+       1005-1013.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, 0.005]).round(3).tolist()
+    [0.03, 0.06, 0.06, 0.02]
+    """
+    p = _probabilities(p_values)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * (m - np.arange(m))
+    adjusted_sorted = np.minimum(np.maximum.accumulate(scaled), 1.0)
+    adjusted = np.empty(m)
+    adjusted[order] = adjusted_sorted
+    return adjusted
+
+
+def benjamini_hochberg(p_values: npt.ArrayLike) -> FloatArray:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate).
+
+    The ``i``-th smallest p-value of ``m`` becomes ``min_{j >= i} m p_(j) / j``, capped at 1. Rejecting
+    every hypothesis with an adjusted p-value at most ``q`` controls the false discovery rate at ``q``
+    for independent or positively dependent tests.
+
+    Parameters
+    ----------
+    p_values : array_like, shape (m,)
+        Raw p-values in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+        Adjusted p-values in the input order.
+
+    References
+    ----------
+    .. [1] Benjamini, Y. & Hochberg, Y. (1995). Controlling the false discovery rate: a practical and
+       powerful approach to multiple testing. *JRSS B* 57(1), 289-300.
+
+    Examples
+    --------
+    >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.005]).round(3).tolist()
+    [0.02, 0.04, 0.04, 0.02]
+    """
+    p = _probabilities(p_values)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted_sorted = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    adjusted = np.empty(m)
+    adjusted[order] = adjusted_sorted
+    return adjusted
+
+
+def adjust_p_values(p_values: npt.ArrayLike, *, correction: str = "holm") -> FloatArray:
+    """Adjust a family of p-values: ``"holm"`` (default, family-wise), ``"bh"`` (FDR) or ``"none"``.
+
+    The default is argued in ``docs/adr/0003-comparison-defaults.md``.
+    """
+    if correction == "holm":
+        return holm(p_values)
+    if correction == "bh":
+        return benjamini_hochberg(p_values)
+    if correction == "none":
+        return _probabilities(p_values).copy()
+    raise ValueError(f"`correction` must be one of {CORRECTIONS}, got {correction!r}.")
+
+
+# --------------------------------------------------------------------------------------------------
+# 0/1 metrics: McNemar, the paired standard error of a gap, rows needed
+
+
+def mcnemar_exact(only_a: npt.ArrayLike, only_b: npt.ArrayLike) -> FloatArray:
+    """McNemar's exact two-sided test from the discordant counts.
+
+    Under the null hypothesis that both entries have the same accuracy, each of the ``n = b + c``
+    discordant items is equally likely to favour either entry, so ``min(b, c) ~ Binomial(n, 1/2)``;
+    the two-sided p-value is ``min(1, 2 P(X <= min(b, c)))`` (the binomial test with p = 1/2, which is
+    symmetric, so doubling the smaller tail is exact). With no discordant item the p-value is 1.
+
+    Parameters
+    ----------
+    only_a, only_b : array_like of int
+        Items only entry A got right, and items only entry B got right (broadcast together).
+
+    Returns
+    -------
+    numpy.ndarray
+        Two-sided p-values, one per pair of counts.
+
+    References
+    ----------
+    .. [1] McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+       proportions or percentages. *Psychometrika* 12(2), 153-157.
+    .. [2] Dietterich, T. G. (1998). Approximate statistical tests for comparing supervised
+       classification learning algorithms. *Neural Computation* 10(7), 1895-1923.
+
+    Examples
+    --------
+    >>> float(mcnemar_exact(44, 28).round(4))
+    0.0764
+    """
+    b = np.asarray(only_a)
+    c = np.asarray(only_b)
+    for name, arr in (("only_a", b), ("only_b", c)):
+        if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(np.asarray(arr) % 1 != 0)):
+            raise ValueError(f"`{name}` must contain non-negative integer counts.")
+    b, c = np.broadcast_arrays(b.astype(np.int64), c.astype(np.int64))
+    n = b + c
+    smaller = np.minimum(b, c)
+    p = np.minimum(1.0, 2.0 * sps.binom.cdf(smaller, np.maximum(n, 1), 0.5))
+    return np.where(n == 0, 1.0, p).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class PairedGap:
+    """The accuracy gap of two entries on the same items and its standard errors.
+
+    Attributes
+    ----------
+    gap : float
+        ``accuracy(A) - accuracy(B) = (only_a - only_b) / n``.
+    standard_error : float
+        Paired standard error ``sqrt((p_d - gap**2) / n)``, ``p_d`` the discordant proportion.
+    unpaired_standard_error : float
+        ``sqrt(p_A (1 - p_A) / n + p_B (1 - p_B) / n)``, what treating the two scores as independent
+        would give; shown for contrast only (it ignores that both entries saw the same items).
+    discordant : float
+        ``p_d = (only_a + only_b) / n``.
+    n : int
+        Number of items.
+    """
+
+    gap: float
+    standard_error: float
+    unpaired_standard_error: float
+    discordant: float
+    n: int
+
+
+def paired_gap(*, both: int, only_a: int, only_b: int, neither: int) -> PairedGap:
+    """Gap and paired standard error of two 0/1 entries from their 2 x 2 table.
+
+    Parameters
+    ----------
+    both, only_a, only_b, neither : int
+        Items both entries got right, only A, only B, and neither.
+
+    Returns
+    -------
+    PairedGap
+
+    References
+    ----------
+    .. [1] Agresti, A. (2013). *Categorical Data Analysis*, 3rd ed., Section 11.1 (the variance of a
+       difference of dependent proportions).
+
+    Examples
+    --------
+    >>> g = paired_gap(both=345, only_a=4, only_b=2, neither=9)
+    >>> round(g.gap, 4), round(g.standard_error, 4), round(g.unpaired_standard_error, 4)
+    (0.0056, 0.0068, 0.0134)
+    """
+    cells = {
+        "both": _count(both, name="both"),
+        "only_a": _count(only_a, name="only_a"),
+        "only_b": _count(only_b, name="only_b"),
+        "neither": _count(neither, name="neither"),
+    }
+    n = sum(cells.values())
+    if n == 0:
+        raise ValueError("The 2 x 2 table (`both`, `only_a`, `only_b`, `neither`) must not be empty.")
+    gap = (cells["only_a"] - cells["only_b"]) / n
+    discordant = (cells["only_a"] + cells["only_b"]) / n
+    p_a = (cells["both"] + cells["only_a"]) / n
+    p_b = (cells["both"] + cells["only_b"]) / n
+    return PairedGap(
+        gap=gap,
+        standard_error=float(np.sqrt(max(discordant - gap * gap, 0.0) / n)),
+        unpaired_standard_error=float(np.sqrt((p_a * (1 - p_a) + p_b * (1 - p_b)) / n)),
+        discordant=discordant,
+        n=n,
+    )
+
+
+def _z_sum(alpha: float, power: float) -> tuple[float, float]:
+    alpha = _level(alpha, name="alpha")
+    power = _level(power, name="power")
+    return float(special.ndtri(1 - alpha / 2)), float(special.ndtri(power))
+
+
+def items_needed_mcnemar(
+    *,
+    gap: float,
+    discordant: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    form: Literal["connor", "simple"] = "connor",
+) -> int | None:
+    """Number of test items needed for McNemar's test to detect a gap (two-sided).
+
+    Parameters
+    ----------
+    gap : float
+        Difference of the two accuracies (any sign; its magnitude is used).
+    discordant : float
+        Proportion of items on which exactly one entry is right, ``p_d`` (must be >= ``gap**2``).
+    alpha : float, default 0.05
+        Two-sided level.
+    power : float, default 0.8
+        Desired power.
+    form : {"connor", "simple"}, default "connor"
+        ``"connor"``: ``(z_{a/2} sqrt(p_d) + z_b sqrt(p_d - gap^2))^2 / gap^2`` (Connor 1987);
+        ``"simple"``: ``(z_{a/2} + z_b)^2 p_d / gap^2`` (the normal approximation that ignores the
+        ``gap^2`` term of the variance under the alternative).
+
+    Returns
+    -------
+    int or None
+        The number of items, rounded up; ``None`` when the gap is 0 (no test set is large enough).
+
+    References
+    ----------
+    .. [1] Connor, R. J. (1987). Sample size for testing differences in proportions for the paired-
+       sample design. *Biometrics* 43(1), 207-211.
+    .. [2] Dror, R., Peled-Cohavi, L., Shlomov, S. & Reichart, R. (2020). *Statistical Significance
+       Testing for Natural Language Processing*, Proposition 4.
+
+    Examples
+    --------
+    >>> items_needed_mcnemar(gap=11 / 1797, discordant=29 / 1797)
+    3379
+    """
+    z_a, z_b = _z_sum(alpha, power)
+    gap = abs(float(gap))
+    discordant = float(discordant)
+    if not np.isfinite(gap) or not np.isfinite(discordant) or not (0 <= discordant <= 1):
+        raise ValueError("`gap` must be finite and `discordant` a proportion in [0, 1].")
+    if discordant < gap * gap * (1 - 1e-12):
+        raise ValueError("`discordant` must be at least `gap`**2 (p_d >= |gap|; p_d >= gap^2).")
+    if gap == 0.0:
+        return None
+    if form == "connor":
+        root = z_a * np.sqrt(discordant) + z_b * np.sqrt(max(discordant - gap * gap, 0.0))
+        n = root * root / (gap * gap)
+    elif form == "simple":
+        n = (z_a + z_b) ** 2 * discordant / (gap * gap)
+    else:
+        raise ValueError(f"`form` must be 'connor' or 'simple', got {form!r}.")
+    return int(np.ceil(n - 1e-9))
+
+
+def items_needed(
+    *,
+    gap: npt.ArrayLike,
+    standard_error: npt.ArrayLike,
+    n_items: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+) -> list[int | None]:
+    """Items needed to detect a gap, from the paired bootstrap standard error of the difference.
+
+    For any metric whose standard error shrinks as ``1/sqrt(n)``, the standard error at ``n`` items is
+    ``se * sqrt(N / n)``; a two-sided z-test at level ``alpha`` has power ``power`` when
+    ``|gap| = (z_{a/2} + z_b) se_n``, so ``n = N ((z_{a/2} + z_b) se / gap)^2``. For a 0/1 metric with
+    ``se^2 = p_d / N`` this is the ``"simple"`` form of :func:`items_needed_mcnemar`.
+
+    Parameters
+    ----------
+    gap : array_like
+        Observed differences (their magnitude is used).
+    standard_error : array_like
+        Bootstrap standard errors of the paired differences at ``n_items`` items.
+    n_items : int
+        Size of the test set the standard errors were measured on.
+    alpha, power : float
+        Two-sided level and desired power.
+
+    Returns
+    -------
+    list of int or None
+        Items needed (rounded up), ``None`` where the gap is 0 or the standard error is not finite.
+
+    References
+    ----------
+    .. [1] Card, D., Henderson, P., Khandelwal, U., Jia, R., Mahowald, K. & Jurafsky, D. (2020). With
+       little power comes great responsibility. *EMNLP 2020*, 9263-9274.
+    """
+    z_a, z_b = _z_sum(alpha, power)
+    n_items = _count(n_items, name="n_items", minimum=1)
+    g = np.abs(np.asarray(gap, dtype=np.float64)).ravel()
+    se = np.asarray(standard_error, dtype=np.float64).ravel()
+    if g.shape != se.shape:
+        raise ValueError("`gap` and `standard_error` must have the same shape.")
+    out: list[int | None] = []
+    for gi, si in zip(g.tolist(), se.tolist(), strict=True):
+        if not np.isfinite(gi) or not np.isfinite(si) or gi == 0.0 or si < 0:
+            out.append(None)
+        else:
+            out.append(max(1, int(np.ceil(n_items * ((z_a + z_b) * si / gi) ** 2 - 1e-9))))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# paired bootstrap p-values
+
+
+def _bca_constants(
+    replicates: FloatArray, point: FloatArray, jackknife: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Bias correction ``z0`` and acceleration ``a`` per column (Efron & Tibshirani 1993, 14.3)."""
+    b = replicates.shape[0]
+    below = (replicates < point).sum(axis=0) + 0.5 * (replicates == point).sum(axis=0)
+    z0 = special.ndtri(np.clip(below / b, 0.5 / b, 1 - 0.5 / b))
+    centred = jackknife.mean(axis=0) - jackknife
+    num = (centred**3).sum(axis=0)
+    den = 6.0 * (centred**2).sum(axis=0) ** 1.5
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(den > 0, num / den, 0.0)
+    return z0, a
+
+
+def bootstrap_p_values(
+    differences: npt.ArrayLike,
+    point: npt.ArrayLike,
+    *,
+    rule: str = "percentile",
+    jackknife: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Two-sided paired bootstrap p-values for "difference = 0", one per column.
+
+    Each p-value is the smallest ``alpha`` at which the equal-tailed ``1 - alpha`` bootstrap interval of
+    the named kind excludes 0, so a p-value below ``alpha`` agrees with the interval shown next to it:
+
+    - ``"percentile"``: ``p = 2 min(#(D* <= 0), #(D* >= 0)) / B`` with the Phipson-Smyth ``+1``, i.e.
+      ``min(1, 2 min(1 + #(D* <= 0), 1 + #(D* >= 0)) / (1 + B))``. This is Koehn's (2004) paired bootstrap
+      resampling ("A is better in more than 97.5% of the resamples") made two-sided.
+    - ``"basic"``: the shifted-null rule: under the null the centred replicates ``D* - d`` describe the
+      difference, so ``p = min(1, 2 min(1 + #(D* - d >= d), 1 + #(D* - d <= d)) / (1 + B))``; this is the
+      "twice the observed gap" rule (Berg-Kirkpatrick, Burkett & Klein 2012), which inverts the *basic*
+      interval ``[2d - q_hi, 2d - q_lo]``, not the percentile one.
+    - ``"bca"``: inverts the BCa interval in closed form: with ``G = #(D* <= 0) / B`` (kept inside
+      ``[1/(2B), 1 - 1/(2B)]``) and ``w = Phi^{-1}(G) - z0``, the level at which a BCa endpoint reaches 0
+      is ``z = w / (1 + a w) - z0``, and ``p = 2 min(Phi(z), 1 - Phi(z))``; needs ``jackknife``.
+
+    Parameters
+    ----------
+    differences : array_like, shape (B,) or (B, K)
+        Paired bootstrap replicates of the differences.
+    point : array_like, shape () or (K,)
+        Observed differences.
+    rule : {"percentile", "basic", "bca"}, default "percentile"
+        Which interval the p-value inverts.
+    jackknife : array_like, shape (N,) or (N, K), optional
+        Leave-one-out values of the differences (required for ``"bca"``).
+
+    Returns
+    -------
+    numpy.ndarray, shape () or (K,)
+        p-values in (0, 1]. A column whose replicates and point are all exactly 0 (an entry identical to
+        the one it is compared with) gets 1.
+
+    References
+    ----------
+    .. [1] Efron, B. & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, Chapman & Hall,
+       Sections 14.3 and 16.4.
+    .. [2] Koehn, P. (2004). Statistical significance tests for machine translation evaluation.
+       *EMNLP 2004*, 388-395.
+    .. [3] Berg-Kirkpatrick, T., Burkett, D. & Klein, D. (2012). An empirical investigation of
+       statistical significance in NLP. *EMNLP-CoNLL 2012*, 995-1005.
+    .. [4] Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero. *Statistical
+       Applications in Genetics and Molecular Biology* 9(1), Article 39.
+    """
+    d = np.asarray(differences, dtype=np.float64)
+    one = d.ndim == 1
+    if one:
+        d = d[:, None]
+    if d.ndim != 2 or d.shape[0] < 2:
+        raise ValueError("`differences` must have shape (B,) or (B, K) with B >= 2.")
+    t = np.broadcast_to(np.asarray(point, dtype=np.float64), (d.shape[1],)).copy()
+    if not np.all(np.isfinite(d)) or not np.all(np.isfinite(t)):
+        raise ValueError("`differences` and `point` must be finite.")
+    b = d.shape[0]
+    if rule == "percentile":
+        low = (d <= 0).sum(axis=0)
+        high = (d >= 0).sum(axis=0)
+        p = np.minimum(1.0, 2.0 * (1 + np.minimum(low, high)) / (1 + b))
+    elif rule == "basic":
+        centred = d - t
+        # ``>=`` with a relative tolerance so that an exact tie is counted whatever the rounding
+        tol = 1e-12 * np.maximum(np.abs(t), 1e-300)
+        up = (centred >= np.abs(t) - tol).sum(axis=0)
+        down = (centred <= -np.abs(t) + tol).sum(axis=0)
+        p = np.minimum(1.0, 2.0 * (1 + np.minimum(up, down)) / (1 + b))
+        p = np.where(t == 0, 1.0, p)
+    elif rule == "bca":
+        if jackknife is None:
+            raise ValueError("`jackknife` is required when `rule` is 'bca'.")
+        jk = np.asarray(jackknife, dtype=np.float64)
+        if jk.ndim == 1:
+            jk = jk[:, None]
+        if jk.ndim != 2 or jk.shape[1] != d.shape[1] or not np.all(np.isfinite(jk)):
+            raise ValueError("`jackknife` must be finite with shape (N,) or (N, K) matching `differences`.")
+        z0, a = _bca_constants(d, t, jk)
+        g = np.clip((d <= 0).sum(axis=0) / b, 0.5 / b, 1 - 0.5 / b)
+        w = special.ndtri(g) - z0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = np.where(1 + a * w != 0, w / (1 + a * w) - z0, np.inf)
+        p = np.minimum(1.0, 2.0 * special.ndtr(-np.abs(z)))
+        p = np.maximum(p, 1.0 / (1 + b))
+    else:
+        raise ValueError(f"`rule` must be one of {BOOTSTRAP_RULES}, got {rule!r}.")
+    degenerate = np.all(d == 0, axis=0) & (t == 0)
+    p = np.where(degenerate, 1.0, p)
+    return p[0] if one else p
+
+
+# --------------------------------------------------------------------------------------------------
+# paired approximate randomization
+
+
+#: rows of swap indicators generated per random stream; fixed so results never depend on batching
+RANDOMIZATION_CHUNK = 512
+
+
+def _swap_chunk(n_items: int, seed: int, chunk: int) -> npt.NDArray[np.uint8]:
+    rng = np.random.default_rng([seed, chunk])
+    n_bytes = (RANDOMIZATION_CHUNK * n_items + 7) // 8
+    bits = np.unpackbits(np.frombuffer(rng.bytes(n_bytes), dtype=np.uint8))
+    return bits[: RANDOMIZATION_CHUNK * n_items].reshape(RANDOMIZATION_CHUNK, n_items)
+
+
+def randomization_weights(n_items: int, *, randomizations: int, seed: int) -> npt.NDArray[np.uint8]:
+    """The swap matrix ``Z`` (R x N) of paired approximate randomization, entries in {0, 1}.
+
+    ``Z[r, i] = 1`` means that in draw ``r`` the two entries' statistics of item ``i`` are swapped.
+    Rows are generated in fixed chunks of :data:`RANDOMIZATION_CHUNK` rows, chunk ``c`` from
+    ``numpy.random.default_rng([seed, c])``, so any prefix and any batching give the same rows.
+    """
+    n_items = _count(n_items, name="n_items", minimum=1)
+    randomizations = _count(randomizations, name="randomizations", minimum=1)
+    seed = _count(seed, name="seed")
+    out = np.empty((randomizations, n_items), dtype=np.uint8)
+    for c, start in enumerate(range(0, randomizations, RANDOMIZATION_CHUNK)):
+        stop = min(start + RANDOMIZATION_CHUNK, randomizations)
+        out[start:stop] = _swap_chunk(n_items, seed, c)[: stop - start]
+    return out
+
+
+@dataclass(frozen=True)
+class RandomizationResult:
+    """Paired approximate randomization of entries against one reference entry.
+
+    Attributes
+    ----------
+    p_values : numpy.ndarray, shape (K,)
+        Two-sided p-values ``(1 + count) / (1 + R)``; 1 for the reference itself.
+    counts : numpy.ndarray, shape (K,)
+        Draws whose absolute difference reached the observed absolute difference.
+    observed : numpy.ndarray, shape (K,)
+        Observed differences ``value(entry) - value(reference)``.
+    randomizations : int
+        ``R``.
+    seed : int
+        Seed of the swap matrix.
+    """
+
+    p_values: FloatArray
+    counts: npt.NDArray[np.int64]
+    observed: FloatArray
+    randomizations: int
+    seed: int
+
+
+def paired_randomization(
+    statistics: Sequence[npt.ArrayLike],
+    *,
+    finalize: Finalize,
+    reference: int,
+    randomizations: int = 10_000,
+    seed: int = 0,
+    dtype: npt.DTypeLike | None = None,
+) -> RandomizationResult:
+    """Paired approximate randomization of every entry against ``reference``, in matrix products.
+
+    Under the null hypothesis that the two entries are exchangeable on each item, swapping the two
+    entries' per-item statistics of any subset of items gives an equally likely data set. For a swap
+    indicator ``z`` (one draw, length N) the pooled statistics become
+    ``pooled_A + z @ (S_B - S_A)`` and ``pooled_B - z @ (S_B - S_A)``; the metric is then *finalized* from
+    the pooled sums, so the test is valid for non-decomposable metrics (macro-F1, BLEU...) as well.
+    All entries against the reference share one swap matrix ``Z`` (R x N), and ``Z @ [S_k - S_ref]_k``
+    is one matrix product for all entries.
+
+    The statistic is the absolute difference of the metric values; the p-value is
+    ``(1 + #{r : |d_r| >= |d_obs|}) / (1 + R)`` (Phipson & Smyth 2010), with a relative tolerance of
+    ``1e-9`` on ``>=`` so that exact ties are counted whatever the floating-point rounding.
+
+    Parameters
+    ----------
+    statistics : sequence of array_like, each (N, m)
+        Per-item sufficient statistics of every entry (same N and m).
+    finalize : callable
+        The metric's vectorised ``finalize``: pooled sums (..., m) -> values (...).
+    reference : int
+        Index of the reference entry (the leader).
+    randomizations : int, default 10000
+        Number of draws ``R``.
+    seed : int, default 0
+        Seed of the swap matrix (see :func:`randomization_weights`).
+    dtype : numpy dtype, optional
+        Precision of the products. By default ``float32`` when every statistic is an integer and
+        ``N * max|S| < 2**24`` (0/1 correctness, confusion counts: the products are then exact and twice
+        as fast), ``float64`` otherwise. The metric is always finalized in float64.
+
+    Returns
+    -------
+    RandomizationResult
+
+    References
+    ----------
+    .. [1] Noreen, E. W. (1989). *Computer-Intensive Methods for Testing Hypotheses*. Wiley.
+    .. [2] Riezler, S. & Maxwell, J. T. (2005). On some pitfalls in automatic evaluation and
+       significance testing for MT. *ACL Workshop on Intrinsic and Extrinsic Evaluation Measures*.
+    .. [3] Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero. *Statistical
+       Applications in Genetics and Molecular Biology* 9(1), Article 39.
+    """
+    if len(statistics) < 1:
+        raise ValueError("`statistics` must hold at least one entry.")
+    arrays = [np.asarray(s, dtype=np.float64) for s in statistics]
+    arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
+    shape = arrays[0].shape
+    if any(a.ndim != 2 or a.shape != shape for a in arrays) or shape[0] < 1:
+        raise ValueError("`statistics` must be arrays of one common shape (N, m) with N >= 1.")
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError("`statistics` must be finite.")
+    k = len(arrays)
+    reference = _count(reference, name="reference")
+    if reference >= k:
+        raise ValueError(f"`reference` must be an index below {k}, got {reference}.")
+    randomizations = _count(randomizations, name="randomizations", minimum=1)
+    seed = _count(seed, name="seed")
+    n, m = shape
+    ref = arrays[reference]
+    delta = np.stack([a - ref for a in arrays], axis=1)  # (N, K, m)
+    pooled_ref = ref.sum(axis=0)  # (m,)
+    pooled = np.stack([a.sum(axis=0) for a in arrays])  # (K, m)
+    values = np.asarray(finalize(pooled), dtype=np.float64)
+    observed = values - float(np.asarray(finalize(pooled_ref), dtype=np.float64))
+    threshold = np.abs(observed) * (1 - 1e-9)
+    if dtype is None:
+        largest = float(np.abs(delta).max()) if delta.size else 0.0
+        integer = all(np.array_equal(a, np.round(a)) for a in arrays)
+        dtype = np.float32 if integer and n * largest < 2**24 else np.float64
+    delta_flat = delta.reshape(n, k * m).astype(dtype)
+    counts = np.zeros(k, dtype=np.int64)
+    for c, start in enumerate(range(0, randomizations, RANDOMIZATION_CHUNK)):
+        rows = min(RANDOMIZATION_CHUNK, randomizations - start)
+        z = _swap_chunk(n, seed, c)[:rows].astype(dtype)
+        moved = (z @ delta_flat).astype(np.float64).reshape(-1, k, m)  # (r, K, m)
+        # swapped: reference gets + moved, entry gets - moved
+        ref_side = np.asarray(finalize(pooled_ref + moved), dtype=np.float64)
+        entry_side = np.asarray(finalize(pooled[None, :, :] - moved), dtype=np.float64)
+        counts += (np.abs(entry_side - ref_side) >= threshold).sum(axis=0)
+    same = np.all(delta == 0, axis=(0, 2))
+    p_values: FloatArray = np.where(same, 1.0, (1.0 + counts) / (1.0 + randomizations))
+    return RandomizationResult(
+        p_values=p_values, counts=counts, observed=observed, randomizations=randomizations, seed=int(seed)
+    )
