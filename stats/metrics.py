@@ -34,6 +34,7 @@ __all__ = [
     "METRICS",
     "Metric",
     "PredictionKind",
+    "RankedScores",
     "encode_labels",
     "get_metric",
     "register",
@@ -44,7 +45,7 @@ FloatArray = NDArray[np.float64]
 
 StatisticsFn = Callable[[NDArray[Any], NDArray[Any], "NDArray[Any] | None"], FloatArray]
 FinalizeFn = Callable[[FloatArray], FloatArray]
-RankFn = Callable[[NDArray[np.bool_], FloatArray, NDArray[Any]], FloatArray]
+RankFn = Callable[[FloatArray, FloatArray], FloatArray]
 
 #: Rows of the weight matrix handled at once by rank-based replicates (bounds memory to
 #: ``_RANK_CHUNK * N`` floats).
@@ -189,15 +190,34 @@ class Metric:
         if self._finalize is not None:
             stats = self.item_statistics(truth_arr, prediction, labels=labels)
             return self.finalize(w.astype(np.float64) @ stats)
-        assert self._rank_replicates is not None
-        pred_arr = np.asarray(prediction, dtype=np.float64)
-        _check_aligned(truth_arr, pred_arr)
-        positive = _binary_truth(truth_arr, None if labels is None else np.asarray(list(labels)))
+        ranked = self.rank_prepare(truth_arr, prediction, labels=labels)
         out = np.empty(w.shape[0])
         for start in range(0, w.shape[0], _RANK_CHUNK):
             stop = min(start + _RANK_CHUNK, w.shape[0])
-            out[start:stop] = self._rank_replicates(positive, pred_arr, w[start:stop])
+            out[start:stop] = self.rank_replicates(ranked, w[start:stop])
         return out
+
+    # -- rank-based metrics ---------------------------------------------------------------------------
+    def rank_prepare(
+        self, truth: ArrayLike, scores: ArrayLike, *, labels: Sequence[Any] | None = None
+    ) -> RankedScores:
+        """Sort one entry's scores once; reuse the result for every chunk of weights."""
+        if self._rank_replicates is None:
+            raise TypeError(f"`{self.name}` is decomposable: use `item_statistics` and `finalize`.")
+        truth_arr = np.asarray(truth)
+        s = _scores(np.asarray(scores), probabilities=False)
+        _check_aligned(truth_arr, s)
+        positive = _binary_truth(truth_arr, None if labels is None else np.asarray(list(labels)))
+        order = np.argsort(s, kind="stable")
+        s_sorted = s[order]
+        starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
+        return RankedScores(order=order, starts=starts, positive=positive[order])
+
+    def rank_replicates(self, ranked: RankedScores, weights: NDArray[Any]) -> FloatArray:
+        """The metric under each row of ``weights`` (B, N) for a prepared entry."""
+        assert self._rank_replicates is not None
+        wpos, wneg = ranked.group_weights(weights)
+        return self._rank_replicates(wpos, wneg)
 
 
 #: The one registry of metrics, by name.
@@ -386,39 +406,46 @@ def _brier_stats(truth: NDArray[Any], pred: NDArray[Any], labels: NDArray[Any] |
     return np.column_stack([(p - y) ** 2, _ones(y.shape[0])])
 
 
-def _tie_groups(sorted_scores: FloatArray) -> NDArray[np.intp]:
-    """Start index of each run of equal scores in a sorted vector."""
-    return np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
+@dataclass(frozen=True, eq=False)
+class RankedScores:
+    """One entry's scores sorted once (ascending) for rank-based metrics.
+
+    Attributes
+    ----------
+    order : ndarray of intp, shape (N,)
+        Item indices in ascending order of score (stable).
+    starts : ndarray of intp, shape (G,)
+        Start, in ``order``, of each run of tied scores.
+    positive : ndarray of bool, shape (N,)
+        Whether each item (in ``order``) is positive.
+    """
+
+    order: NDArray[np.intp]
+    starts: NDArray[np.intp]
+    positive: NDArray[np.bool_]
+
+    def group_weights(self, weights: NDArray[Any]) -> tuple[FloatArray, FloatArray]:
+        """Positive and negative weight of each tie group, each of shape (B, G)."""
+        w = np.asarray(weights, dtype=np.float64)[:, self.order]
+        wpos = np.add.reduceat(w * self.positive, self.starts, axis=1)
+        wneg = np.add.reduceat(w, self.starts, axis=1) - wpos
+        return wpos, wneg
 
 
-def _roc_auc_replicates(positive: NDArray[np.bool_], scores: FloatArray, weights: NDArray[Any]) -> FloatArray:
-    """Weighted Mann-Whitney AUC: P(score_pos > score_neg) + 0.5 P(tie), per row of ``weights``."""
-    order = np.argsort(scores, kind="stable")
-    starts = _tie_groups(scores[order])
-    w = np.asarray(weights, dtype=np.float64)[:, order]
-    y = positive[order]
-    wpos = np.add.reduceat(w * y, starts, axis=1)
-    wneg = np.add.reduceat(w * ~y, starts, axis=1)
-    neg_below = np.cumsum(wneg, axis=1) - wneg
-    num = (wpos * (neg_below + 0.5 * wneg)).sum(axis=1)
-    return _safe_divide(num, wpos.sum(axis=1) * wneg.sum(axis=1))
+def _roc_auc_from_groups(wpos: FloatArray, wneg: FloatArray) -> FloatArray:
+    """Weighted Mann-Whitney AUC: P(score_pos > score_neg) + 0.5 P(tie); groups ascending."""
+    neg_below = np.cumsum(wneg, axis=-1) - wneg
+    num = (wpos * (neg_below + 0.5 * wneg)).sum(axis=-1)
+    return _safe_divide(num, wpos.sum(axis=-1) * wneg.sum(axis=-1))
 
 
-def _average_precision_replicates(
-    positive: NDArray[np.bool_], scores: FloatArray, weights: NDArray[Any]
-) -> FloatArray:
-    """Step-wise average precision as scikit-learn: sum over thresholds of delta-recall x precision."""
-    order = np.argsort(scores, kind="stable")[::-1]  # descending; ties are grouped below
-    starts = _tie_groups(scores[order])
-    w = np.asarray(weights, dtype=np.float64)[:, order]
-    y = positive[order]
-    wpos = np.add.reduceat(w * y, starts, axis=1)
-    wneg = np.add.reduceat(w * ~y, starts, axis=1)
-    tps = np.cumsum(wpos, axis=1)
-    fps = np.cumsum(wneg, axis=1)
-    den = tps + fps
+def _average_precision_from_groups(wpos: FloatArray, wneg: FloatArray) -> FloatArray:
+    """Step-wise average precision as scikit-learn: sum over thresholds of recall gain x precision."""
+    wpos, wneg = wpos[..., ::-1], wneg[..., ::-1]  # thresholds from the highest score down
+    tps = np.cumsum(wpos, axis=-1)
+    den = tps + np.cumsum(wneg, axis=-1)
     precision = np.where(den > 0, tps / np.where(den > 0, den, 1.0), 0.0)
-    return _safe_divide((wpos * precision).sum(axis=1), tps[:, -1])
+    return _safe_divide((wpos * precision).sum(axis=-1), tps[..., -1])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -557,7 +584,7 @@ register(
         prediction_kind="score",
         needs_labels=False,
         description="Area under the ROC curve (ties count one half).",
-        _rank_replicates=_roc_auc_replicates,
+        _rank_replicates=_roc_auc_from_groups,
     )
 )
 register(
@@ -569,7 +596,7 @@ register(
         prediction_kind="score",
         needs_labels=False,
         description="Average precision: sum over thresholds of recall increase times precision.",
-        _rank_replicates=_average_precision_replicates,
+        _rank_replicates=_average_precision_from_groups,
     )
 )
 register(

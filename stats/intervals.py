@@ -1,0 +1,389 @@
+"""Confidence intervals: bootstrap (percentile, basic, BCa) and binomial (Wilson, Clopper-Pearson, Wald).
+
+The bootstrap intervals take replicates of shape (B,) or (B, K) and are vectorised over the K entries:
+the cost after ``Theta*`` is a few sorts of B x K numbers. Their definitions follow
+``scipy.stats.bootstrap`` exactly (same quantile rule, same bias-correction and acceleration formulas),
+which the tests check on identical resamples. One deliberate difference: when every jackknife value is
+equal (a degenerate statistic, e.g. accuracy 1.0) the acceleration is taken as 0 instead of NaN.
+
+The default is BCa at 95% (docs/adr/0002-default-interval.md).
+
+References
+----------
+.. [1] Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, ch. 13 (percentile),
+       14.3 (BCa, eq. 14.9-14.15), 15.4.
+.. [2] Davison, A. C. and Hinkley, D. V. (1997). *Bootstrap Methods and their Application*, eq. 5.6
+       (basic bootstrap interval).
+.. [3] Wilson, E. B. (1927). Probable inference, the law of succession, and statistical inference.
+       JASA 22(158), 209-212.
+.. [4] Clopper, C. J. and Pearson, E. S. (1934). The use of confidence or fiducial limits illustrated in
+       the case of the binomial. Biometrika 26(4), 404-413.
+.. [5] Brown, L. D., Cai, T. T. and DasGupta, A. (2001). Interval Estimation for a Binomial Proportion.
+       Statistical Science 16(2), 101-133.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, get_args
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special
+from scipy import stats as sps
+
+from stats.metrics import get_metric
+from stats.signature import Signature
+
+__all__ = [
+    "BOOTSTRAP_METHODS",
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_METHOD",
+    "PROPORTION_METHODS",
+    "Interval",
+    "IntervalMethod",
+    "binomial_standard_error",
+    "bootstrap_bounds",
+    "clopper_pearson_interval",
+    "interval_for",
+    "intervals_for",
+    "proportion_bounds",
+    "wald_interval",
+    "wilson_interval",
+]
+
+IntervalMethod = Literal["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald"]
+BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
+PROPORTION_METHODS = ("wilson", "clopper_pearson", "wald")
+DEFAULT_METHOD: IntervalMethod = "bca"
+DEFAULT_CONFIDENCE = 0.95
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided confidence interval.
+
+    Attributes
+    ----------
+    low, high : float
+        The bounds (NaN when undefined, e.g. a metric undefined in some resamples).
+    confidence : float
+        Confidence level, e.g. 0.95.
+    method : str
+        One of :data:`IntervalMethod`.
+    signature : Signature or None
+        How it was computed (metric, method, resamples, seed, confidence, version).
+    """
+
+    low: float
+    high: float
+    confidence: float
+    method: str
+    signature: Signature | None = None
+
+
+class _Scored(Protocol):
+    """What :func:`interval_for` needs of a score (see :class:`stats.engine.EntryScore`)."""
+
+    @property
+    def value(self) -> float: ...
+    @property
+    def replicates(self) -> FloatArray: ...
+    @property
+    def jackknife(self) -> FloatArray: ...
+    @property
+    def pooled(self) -> FloatArray | None: ...
+    @property
+    def signature(self) -> Signature: ...
+
+
+def _check_confidence(confidence: float) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, float | int | np.floating):
+        raise ValueError("`confidence` must be a number strictly between 0 and 1.")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError("`confidence` must be a number strictly between 0 and 1.")
+    return float(confidence)
+
+
+def _check_method(method: str, allowed: Sequence[str]) -> str:
+    if method not in allowed:
+        raise ValueError(f"`method` must be one of {', '.join(allowed)} (got {method!r}).")
+    return method
+
+
+def _as_2d(replicates: ArrayLike) -> tuple[FloatArray, bool]:
+    theta = np.asarray(replicates, dtype=np.float64)
+    if theta.ndim == 1:
+        return theta[:, None], True
+    if theta.ndim != 2:
+        raise ValueError("`replicates` must have shape (B,) or (B, K).")
+    return theta, False
+
+
+def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
+    """Per column ``k``, the linear-interpolation quantile ``probs[..., k]`` of ``theta[:, k]``.
+
+    Same rule as ``numpy.quantile(method="linear")`` and ``scipy.stats.quantile`` (Hyndman-Fan type 7).
+    """
+    b = theta.shape[0]
+    srt = np.sort(theta, axis=0)
+    pos = np.clip(probs, 0.0, 1.0) * (b - 1)
+    lo = np.floor(pos).astype(np.intp)
+    hi = np.minimum(lo + 1, b - 1)
+    frac = pos - lo
+    cols = np.arange(theta.shape[1])
+    low_v = srt[lo, cols]
+    high_v = srt[hi, cols]
+    out = low_v + frac * (high_v - low_v)
+    out = np.where(np.isnan(probs), np.nan, out)
+    has_nan = np.isnan(theta).any(axis=0)
+    return np.where(has_nan, np.nan, out)
+
+
+def _bca_probabilities(
+    theta: FloatArray, point: FloatArray, jackknife: FloatArray, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    b = theta.shape[0]
+    below = (theta < point).sum(axis=0) + (theta <= point).sum(axis=0)
+    z0 = special.ndtri(below / (2.0 * b))
+    d = jackknife.mean(axis=0) - jackknife
+    num = (d**3).sum(axis=0)
+    den = 6.0 * (d**2).sum(axis=0) ** 1.5
+    accel = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    z_alpha = special.ndtri(alpha)
+    n1 = z0 + z_alpha
+    n2 = z0 - z_alpha
+    return special.ndtr(z0 + n1 / (1 - accel * n1)), special.ndtr(z0 + n2 / (1 - accel * n2))
+
+
+def bootstrap_bounds(
+    replicates: ArrayLike,
+    *,
+    point: ArrayLike,
+    method: str = DEFAULT_METHOD,
+    confidence: float = DEFAULT_CONFIDENCE,
+    jackknife: ArrayLike | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Bootstrap interval bounds for K entries at once.
+
+    Parameters
+    ----------
+    replicates : array_like, shape (B,) or (B, K)
+        Bootstrap replicates, one column per entry.
+    point : array_like, shape () or (K,)
+        Point estimates.
+    method : {"bca", "percentile", "basic"}, default "bca"
+    confidence : float, default 0.95
+    jackknife : array_like, shape (n,) or (n, K), optional
+        Leave-one-out values; required for ``"bca"``.
+
+    Returns
+    -------
+    low, high : ndarray, shape (K,) (shape (1,) for one-dimensional input)
+    """
+    confidence = _check_confidence(confidence)
+    _check_method(method, BOOTSTRAP_METHODS)
+    theta, _ = _as_2d(replicates)
+    if theta.shape[0] < 2:
+        raise ValueError("`replicates` must hold at least two resamples.")
+    pt = np.broadcast_to(np.asarray(point, dtype=np.float64), (theta.shape[1],))
+    alpha = (1.0 - confidence) / 2.0
+    if method == "bca":
+        if jackknife is None:
+            raise ValueError("`jackknife` is required for `method` 'bca'.")
+        jack, _ = _as_2d(jackknife)
+        if jack.shape[1] != theta.shape[1] or jack.shape[0] < 2:
+            raise ValueError("`jackknife` must have shape (n, K) with n >= 2 and K as `replicates`.")
+        p_low, p_high = _bca_probabilities(theta, pt, jack, alpha)
+    else:
+        p_low = np.full(theta.shape[1], alpha)
+        p_high = np.full(theta.shape[1], 1.0 - alpha)
+    q = _quantiles(theta, np.stack([p_low, p_high]))
+    low, high = q[0], q[1]
+    if method == "basic":
+        low, high = 2.0 * pt - high, 2.0 * pt - low
+    return low, high
+
+
+def _z(confidence: float) -> float:
+    return float(special.ndtri(1.0 - (1.0 - confidence) / 2.0))
+
+
+def _check_counts(successes: ArrayLike, n: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    x = np.asarray(successes, dtype=np.float64)
+    nn = np.asarray(n, dtype=np.float64)
+    if np.any(nn <= 0) or np.any(nn != np.round(nn)):
+        raise ValueError("`n` must be a positive integer.")
+    if np.any(x < 0) or np.any(x > nn) or np.any(x != np.round(x)):
+        raise ValueError("`successes` must be an integer between 0 and `n`.")
+    return x, nn
+
+
+def proportion_bounds(
+    successes: ArrayLike,
+    n: ArrayLike,
+    *,
+    method: str = "wilson",
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> tuple[FloatArray, FloatArray]:
+    """Bounds of a binomial proportion's interval, vectorised over ``successes`` and ``n``.
+
+    Parameters
+    ----------
+    successes, n : array_like of int
+        Items right and items in all.
+    method : {"wilson", "clopper_pearson", "wald"}, default "wilson"
+        Wilson's score interval [3]_, the exact Clopper-Pearson interval [4]_, or the textbook Wald
+        interval ``p +/- z sqrt(p (1 - p) / n)``, which undercovers badly near 0 and 1 [5]_.
+    confidence : float, default 0.95
+
+    Returns
+    -------
+    low, high : ndarray
+    """
+    confidence = _check_confidence(confidence)
+    _check_method(method, PROPORTION_METHODS)
+    x, nn = _check_counts(successes, n)
+    p = x / nn
+    if method == "wald":
+        half = _z(confidence) * np.sqrt(p * (1 - p) / nn)
+        return np.asarray(p - half), np.asarray(p + half)
+    if method == "wilson":
+        z = _z(confidence)
+        z2 = z * z
+        centre = (p + z2 / (2 * nn)) / (1 + z2 / nn)
+        half = z / (1 + z2 / nn) * np.sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn))
+        return np.asarray(centre - half), np.asarray(centre + half)
+    alpha = 1.0 - confidence
+    with np.errstate(invalid="ignore"):
+        low = np.where(x > 0, sps.beta.ppf(alpha / 2, x, nn - x + 1), 0.0)
+        high = np.where(x < nn, sps.beta.ppf(1 - alpha / 2, x + 1, nn - x), 1.0)
+    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+
+
+def _proportion_interval(
+    successes: int, n: int, method: str, confidence: float, signature: Signature | None
+) -> Interval:
+    low, high = proportion_bounds(successes, n, method=method, confidence=confidence)
+    return Interval(float(low), float(high), float(confidence), method, signature)
+
+
+def wilson_interval(successes: int, n: int, *, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """Wilson's score interval for ``successes`` of ``n`` [3]_.
+
+    Examples
+    --------
+    >>> from stats.intervals import wilson_interval
+    >>> iv = wilson_interval(845, 1000)
+    >>> round(iv.low, 3), round(iv.high, 3)
+    (0.821, 0.866)
+    """
+    return _proportion_interval(successes, n, "wilson", confidence, None)
+
+
+def clopper_pearson_interval(successes: int, n: int, *, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """The exact (conservative) Clopper-Pearson interval for ``successes`` of ``n`` [4]_."""
+    return _proportion_interval(successes, n, "clopper_pearson", confidence, None)
+
+
+def wald_interval(successes: int, n: int, *, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """The Wald interval ``p +/- z sqrt(p (1 - p) / n)``; shown for comparison, it undercovers [5]_."""
+    return _proportion_interval(successes, n, "wald", confidence, None)
+
+
+def binomial_standard_error(successes: int, n: int) -> float:
+    """``sqrt(p (1 - p) / n)`` with ``p = successes / n``."""
+    x, nn = _check_counts(successes, n)
+    p = x / nn
+    return float(np.sqrt(p * (1 - p) / nn))
+
+
+def _interval_signature(score: _Scored, method: str, confidence: float) -> Signature:
+    base = score.signature
+    resamples = base.resamples if method in BOOTSTRAP_METHODS else 0
+    return Signature(
+        metric=base.metric,
+        method=method,
+        resamples=resamples,
+        seed=base.seed if method in BOOTSTRAP_METHODS else None,
+        confidence=confidence,
+        version=base.version,
+        extra=base.extra,
+    )
+
+
+def _check_proportion_score(score: _Scored, method: str) -> tuple[int, int]:
+    metric = get_metric(score.signature.metric)
+    if not metric.zero_one or score.pooled is None:
+        raise ValueError(f"`method` {method!r} needs a 0/1 metric such as accuracy, not `{metric.name}`.")
+    if dict(score.signature.extra).get("resampling") == "grouped":
+        raise ValueError(
+            f"`method` {method!r} assumes independent items; use a bootstrap method with grouped items."
+        )
+    return round(float(score.pooled[0])), round(float(score.pooled[-1]))
+
+
+def interval_for(
+    score: _Scored,
+    *,
+    method: str = DEFAULT_METHOD,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> Interval:
+    """The interval of one scored entry (an :class:`stats.engine.EntryScore`)."""
+    return intervals_for([score], method=method, confidence=confidence)[0]
+
+
+def intervals_for(
+    scores: Sequence[_Scored],
+    *,
+    method: str = DEFAULT_METHOD,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> list[Interval]:
+    """Intervals of several entries of one task at once (vectorised over entries).
+
+    Parameters
+    ----------
+    scores : sequence of EntryScore
+        From :func:`stats.engine.score_entries` (complete replicates, not a chunk range).
+    method : {"bca", "percentile", "basic", "wilson", "clopper_pearson", "wald"}, default "bca"
+        Bootstrap methods use the replicates (and jackknife for BCa); the binomial methods need a 0/1
+        metric without groups and use only the counts.
+    confidence : float, default 0.95
+
+    Returns
+    -------
+    list of Interval, each carrying its Signature.
+    """
+    confidence = _check_confidence(confidence)
+    _check_method(method, get_args(IntervalMethod))
+    if not scores:
+        return []
+    if method in PROPORTION_METHODS:
+        counts = [_check_proportion_score(s, method) for s in scores]
+        low, high = proportion_bounds(
+            [c[0] for c in counts], [c[1] for c in counts], method=method, confidence=confidence
+        )
+    else:
+        theta = np.column_stack([s.replicates for s in scores])
+        points = np.array([s.value for s in scores])
+        jack: Any = None
+        if method == "bca":
+            if any(s.jackknife.shape[0] < 2 for s in scores):
+                raise ValueError("`method` 'bca' needs jackknife values; score with `jackknife=True`.")
+            jack = np.column_stack([s.jackknife for s in scores])
+        low, high = bootstrap_bounds(
+            theta, point=points, method=method, confidence=confidence, jackknife=jack
+        )
+    return [
+        Interval(
+            float(low[k]),
+            float(high[k]),
+            confidence,
+            method,
+            _interval_signature(scores[k], method, confidence),
+        )
+        for k in range(len(scores))
+    ]

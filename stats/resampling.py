@@ -1,0 +1,359 @@
+"""Bootstrap resample weights: one fixed matrix ``W`` (B x N counts) per task.
+
+A bootstrap resample is a vector of counts over the resampled units (items, or groups of items for the
+grouped bootstrap). ``W`` stacks ``B`` of them. It is generated from the task's seed in fixed chunks of
+:data:`CHUNK_RESAMPLES` rows: chunk ``c`` is drawn from its own child seed
+``SeedSequence(seed, spawn_key=(c,))`` with the PCG64 bit generator, so any row range of ``W`` can be
+computed on its own and the matrix does not depend on batch size, worker count or machine. The draws
+use only PCG64's raw 64-bit output and integer arithmetic (Lemire's multiply-shift), not
+``Generator.integers``, whose algorithm numpy does not promise to keep: ``W`` is a function of
+``(seed, resamples, units, strata)`` and of :data:`ALGORITHM` alone. For the plain and grouped
+bootstrap, ``W`` for ``B1`` resamples is the first ``B1`` rows of ``W`` for ``B2 > B1``.
+
+Counts are stored as uint8. A count above 255 needs one unit drawn 256 times in one resample
+(impossible with at most 255 units, probability far below 1e-300 otherwise); it is detected and raises.
+
+References
+----------
+.. [1] Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, ch. 6 and 14.
+.. [2] Davison, A. C. and Hinkley, D. V. (1997). *Bootstrap Methods and their Application*, sec. 3.8
+       (stratified and cluster resampling).
+.. [3] O'Neill, M. E. (2014). PCG: A Family of Simple Fast Space-Efficient Statistically Good Algorithms
+       for Random Number Generation. HMC-CS-2014-0905.
+.. [4] Lemire, D. (2019). Fast Random Integer Generation in an Interval. ACM TOMACS 29(1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "ALGORITHM",
+    "CHUNK_RESAMPLES",
+    "ResampleDesign",
+    "chunk_count",
+    "resample_design",
+    "resample_weights",
+    "unit_weights",
+]
+
+#: Rows of ``W`` drawn from one child seed. Fixed: changing it changes every ``W``.
+CHUNK_RESAMPLES = 256
+#: Name of the drawing algorithm; part of every cache key.
+ALGORITHM = "pcg64-seedsequence-lemire64-chunk256-v1"
+_MASK32 = np.uint64(0xFFFFFFFF)
+_SHIFT32 = np.uint64(32)
+
+
+def _check_nonnegative_int(value: object, name: str, *, positive: bool = False) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        kind = "positive" if positive else "non-negative"
+        raise ValueError(f"`{name}` must be a {kind} integer.")
+    if int(value) < (1 if positive else 0):
+        kind = "positive" if positive else "non-negative"
+        raise ValueError(f"`{name}` must be a {kind} integer.")
+    return int(value)
+
+
+def _codes(values: ArrayLike, n_items: int, name: str) -> tuple[NDArray[np.intp], int]:
+    arr = np.asarray(values)
+    if arr.shape != (n_items,):
+        raise ValueError(f"`{name}` must hold one value per item ({n_items}), got shape {arr.shape}.")
+    uniques, inverse = np.unique(arr, return_inverse=True)
+    return inverse.astype(np.intp), int(uniques.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class ResampleDesign:
+    """Everything that determines ``W``.
+
+    Attributes
+    ----------
+    n_items : int
+        Number of test items ``N``.
+    resamples : int
+        Number of resamples ``B``.
+    seed : int
+        The task's seed.
+    n_units : int
+        Number of resampled units: ``N``, or the number of groups for the grouped bootstrap.
+    unit_of_item : ndarray of intp, shape (N,)
+        Index of each item's unit (groups numbered in sorted order of their ids).
+    strata_of_unit : ndarray of intp, shape (n_units,) or None
+        Stratum of each unit for the stratified bootstrap (strata in sorted order of their values).
+    grouped : bool
+        Whether units are groups of items.
+    """
+
+    n_items: int
+    resamples: int
+    seed: int
+    n_units: int
+    unit_of_item: NDArray[np.intp]
+    strata_of_unit: NDArray[np.intp] | None
+    grouped: bool
+
+    @property
+    def n_chunks(self) -> int:
+        """Number of chunks of :data:`CHUNK_RESAMPLES` rows (the last one may be shorter)."""
+        return chunk_count(self.resamples)
+
+    def chunk_rows(self, chunk: int) -> range:
+        """Rows of ``W`` that chunk ``chunk`` holds."""
+        start = chunk * CHUNK_RESAMPLES
+        return range(start, min(start + CHUNK_RESAMPLES, self.resamples))
+
+    def key(self) -> str:
+        """A hex digest of every parameter that determines ``W`` (the cache key)."""
+        h = hashlib.sha256()
+        head = {
+            "algorithm": ALGORITHM,
+            "n_items": self.n_items,
+            "n_units": self.n_units,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "grouped": self.grouped,
+            "stratified": self.strata_of_unit is not None,
+        }
+        h.update(json.dumps(head, sort_keys=True).encode())
+        h.update(np.ascontiguousarray(self.unit_of_item, dtype=np.int64).tobytes())
+        if self.strata_of_unit is not None:
+            h.update(np.ascontiguousarray(self.strata_of_unit, dtype=np.int64).tobytes())
+        return h.hexdigest()[:40]
+
+    def describe(self) -> dict[str, str]:
+        """Settings for a :class:`~stats.signature.Signature`'s ``extra``."""
+        out = {"resampling": "grouped" if self.grouped else "items"}
+        if self.strata_of_unit is not None:
+            out["stratified"] = "true"
+        return out
+
+
+def chunk_count(resamples: int) -> int:
+    """Number of fixed chunks that ``resamples`` rows span."""
+    return -(-resamples // CHUNK_RESAMPLES)
+
+
+def resample_design(
+    n_items: int,
+    *,
+    resamples: int,
+    seed: int,
+    groups: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+) -> ResampleDesign:
+    """Validate the parameters of ``W`` and fix its units.
+
+    Parameters
+    ----------
+    n_items : int
+        Number of test items.
+    resamples : int
+        Number of bootstrap resamples ``B``.
+    seed : int
+        Non-negative integer seed of the task.
+    groups : array_like, shape (N,), optional
+        Group id of each item (writer, video, patient): whole groups are resampled.
+    strata : array_like, shape (N,), optional
+        Stratum of each item (usually its true class): each resample keeps the number of units of every
+        stratum. With ``groups``, every group must lie in a single stratum.
+
+    Returns
+    -------
+    ResampleDesign
+    """
+    n_items = _check_nonnegative_int(n_items, "n_items", positive=True)
+    resamples = _check_nonnegative_int(resamples, "resamples", positive=True)
+    seed = _check_nonnegative_int(seed, "seed")
+    if groups is None:
+        unit_of_item = np.arange(n_items, dtype=np.intp)
+        n_units = n_items
+    else:
+        unit_of_item, n_units = _codes(groups, n_items, "groups")
+    strata_of_unit: NDArray[np.intp] | None = None
+    if strata is not None:
+        item_strata, _ = _codes(strata, n_items, "strata")
+        strata_of_unit = np.full(n_units, -1, dtype=np.intp)
+        strata_of_unit[unit_of_item] = item_strata
+        if np.any(strata_of_unit[unit_of_item] != item_strata):
+            raise ValueError("`strata` must be constant within each group of `groups`.")
+    return ResampleDesign(
+        n_items=n_items,
+        resamples=resamples,
+        seed=seed,
+        n_units=n_units,
+        unit_of_item=unit_of_item,
+        strata_of_unit=strata_of_unit,
+        grouped=groups is not None,
+    )
+
+
+def _bounded(raw: NDArray[np.uint64], bound: int) -> NDArray[np.uint64]:
+    """``floor(raw * bound / 2**64)`` exactly, in uint64 arithmetic (``bound < 2**32``)."""
+    b = np.uint64(bound)
+    hi = raw >> _SHIFT32
+    lo = raw & _MASK32
+    return (hi * b + ((lo * b) >> _SHIFT32)) >> _SHIFT32
+
+
+def _draw_chunk(design: ResampleDesign, chunk: int) -> NDArray[np.uint8]:
+    rows = len(design.chunk_rows(chunk))
+    units = design.n_units
+    bitgen = np.random.PCG64(np.random.SeedSequence(design.seed, spawn_key=(chunk,)))
+    offsets = (np.arange(rows, dtype=np.int64) * units)[:, None]
+    if design.strata_of_unit is None:
+        raw = np.asarray(bitgen.random_raw(rows * units), dtype=np.uint64)
+        idx = _bounded(raw, units).astype(np.int64).reshape(rows, units)
+        counts = np.bincount((idx + offsets).ravel(), minlength=rows * units)
+    else:
+        counts = np.zeros(rows * units, dtype=np.int64)
+        for stratum in range(int(design.strata_of_unit.max()) + 1):
+            members = np.flatnonzero(design.strata_of_unit == stratum)
+            raw = np.asarray(bitgen.random_raw(rows * members.shape[0]), dtype=np.uint64)
+            idx = members[_bounded(raw, members.shape[0]).astype(np.int64)].reshape(rows, -1)
+            counts += np.bincount((idx + offsets).ravel(), minlength=rows * units)
+    if counts.max(initial=0) > 255:
+        raise OverflowError(
+            "a unit was drawn more than 255 times in one resample, which uint8 weights cannot hold."
+        )
+    return counts.astype(np.uint8).reshape(rows, units)
+
+
+def _chunk_range(design: ResampleDesign, chunks: range | None) -> range:
+    if chunks is None:
+        return range(design.n_chunks)
+    if not isinstance(chunks, range) or chunks.step != 1:
+        raise ValueError("`chunks` must be a range with step 1.")
+    if chunks.start < 0 or chunks.stop > design.n_chunks or chunks.start >= chunks.stop:
+        raise ValueError(f"`chunks` must be a non-empty range within range(0, {design.n_chunks}).")
+    return chunks
+
+
+def _cache_path(design: ResampleDesign, cache_dir: str | os.PathLike[str]) -> Path:
+    return Path(cache_dir) / f"weights-{design.key()}.npy"
+
+
+def _load_cached(design: ResampleDesign, path: Path) -> NDArray[np.uint8] | None:
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    if arr.dtype != np.uint8 or arr.shape != (design.resamples, design.n_units):
+        return None
+    return arr
+
+
+def _store(path: Path, weights: NDArray[np.uint8]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".weights-", suffix=".npy.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, weights, allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def iter_unit_weight_chunks(
+    design: ResampleDesign,
+    *,
+    chunks: range | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Iterator[tuple[int, NDArray[np.uint8]]]:
+    """Yield ``(chunk, W_chunk)`` for each chunk, ``W_chunk`` of shape (rows, n_units) uint8.
+
+    With ``cache_dir``, the whole matrix is read from (or first written to) its cache file; rows are
+    then sliced from a memory map, so memory stays bounded by one chunk plus the page cache.
+    """
+    span = _chunk_range(design, chunks)
+    if cache_dir is not None:
+        full = unit_weights(design, cache_dir=cache_dir)
+        for c in span:
+            rows = design.chunk_rows(c)
+            yield c, np.asarray(full[rows.start : rows.stop])
+        return
+    for c in span:
+        yield c, _draw_chunk(design, c)
+
+
+def unit_weights(
+    design: ResampleDesign,
+    *,
+    chunks: range | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> NDArray[np.uint8]:
+    """Resample counts per unit, shape (rows, n_units), uint8.
+
+    Parameters
+    ----------
+    design : ResampleDesign
+        From :func:`resample_design`.
+    chunks : range, optional
+        Only the rows of these chunks (``range(first, stop)``); all rows by default.
+    cache_dir : path, optional
+        Directory of the ``.npy`` cache (no pickle). The file is keyed by :meth:`ResampleDesign.key`,
+        written atomically, and rebuilt bit-identically when it is absent or unreadable.
+    """
+    span = _chunk_range(design, chunks)
+    if cache_dir is not None:
+        path = _cache_path(design, cache_dir)
+        full = _load_cached(design, path)
+        if full is None:
+            built = np.concatenate([_draw_chunk(design, c) for c in range(design.n_chunks)])
+            _store(path, built)
+            full = built
+        start, stop = design.chunk_rows(span.start).start, design.chunk_rows(span.stop - 1).stop
+        return full[start:stop]
+    return np.concatenate([_draw_chunk(design, c) for c in span])
+
+
+def resample_weights(
+    n_items: int,
+    *,
+    resamples: int,
+    seed: int,
+    groups: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+    chunks: range | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> NDArray[np.uint8]:
+    """Bootstrap counts per item, shape (B, N) uint8: the task's ``W``.
+
+    Deterministic for ``(n_items, resamples, seed, groups, strata)`` whatever the chunking. For the
+    grouped bootstrap each item carries the count of its group.
+
+    Parameters
+    ----------
+    n_items, resamples, seed, groups, strata
+        As in :func:`resample_design`.
+    chunks : range, optional
+        Only the rows of these chunks of :data:`CHUNK_RESAMPLES` resamples.
+    cache_dir : path, optional
+        As in :func:`unit_weights`.
+
+    Returns
+    -------
+    W : ndarray of uint8, shape (B, N)
+
+    Examples
+    --------
+    >>> from stats.resampling import resample_weights
+    >>> W = resample_weights(5, resamples=3, seed=0)
+    >>> W.shape, W.dtype, W.sum(axis=1).tolist()
+    ((3, 5), dtype('uint8'), [5, 5, 5])
+    """
+    design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
+    units = unit_weights(design, chunks=chunks, cache_dir=cache_dir)
+    if not design.grouped:
+        return units
+    return units[:, design.unit_of_item]
