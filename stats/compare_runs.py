@@ -1,0 +1,180 @@
+"""Several runs per entry (training seeds): summaries and the comparison of two entries' runs.
+
+A test set can say whether one trained model beats another on it; whether a *training procedure* is
+better needs several runs of each (Bouthillier et al. 2021). These functions take the per-run scores of
+one task (one number per run) and report the spread across runs and a comparison that accounts for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as sps
+
+from stats.compare import _count, _level
+from stats.signature import Signature
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = ["RunsComparison", "RunsSummary", "compare_runs", "runs_summaries", "runs_summary"]
+
+
+def _runs(values: npt.ArrayLike, *, name: str, minimum: int = 1) -> FloatArray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1 or arr.size < minimum or not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` must be a one-dimensional array of at least {minimum} finite run scores.")
+    return arr
+
+
+@dataclass(frozen=True)
+class RunsSummary:
+    """Spread of one entry's scores across runs.
+
+    Attributes
+    ----------
+    n : int
+        Number of runs.
+    mean, sd, minimum, maximum : float
+        Mean, sample standard deviation (``ddof=1``; NaN for a single run), min and max.
+    """
+
+    n: int
+    mean: float
+    sd: float
+    minimum: float
+    maximum: float
+
+
+def runs_summary(values: npt.ArrayLike) -> RunsSummary:
+    """Mean, standard deviation (``ddof=1``), minimum and maximum of an entry's run scores."""
+    arr = _runs(values, name="values")
+    return RunsSummary(
+        n=int(arr.size),
+        mean=float(arr.mean()),
+        sd=float(arr.std(ddof=1)) if arr.size > 1 else float("nan"),
+        minimum=float(arr.min()),
+        maximum=float(arr.max()),
+    )
+
+
+@dataclass(frozen=True)
+class RunsComparison:
+    """Comparison of the runs of entry A with the runs of entry B.
+
+    Attributes
+    ----------
+    a, b : RunsSummary
+    welch_t, welch_df, welch_p : float
+        Welch's unequal-variance t-test of equal means (two-sided); ``t`` is positive when A's mean is
+        higher.
+    prob_a_beats_b : float
+        ``P(X_A better than X_B)`` for one random run of each (ties count one half), the probability of
+        outperforming of Bouthillier et al. (2021), direction-aware.
+    prob_interval : tuple[float, float]
+        Percentile bootstrap interval of ``prob_a_beats_b`` (runs of A and of B resampled independently).
+    signature : Signature
+    """
+
+    a: RunsSummary
+    b: RunsSummary
+    welch_t: float
+    welch_df: float
+    welch_p: float
+    prob_a_beats_b: float
+    prob_interval: tuple[float, float]
+    signature: Signature
+
+
+def _prob_beats(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Rows of ``a`` (R, n) against rows of ``b`` (R, m): share of pairs a > b, ties one half."""
+    gt = (a[:, :, None] > b[:, None, :]).mean(axis=(1, 2))
+    eq = (a[:, :, None] == b[:, None, :]).mean(axis=(1, 2))
+    return np.asarray(gt + 0.5 * eq, dtype=np.float64)
+
+
+def compare_runs(
+    runs_a: npt.ArrayLike,
+    runs_b: npt.ArrayLike,
+    *,
+    higher_is_better: bool = True,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    metric: str = "",
+) -> RunsComparison:
+    """Compare two entries' run scores: Welch's t-test and the probability that A's run beats B's.
+
+    Parameters
+    ----------
+    runs_a, runs_b : array_like
+        Scores of the runs of each entry (at least 2 each).
+    higher_is_better : bool, default True
+        Direction of the metric (decides what "beats" means; Welch's t is always mean(A) - mean(B)).
+    confidence : float, default 0.95
+        Level of the bootstrap interval of the probability.
+    resamples : int, default 10000
+        Bootstrap resamples of the runs.
+    seed : int, default 0
+        Seed of the bootstrap.
+    metric : str, optional
+        Metric name for the signature.
+
+    Returns
+    -------
+    RunsComparison
+
+    References
+    ----------
+    .. [1] Welch, B. L. (1947). The generalization of "Student's" problem when several different
+       population variances are involved. *Biometrika* 34(1/2), 28-35.
+    .. [2] Bouthillier, X., Delaunay, P., Bronzi, M., Trofimov, A., Nichyporuk, B., Szeto, J.,
+       Sepah, N., Raff, E., Madan, K., Voleti, V., Kahou, S. E., Michalski, V., Serdyuk, D., Arbel, T.,
+       Pal, C., Varoquaux, G. & Vincent, P. (2021). Accounting for variance in machine learning
+       benchmarks. *Proceedings of MLSys 2021*.
+
+    Examples
+    --------
+    >>> c = compare_runs([0.81, 0.82, 0.83], [0.78, 0.80, 0.79], resamples=200)
+    >>> c.prob_a_beats_b
+    1.0
+    """
+    a = _runs(runs_a, name="runs_a", minimum=2)
+    b = _runs(runs_b, name="runs_b", minimum=2)
+    confidence = _level(confidence, name="confidence")
+    resamples = _count(resamples, name="resamples", minimum=1)
+    seed = _count(seed, name="seed")
+    welch = sps.ttest_ind(a, b, equal_var=False)
+    sign = 1.0 if higher_is_better else -1.0
+    point = float(_prob_beats(sign * a[None, :], sign * b[None, :])[0])
+    rng = np.random.default_rng(seed)
+    chunk = max(1, 2_000_000 // (a.size * b.size))
+    probs = []
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        ra = sign * a[rng.integers(0, a.size, (rows, a.size))]
+        rb = sign * b[rng.integers(0, b.size, (rows, b.size))]
+        probs.append(_prob_beats(ra, rb))
+    dist = np.concatenate(probs)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(dist, [tail, 1 - tail])
+    signature = Signature(
+        metric=metric, method="welch+prob_outperform", resamples=resamples, seed=seed, confidence=confidence
+    )
+    return RunsComparison(
+        a=runs_summary(a),
+        b=runs_summary(b),
+        welch_t=float(welch.statistic),
+        welch_df=float(welch.df),
+        welch_p=float(welch.pvalue),
+        prob_a_beats_b=point,
+        prob_interval=(float(low), float(high)),
+        signature=signature,
+    )
+
+
+def runs_summaries(runs: Sequence[npt.ArrayLike | None]) -> list[RunsSummary | None]:
+    """:func:`runs_summary` of each entry, ``None`` where an entry has no runs."""
+    return [None if r is None or np.size(r) == 0 else runs_summary(r) for r in runs]
