@@ -14,6 +14,8 @@ from __future__ import annotations
 import io
 
 import matplotlib as mpl
+from typing import Any
+
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
@@ -24,7 +26,7 @@ __all__ = ["SVG_HASHSALT", "cd_diagram_svg"]
 #: fixed salt of the ids matplotlib writes into SVG files, so the bytes are reproducible
 SVG_HASHSALT = "honest-leaderboard-cd"
 
-_RC = {
+_RC: dict[str, Any] = {
     "svg.hashsalt": SVG_HASHSALT,
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",
@@ -71,7 +73,7 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
     clique_space = 0.12 * (n_cliques + 1)
     height = top + clique_space + line * (rows + 1) + 0.2
 
-    with mpl.rc_context(_RC):
+    with mpl.rc_context(_RC):  # type: ignore[arg-type]
         fig = Figure(figsize=(width, height))
         FigureCanvasSVG(fig)
         ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
@@ -98,8 +100,8 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
             cd = result.critical_difference
             cd_y = axis_y - 0.42
             ax.plot([x_of(1.0), x_of(min(1.0 + cd, hi_rank))], [cd_y, cd_y], color="black", linewidth=1.2)
-            for r in (1.0, min(1.0 + cd, hi_rank)):
-                ax.plot([x_of(r), x_of(r)], [cd_y - 0.04, cd_y + 0.04], color="black", linewidth=1.2)
+            for end in (1.0, min(1.0 + cd, hi_rank)):
+                ax.plot([x_of(end), x_of(end)], [cd_y - 0.04, cd_y + 0.04], color="black", linewidth=1.2)
             ax.text(x_of(1.0 + cd / 2), cd_y - 0.06, f"CD = {cd:.2f}", ha="center", va="bottom")
 
         for c, clique in enumerate(result.cliques):
