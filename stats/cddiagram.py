@@ -12,10 +12,9 @@ gives the same bytes in any process with the same matplotlib version.
 from __future__ import annotations
 
 import io
-
-import matplotlib as mpl
 from typing import Any
 
+import matplotlib as mpl
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
