@@ -83,6 +83,8 @@ class Metric:
         The metric needs the task's label set (``labels=``) to define its statistics.
     description : str
         One line for humans.
+    ranks : int
+        For ``"ranked_labels"``: how many ranked labels per item the metric reads (k of top-k).
     """
 
     name: str
@@ -92,6 +94,7 @@ class Metric:
     prediction_kind: PredictionKind
     needs_labels: bool
     description: str
+    ranks: int = 1
     _statistics: StatisticsFn | None = field(default=None, repr=False)
     _finalize: FinalizeFn | None = field(default=None, repr=False)
     _rank_replicates: RankFn | None = field(default=None, repr=False)
@@ -571,6 +574,7 @@ for _k in (3, 5):
             prediction_kind="ranked_labels",
             needs_labels=False,
             description=f"Fraction of items whose true label is among the first {_k} ranked labels.",
+            ranks=_k,
             _statistics=_make_top_k_stats(_k),
             _finalize=_mean_finalize,
         )

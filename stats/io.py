@@ -1,0 +1,478 @@
+"""Read truth and prediction files (CSV or Parquet) with clear, located errors.
+
+Every problem raises one exception type, :class:`InputError`, carrying the message, the file's display
+name and, for CSV, the 1-based line (as a text editor numbers lines; the header is line 1, and a quoted
+field that spans lines counts every physical line) and the 1-based column (the CSV field position; for
+an encoding error, the character position in the line). ``str(error)`` is ``file:line:column: message``.
+
+Prediction files are validated only against public information: the task's item ids and its label set.
+:func:`read_predictions` never sees the hidden truth, so none of its messages can carry a hidden label;
+they quote only the participant's own values, the id and the position.
+
+The formats are documented in docs/formats.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from stats.metrics import PredictionKind
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "InputError",
+    "Truth",
+    "prediction_columns",
+    "read_predictions",
+    "read_truth",
+]
+
+#: Largest file read by default (checked before reading the whole file).
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+Source = str | os.PathLike[str] | bytes | IO[bytes]
+
+_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_NON_FINITE = re.compile(r"^[+-]?(?:nan|inf|infinity)$", re.IGNORECASE)
+_MAX_LISTED = 20
+
+
+class InputError(ValueError):
+    """A malformed input file.
+
+    Attributes
+    ----------
+    message : str
+        What is wrong, quoting only the file's own content.
+    file : str
+        The file's display name.
+    line, column : int or None
+        1-based position (``None`` when the problem is the whole file, or for Parquet, whose messages
+        name the row instead).
+    """
+
+    def __init__(self, message: str, *, file: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+
+    def __str__(self) -> str:
+        where = [self.file]
+        if self.line is not None:
+            where.append(str(self.line))
+            if self.column is not None:
+                where.append(str(self.column))
+        return f"{':'.join(where)}: {self.message}"
+
+
+@dataclass(frozen=True, eq=False)
+class Truth:
+    """Hidden labels of a task, in canonical item order (ids sorted).
+
+    Attributes
+    ----------
+    name : str
+        Display name of the file.
+    ids : ndarray of str, shape (N,)
+        Item ids, sorted (the canonical order of the task: W's columns follow it).
+    labels : ndarray, shape (N,)
+        Labels as strings, or float64 values for ``kind="value"``.
+    groups : ndarray of str, shape (N,), or None
+        The group column, when one was named.
+    """
+
+    name: str
+    ids: NDArray[np.str_]
+    labels: NDArray[Any]
+    groups: NDArray[np.str_] | None
+
+    def label_set(self) -> list[str]:
+        """The sorted distinct labels (for classification truths)."""
+        return sorted({str(x) for x in self.labels.tolist()})
+
+
+@dataclass
+class _Table:
+    name: str
+    header: list[str]
+    rows: list[list[str]]
+    lines: list[int]  # CSV: line where each row starts; Parquet: 1-based row number
+    parquet: bool
+
+    def error(self, message: str, row: int | None = None, column: int | None = None) -> InputError:
+        if row is None:
+            return InputError(message, file=self.name)
+        if self.parquet:
+            where = f"row {self.lines[row]}"
+            if column is not None:
+                where += f", column '{self.header[column - 1]}'"
+            return InputError(f"{where}: {message}", file=self.name)
+        return InputError(message, file=self.name, line=self.lines[row], column=column)
+
+
+def _display_name(source: Source, name: str | None) -> str:
+    if name is not None:
+        return name
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    return getattr(source, "name", None) or "<input>"
+
+
+def _read_bytes(source: Source, name: str, max_bytes: int) -> bytes:
+    if isinstance(source, bytes):
+        data = source
+    elif isinstance(source, str | os.PathLike):
+        path = Path(source)
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise InputError(f"cannot read the file: {exc.strerror}", file=name) from None
+        if size > max_bytes:
+            raise InputError(f"the file is {size} bytes, more than the limit of {max_bytes}", file=name)
+        data = path.read_bytes()
+    else:
+        data = source.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise InputError(f"the file is more than the limit of {max_bytes} bytes", file=name)
+    return data
+
+
+def _decode(data: bytes, name: str) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:4096]:
+        raise InputError("the file is UTF-16 encoded; save it as UTF-8", file=name)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1
+        raise InputError(
+            f"byte 0x{data[exc.start]:02X} is not valid UTF-8 (the file looks Latin-1 or "
+            "Windows-1252 encoded); save it as UTF-8",
+            file=name,
+            line=line,
+            column=column,
+        ) from None
+
+
+def _read_parquet(data: bytes, name: str) -> _Table:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"not a readable Parquet file ({type(exc).__name__})", file=name) from None
+    header = [str(c) for c in table.column_names]
+    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    rows = [["" if v is None else str(v) for v in values] for values in zip(*columns, strict=True)]
+    return _Table(name, header, rows, list(range(1, len(rows) + 1)), parquet=True)
+
+
+def _read_csv(text: str, name: str) -> _Table:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    header_line = 1
+    prev_end = 0
+    try:
+        for record in reader:
+            start = prev_end + 1
+            prev_end = reader.line_num
+            if not record or (len(record) == 1 and record[0].strip() == ""):
+                continue  # blank line
+            if header is None:
+                header, header_line = [h.strip() for h in record], start
+                continue
+            rows.append(record)
+            lines.append(start)
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", file=name, line=prev_end + 1) from None
+    if header is None:
+        raise InputError("the file is empty", file=name)
+    table = _Table(name, header, rows, lines, parquet=False)
+    if len(header) == 1:
+        for delimiter, label in ((";", "';'"), ("\t", "tabs")):
+            if delimiter in header[0]:
+                raise InputError(
+                    f"the file seems to use {label} as delimiter; use commas", file=name, line=header_line
+                )
+    return table
+
+
+def _load(source: Source, name: str | None, max_bytes: int) -> _Table:
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ValueError("`max_bytes` must be a positive integer.")
+    display = _display_name(source, name)
+    data = _read_bytes(source, display, max_bytes)
+    if not data.strip():
+        raise InputError("the file is empty", file=display)
+    if data.startswith(b"PAR1"):
+        return _read_parquet(data, display)
+    return _read_csv(_decode(data, display), display)
+
+
+def _check_header(table: _Table, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, int]:
+    expected = ",".join(required)
+    seen: dict[str, int] = {}
+    for i, col in enumerate(table.header):
+        if col in seen:
+            raise _header_error(table, f"column '{col}' appears twice", i + 1)
+        seen[col] = i
+    for col in required:
+        if col not in seen:
+            raise _header_error(table, f"missing column '{col}' (the header must be: {expected})", None)
+    for col, i in seen.items():
+        if col not in required and col not in optional:
+            raise _header_error(table, f"unexpected column '{col}' (the header must be: {expected})", i + 1)
+    if not table.rows:
+        raise _header_error(table, "the file has a header but no rows", None)
+    return seen
+
+
+def _header_error(table: _Table, message: str, column: int | None) -> InputError:
+    if table.parquet:
+        return InputError(message, file=table.name)
+    return InputError(message, file=table.name, line=1, column=column)
+
+
+def _check_row_width(table: _Table) -> None:
+    width = len(table.header)
+    for r, row in enumerate(table.rows):
+        if len(row) != width:
+            column = min(len(row), width) + 1 if len(row) > width else len(row)
+            hint = ""
+            if len(row) == 1 and (";" in row[0] or "\t" in row[0]):
+                hint = "; the row seems to use another delimiter than commas"
+            raise table.error(f"expected {width} fields, found {len(row)}{hint}", r, column)
+
+
+def _read_ids(table: _Table, col: int) -> list[str]:
+    first_row: dict[str, int] = {}
+    ids: list[str] = []
+    for r, row in enumerate(table.rows):
+        item = row[col].strip()
+        if not item:
+            raise table.error("empty id", r, col + 1)
+        if item in first_row:
+            first = table.lines[first_row[item]]
+            where = f"row {first}" if table.parquet else f"line {first}"
+            raise table.error(f"duplicate id '{item}' (first on {where})", r, col + 1)
+        first_row[item] = r
+        ids.append(item)
+    return ids
+
+
+def _parse_number(table: _Table, text: str, r: int, col: int, what: str) -> float:
+    value = text.strip()
+    if _NON_FINITE.match(value):
+        raise table.error(f"{what} '{value}' is not a finite number", r, col + 1)
+    if not _NUMBER.match(value):
+        raise table.error(f"{what} '{value}' is not a number", r, col + 1)
+    number = float(value)
+    if not math.isfinite(number):
+        raise table.error(f"{what} '{value}' is not a finite number", r, col + 1)
+    return number
+
+
+def _listed(labels: Sequence[str]) -> str:
+    shown = ", ".join(labels[:_MAX_LISTED])
+    return shown + (", ..." if len(labels) > _MAX_LISTED else "")
+
+
+def read_truth(
+    source: Source,
+    *,
+    name: str | None = None,
+    kind: PredictionKind = "label",
+    label_set: Sequence[str] | None = None,
+    group_column: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Truth:
+    """Read a truth file: ``id,label`` (plus the group column if named), CSV or Parquet.
+
+    Parameters
+    ----------
+    source : path, bytes or binary file object
+        The file.
+    name : str, optional
+        Display name for messages (default: the path, or the file object's name).
+    kind : {"label", "ranked_labels", "score", "value"}, default "label"
+        The metric's prediction kind; for ``"value"`` the labels must be finite numbers.
+    label_set : sequence of str, optional
+        When given, every label must belong to it.
+    group_column : str, optional
+        Name of a column holding each item's group (for the grouped bootstrap).
+    max_bytes : int, default 256 MiB
+        Larger files are refused before being read whole.
+
+    Returns
+    -------
+    Truth
+        Items sorted by id.
+
+    Raises
+    ------
+    InputError
+    """
+    table = _load(source, name, max_bytes)
+    optional = [group_column] if group_column else []
+    if group_column in ("id", "label"):
+        raise ValueError("`group_column` must not be 'id' or 'label'.")
+    cols = _check_header(table, ["id", "label"], optional)
+    if group_column and group_column not in cols:
+        raise _header_error(table, f"missing group column '{group_column}'", None)
+    _check_row_width(table)
+    ids = _read_ids(table, cols["id"])
+    lab_col = cols["label"]
+    allowed = None if label_set is None else {str(x) for x in label_set}
+    values: list[Any] = []
+    for r, row in enumerate(table.rows):
+        text = row[lab_col].strip()
+        if kind == "value":
+            values.append(_parse_number(table, text, r, lab_col, "label"))
+            continue
+        if not text:
+            raise table.error("empty label", r, lab_col + 1)
+        if allowed is not None and text not in allowed:
+            raise table.error(f"unknown label '{text}' (labels: {_listed(sorted(allowed))})", r, lab_col + 1)
+        values.append(text)
+    groups = None
+    if group_column:
+        g = cols[group_column]
+        for r, row in enumerate(table.rows):
+            if not row[g].strip():
+                raise table.error("empty group", r, g + 1)
+        groups = np.array([row[g].strip() for row in table.rows])
+    order = np.argsort(np.array(ids), kind="stable")
+    labels_arr = np.array(values, dtype=np.float64 if kind == "value" else None)
+    return Truth(
+        name=table.name,
+        ids=np.array(ids)[order],
+        labels=labels_arr[order],
+        groups=None if groups is None else groups[order],
+    )
+
+
+def prediction_columns(kind: PredictionKind, *, ranks: int = 1) -> list[str]:
+    """The value columns of a prediction file for ``kind`` (after ``id``)."""
+    if kind == "score":
+        return ["score"]
+    if kind == "ranked_labels":
+        return [f"prediction_{i}" for i in range(1, ranks + 1)]
+    return ["prediction"]
+
+
+def read_predictions(
+    source: Source,
+    *,
+    item_ids: Sequence[str] | NDArray[Any],
+    kind: PredictionKind,
+    label_set: Sequence[str] | None = None,
+    probabilities: bool = False,
+    min_ranks: int = 1,
+    name: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> NDArray[Any]:
+    """Read and validate a prediction file against the task's public item list and label set.
+
+    Parameters
+    ----------
+    source : path, bytes or binary file object
+        The file, CSV or Parquet.
+    item_ids : sequence of str
+        The task's public item ids; the result follows this order.
+    kind : {"label", "ranked_labels", "score", "value"}
+        ``id,prediction`` (a label), ``id,prediction_1,...,prediction_k`` (ranked labels),
+        ``id,score`` (the positive class's score) or ``id,prediction`` (a number).
+    label_set : sequence of str, optional
+        The task's public label set; required for label kinds.
+    probabilities : bool, default False
+        Scores must lie in [0, 1] (log loss, Brier score).
+    min_ranks : int, default 1
+        For ranked labels, the least number of ranked columns (e.g. 5 for top-5 accuracy).
+    name : str, optional
+        Display name for messages.
+    max_bytes : int, default 256 MiB
+        Larger files are refused before being read whole.
+
+    Returns
+    -------
+    ndarray
+        Shape (N,) (str labels or float64 numbers) or (N, k) for ranked labels, in ``item_ids`` order.
+
+    Raises
+    ------
+    InputError
+        Quoting only the file's own values, ids and positions, never a hidden label.
+    """
+    if kind in ("label", "ranked_labels") and label_set is None:
+        raise ValueError("`label_set` is required for label predictions.")
+    table = _load(source, name, max_bytes)
+    if kind == "ranked_labels":
+        ranks = sum(1 for h in table.header if re.fullmatch(r"prediction_\d+", h))
+        ranks = max(ranks, min_ranks)
+    else:
+        ranks = 1
+    value_cols = prediction_columns(kind, ranks=ranks)
+    cols = _check_header(table, ["id", *value_cols])
+    _check_row_width(table)
+    ids = _read_ids(table, cols["id"])
+    position = {str(item): i for i, item in enumerate(item_ids)}
+    for r, item in enumerate(ids):
+        if item not in position:
+            raise table.error(f"unknown id '{item}' (not an item of this task)", r, cols["id"] + 1)
+    if len(ids) < len(position):
+        given = set(ids)
+        missing = [str(i) for i in item_ids if str(i) not in given]
+        shown = ", ".join(f"'{m}'" for m in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise table.error(f"missing predictions for {len(missing)} of {len(position)} ids: {shown}")
+
+    rows_in_task_order = np.empty(len(ids), dtype=np.intp)
+    for r, item in enumerate(ids):
+        rows_in_task_order[position[item]] = r
+    if kind in ("score", "value"):
+        col = cols[value_cols[0]]
+        what = "score" if kind == "score" else "prediction"
+        numbers = np.empty(len(ids))
+        for r, row in enumerate(table.rows):
+            value = _parse_number(table, row[col], r, col, what)
+            if probabilities and not 0.0 <= value <= 1.0:
+                raise table.error(f"score {row[col].strip()} is not a probability in [0, 1]", r, col + 1)
+            numbers[r] = value
+        return numbers[rows_in_task_order]
+
+    assert label_set is not None
+    allowed = {str(x) for x in label_set}
+    listed = _listed(sorted(allowed))
+    out = np.empty((len(ids), len(value_cols)), dtype=object)
+    for r, row in enumerate(table.rows):
+        seen: set[str] = set()
+        for j, vc in enumerate(value_cols):
+            c = cols[vc]
+            text = row[c].strip()
+            if not text:
+                raise table.error(f"empty {vc}", r, c + 1)
+            if text not in allowed:
+                raise table.error(f"unknown label '{text}' (labels: {listed})", r, c + 1)
+            if text in seen:
+                raise table.error(f"label '{text}' is ranked twice", r, c + 1)
+            seen.add(text)
+            out[r, j] = text
+    result = out[rows_in_task_order].astype(str)
+    return result[:, 0] if kind == "label" else result
