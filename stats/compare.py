@@ -534,10 +534,12 @@ def bootstrap_p_values(
 
 #: rows of swap indicators generated per random stream; fixed so results never depend on batching
 RANDOMIZATION_CHUNK = 512
+#: a constant mixed into the seed so that swap draws never share a stream with the resample weights
+_SWAP_STREAM = 0x5357_4150  # "SWAP"
 
 
 def _swap_chunk(n_items: int, seed: int, chunk: int) -> npt.NDArray[np.uint8]:
-    rng = np.random.default_rng([seed, chunk])
+    rng = np.random.default_rng([seed, _SWAP_STREAM, chunk])
     n_bytes = (RANDOMIZATION_CHUNK * n_items + 7) // 8
     bits = np.unpackbits(np.frombuffer(rng.bytes(n_bytes), dtype=np.uint8))
     return bits[: RANDOMIZATION_CHUNK * n_items].reshape(RANDOMIZATION_CHUNK, n_items)
@@ -548,7 +550,7 @@ def randomization_weights(n_items: int, *, randomizations: int, seed: int) -> np
 
     ``Z[r, i] = 1`` means that in draw ``r`` the two entries' statistics of item ``i`` are swapped.
     Rows are generated in fixed chunks of :data:`RANDOMIZATION_CHUNK` rows, chunk ``c`` from
-    ``numpy.random.default_rng([seed, c])``, so any prefix and any batching give the same rows.
+    ``numpy.random.default_rng([seed, 0x53574150, c])``, so any prefix and any batching give the same rows.
     """
     n_items = _count(n_items, name="n_items", minimum=1)
     randomizations = _count(randomizations, name="randomizations", minimum=1)
