@@ -437,15 +437,6 @@ def read_predictions(
     for r, item in enumerate(ids):
         if item not in position:
             raise table.error(f"unknown id '{item}' (not an item of this task)", r, cols["id"] + 1)
-    if len(ids) < len(position):
-        given = set(ids)
-        missing = [str(i) for i in item_ids if str(i) not in given]
-        shown = ", ".join(f"'{m}'" for m in missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise table.error(f"missing predictions for {len(missing)} of {len(position)} ids: {shown}")
-
-    rows_in_task_order = np.empty(len(ids), dtype=np.intp)
-    for r, item in enumerate(ids):
-        rows_in_task_order[position[item]] = r
     if kind in ("score", "value"):
         col = cols[value_cols[0]]
         what = "score" if kind == "score" else "prediction"
@@ -455,7 +446,8 @@ def read_predictions(
             if probabilities and not 0.0 <= value <= 1.0:
                 raise table.error(f"score {row[col].strip()} is not a probability in [0, 1]", r, col + 1)
             numbers[r] = value
-        return numbers[rows_in_task_order]
+        _check_complete(table, ids, item_ids)
+        return numbers[_task_order(ids, position)]
 
     assert label_set is not None
     allowed = {str(x) for x in label_set}
@@ -474,5 +466,22 @@ def read_predictions(
                 raise table.error(f"label '{text}' is ranked twice", r, c + 1)
             seen.add(text)
             out[r, j] = text
-    result = out[rows_in_task_order].astype(str)
+    _check_complete(table, ids, item_ids)
+    result = out[_task_order(ids, position)].astype(str)
     return result[:, 0] if kind == "label" else result
+
+
+def _check_complete(table: _Table, ids: list[str], item_ids: Sequence[str] | NDArray[Any]) -> None:
+    if len(ids) == len(item_ids):
+        return
+    given = set(ids)
+    missing = [str(i) for i in item_ids if str(i) not in given]
+    shown = ", ".join(f"'{m}'" for m in missing[:5]) + (", ..." if len(missing) > 5 else "")
+    raise table.error(f"missing predictions for {len(missing)} of {len(item_ids)} ids: {shown}")
+
+
+def _task_order(ids: list[str], position: dict[str, int]) -> NDArray[np.intp]:
+    rows = np.empty(len(ids), dtype=np.intp)
+    for r, item in enumerate(ids):
+        rows[position[item]] = r
+    return rows
