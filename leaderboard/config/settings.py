@@ -64,7 +64,15 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "leaderboard.core",
+    "leaderboard.accounts",
+    "leaderboard.challenges",
+    "leaderboard.submissions",
+    "leaderboard.scoring",
+    "leaderboard.rankings",
+    "leaderboard.api",
+    "leaderboard.web",
 ]
+AUTH_USER_MODEL = "accounts.User"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -181,6 +189,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "heartbeat": {"task": "leaderboard.core.tasks.worker_heartbeat", "schedule": 60.0},
+    # The sweeper: re-sends submissions a dead worker left running, or that never reached the broker.
+    "sweep-stuck-submissions": {
+        "task": "leaderboard.scoring.tasks.sweep_stuck_submissions",
+        "schedule": 30.0,
+    },
 }
 
 # --- Django REST Framework ----------------------------------------------------------------------
@@ -191,6 +204,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "leaderboard.api.exception_handlers.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [

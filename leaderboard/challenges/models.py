@@ -1,0 +1,139 @@
+"""Challenges, their tasks (hidden test sets) and the teams that take part.
+
+The hidden labels of a task live in :class:`TaskTruth`, a separate table read through exactly one selector
+(``leaderboard.scoring.selectors.task_truth_get``), used only by the scoring code. Everything on
+:class:`Task` itself is public: the item ids, the label set, the metric.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils import timezone
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "Public (listed)"
+    UNLISTED = "unlisted", "Unlisted (anyone with the link)"
+    PRIVATE = "private", "Private (organizers and participants only)"
+
+
+class EntrySelection(models.TextChoices):
+    LATEST = "latest", "The team's latest scored submission"
+    BEST = "best", "The team's best scored submission (on the public board)"
+    SELECTED = "selected", "The submission the team selected"
+
+
+class IntervalMethod(models.TextChoices):
+    BCA = "bca", "BCa bootstrap"
+    PERCENTILE = "percentile", "Percentile bootstrap"
+    BASIC = "basic", "Basic bootstrap"
+
+
+class Correction(models.TextChoices):
+    HOLM = "holm", "Holm (family-wise error)"
+    BH = "bh", "Benjamini-Hochberg (false discovery rate)"
+
+
+class Challenge(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    rules = models.TextField(blank=True)
+    start = models.DateTimeField(default=timezone.now)
+    end = models.DateTimeField(null=True, blank=True)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    organizers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="organized_challenges")
+    daily_limit = models.PositiveIntegerField(default=5, help_text="Submissions per team per UTC day.")
+    total_limit = models.PositiveIntegerField(default=100, help_text="Submissions per team in total.")
+    entry_selection = models.CharField(
+        max_length=10, choices=EntrySelection.choices, default=EntrySelection.LATEST
+    )
+    confidence = models.FloatField(
+        default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)]
+    )
+    resamples = models.PositiveIntegerField(
+        default=10_000, validators=[MinValueValidator(100), MaxValueValidator(100_000)]
+    )
+    interval_method = models.CharField(
+        max_length=12, choices=IntervalMethod.choices, default=IntervalMethod.BCA
+    )
+    correction = models.CharField(max_length=8, choices=Correction.choices, default=Correction.HOLM)
+    seed = models.PositiveBigIntegerField(default=0)
+    private_revealed = models.BooleanField(
+        default=False, help_text="Once true, the private board is visible to everyone who sees the challenge."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-start", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_open(self) -> bool:
+        now = timezone.now()
+        return self.start <= now and (self.end is None or now < self.end)
+
+
+class Task(models.Model):
+    """One hidden test set of a challenge. Public fields only; the labels are in :class:`TaskTruth`."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="tasks")
+    slug = models.SlugField(max_length=80)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    metric = models.CharField(max_length=40)
+    labels = models.JSONField(default=list, blank=True, help_text="The public label set (classification).")
+    item_ids = models.JSONField(default=list, help_text="The public item list, in file order.")
+    has_private_split = models.BooleanField(default=False)
+    grouped = models.BooleanField(default=False, help_text="Items share sources: resample whole groups.")
+    truth_version = models.PositiveIntegerField(default=0)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["challenge", "position", "slug"]
+        constraints = [models.UniqueConstraint(fields=["challenge", "slug"], name="unique_task_slug")]
+
+    def __str__(self) -> str:
+        return f"{self.challenge.slug}/{self.slug}"
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+
+class TaskTruth(models.Model):
+    """The hidden labels of a task. Read only through ``scoring.selectors.task_truth_get``."""
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="truth")
+    labels = models.JSONField(help_text="Hidden labels aligned with Task.item_ids.")
+    groups = models.JSONField(null=True, blank=True, help_text="Group id per item (grouped bootstrap).")
+    private = models.JSONField(null=True, blank=True, help_text="Per item: True if on the private board.")
+    version = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"hidden labels of {self.task} (version {self.version})"
+
+
+class Team(models.Model):
+    """Who submits. A participant who submits alone gets a team of one; limits count per team."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(max_length=100)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams")
+    is_baseline = models.BooleanField(
+        default=False, help_text="Entries of this team are marked as baselines."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["challenge", "name"]
+        constraints = [models.UniqueConstraint(fields=["challenge", "name"], name="unique_team_name")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,65 @@
+"""Reads of challenges, tasks and teams, with the visibility rules in one place."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import Q, QuerySet
+
+from leaderboard.accounts.models import User
+from leaderboard.challenges.models import Challenge, Task, Team, Visibility
+from leaderboard.core.exceptions import NotFoundError
+
+AnyUser = User | AnonymousUser
+
+
+def user_is_organizer(*, challenge: Challenge, user: AnyUser) -> bool:
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    return challenge.organizers.filter(pk=user.pk).exists()
+
+
+def user_team(*, challenge: Challenge, user: AnyUser) -> Team | None:
+    if not user.is_authenticated:
+        return None
+    return Team.objects.filter(challenge=challenge, members=user).first()
+
+
+def challenge_list(*, user: AnyUser) -> QuerySet[Challenge]:
+    """Challenges the user may see in listings: public ones, and those they organize or take part in."""
+    qs = Challenge.objects.all()
+    if user.is_authenticated and user.is_staff:
+        return qs
+    visible = Q(visibility=Visibility.PUBLIC)
+    if user.is_authenticated:
+        visible |= Q(organizers=user) | Q(teams__members=user)
+    return qs.filter(visible).distinct()
+
+
+def challenge_get(*, slug: str, user: AnyUser) -> Challenge:
+    """A challenge by slug, if the user may see it (unlisted ones by link); 404 otherwise."""
+    challenge = Challenge.objects.filter(slug=slug).first()
+    if challenge is None or not challenge_visible(challenge=challenge, user=user):
+        raise NotFoundError(f"No challenge '{slug}'.")
+    return challenge
+
+
+def challenge_visible(*, challenge: Challenge, user: AnyUser) -> bool:
+    if challenge.visibility in (Visibility.PUBLIC, Visibility.UNLISTED):
+        return True
+    if not user.is_authenticated:
+        return False
+    return user_is_organizer(challenge=challenge, user=user) or challenge.teams.filter(members=user).exists()
+
+
+def private_board_visible(*, challenge: Challenge, user: AnyUser) -> bool:
+    """The private board: organizers always; everyone else only once the organizers revealed it."""
+    return challenge.private_revealed or user_is_organizer(challenge=challenge, user=user)
+
+
+def task_get(*, challenge: Challenge, slug: str) -> Task:
+    task = challenge.tasks.filter(slug=slug).first()
+    if task is None:
+        raise NotFoundError(f"Challenge '{challenge.slug}' has no task '{slug}'.")
+    return task

@@ -1,0 +1,208 @@
+"""Writes of challenges, tasks, hidden labels and teams."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from leaderboard.accounts.models import User
+from leaderboard.challenges.models import Challenge, Task, TaskTruth, Team
+from leaderboard.core.exceptions import ApplicationError, ConflictError, PermissionDeniedError
+from leaderboard.scoring import engine
+
+CHALLENGE_FIELDS = {
+    "title",
+    "description",
+    "rules",
+    "start",
+    "end",
+    "visibility",
+    "daily_limit",
+    "total_limit",
+    "entry_selection",
+    "confidence",
+    "resamples",
+    "interval_method",
+    "correction",
+    "seed",
+}
+# Changing these changes every number on the board, so they are frozen once a submission was scored.
+STATISTICS_FIELDS = {"confidence", "resamples", "interval_method", "correction", "seed"}
+
+
+@transaction.atomic
+def challenge_create(*, organizer: User, slug: str, title: str, **fields: Any) -> Challenge:
+    unknown = set(fields) - CHALLENGE_FIELDS
+    if unknown:
+        raise ApplicationError(f"Unknown challenge fields: {', '.join(sorted(unknown))}.")
+    if Challenge.objects.filter(slug=slug).exists():
+        raise ConflictError(f"A challenge with the slug '{slug}' exists already.")
+    challenge = Challenge(slug=slug, title=title, **fields)
+    _check_dates(challenge.start, challenge.end)
+    challenge.full_clean(exclude=["organizers"])
+    challenge.save()
+    challenge.organizers.add(organizer)
+    return challenge
+
+
+@transaction.atomic
+def challenge_update(*, challenge: Challenge, **fields: Any) -> Challenge:
+    unknown = set(fields) - CHALLENGE_FIELDS
+    if unknown:
+        raise ApplicationError(f"Unknown challenge fields: {', '.join(sorted(unknown))}.")
+    changed_statistics = {k for k in STATISTICS_FIELDS & set(fields) if getattr(challenge, k) != fields[k]}
+    if changed_statistics and challenge.submissions.exists():
+        raise ConflictError(
+            "The statistics settings cannot change once submissions exist "
+            f"({', '.join(sorted(changed_statistics))}); create a new challenge instead."
+        )
+    for key, value in fields.items():
+        setattr(challenge, key, value)
+    _check_dates(challenge.start, challenge.end)
+    challenge.full_clean(exclude=["organizers"])
+    challenge.save()
+    return challenge
+
+
+def _check_dates(start: datetime | None, end: datetime | None) -> None:
+    if start and end and end <= start:
+        raise ApplicationError("The end of a challenge must come after its start.")
+
+
+@transaction.atomic
+def challenge_reveal_private(*, challenge: Challenge) -> Challenge:
+    """Reveal the private board (usually after the end)."""
+    challenge.private_revealed = True
+    challenge.save(update_fields=["private_revealed"])
+    return challenge
+
+
+@transaction.atomic
+def task_create(
+    *,
+    challenge: Challenge,
+    slug: str,
+    title: str,
+    metric: str,
+    truth: bytes,
+    truth_name: str,
+    labels: list[str] | None = None,
+    group_column: str | None = None,
+    split_column: str | None = None,
+    description: str = "",
+) -> Task:
+    """Create a task from its hidden-labels file (parsed and validated before anything is stored)."""
+    if challenge.tasks.filter(slug=slug).exists():
+        raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
+    parsed = engine.parse_truth(
+        truth,
+        name=truth_name,
+        metric=metric,
+        labels=labels,
+        group_column=group_column,
+        split_column=split_column,
+    )
+    task = Task.objects.create(
+        challenge=challenge,
+        slug=slug,
+        title=title,
+        description=description,
+        metric=metric,
+        labels=parsed.label_set,
+        item_ids=parsed.ids,
+        has_private_split=parsed.private is not None,
+        grouped=parsed.groups is not None,
+        truth_version=1,
+        position=challenge.tasks.count(),
+    )
+    TaskTruth.objects.create(
+        task=task, labels=parsed.labels, groups=parsed.groups, private=parsed.private, version=1
+    )
+    return task
+
+
+@transaction.atomic
+def task_truth_replace(
+    *,
+    task: Task,
+    truth: bytes,
+    truth_name: str,
+    group_column: str | None = None,
+    split_column: str | None = None,
+) -> Task:
+    """Replace the hidden labels of a task (same items, same label set), e.g. to fix labelling errors.
+
+    Scores computed with the old labels stay until the organizer re-scores (``task_rescore``); old board
+    snapshots stay readable.
+    """
+    parsed = engine.parse_truth(
+        truth,
+        name=truth_name,
+        metric=task.metric,
+        labels=task.labels or None,
+        group_column=group_column,
+        split_column=split_column,
+    )
+    if parsed.ids != task.item_ids:
+        raise ApplicationError(
+            f"{truth_name}: the new labels file must list the same items in the same order as the task "
+            f"({task.n_items} items); create a new task for a different test set."
+        )
+    truth_row = TaskTruth.objects.select_for_update().get(task=task)
+    truth_row.labels = parsed.labels
+    truth_row.groups = parsed.groups
+    truth_row.private = parsed.private
+    truth_row.version += 1
+    truth_row.save()
+    task.truth_version = truth_row.version
+    task.has_private_split = parsed.private is not None
+    task.grouped = parsed.groups is not None
+    task.save(update_fields=["truth_version", "has_private_split", "grouped"])
+    return task
+
+
+def team_for_user(*, challenge: Challenge, user: User) -> Team:
+    """The user's team in this challenge; a participant submitting alone gets a team of one."""
+    team = Team.objects.filter(challenge=challenge, members=user).first()
+    if team is not None:
+        return team
+    base = user.get_username()
+    name = base
+    for attempt in range(1, 100):
+        try:
+            with transaction.atomic():
+                team = Team.objects.create(challenge=challenge, name=name)
+                team.members.add(user)
+                return team
+        except IntegrityError:
+            name = f"{base}-{attempt + 1}"
+    raise ConflictError("Could not create a team for you; pick a team name.")
+
+
+@transaction.atomic
+def team_create(*, challenge: Challenge, name: str, members: list[User], is_baseline: bool = False) -> Team:
+    if not name.strip():
+        raise ApplicationError("A team needs a name.")
+    for user in members:
+        if Team.objects.filter(challenge=challenge, members=user).exists():
+            raise ConflictError(f"{user.get_username()} is in a team of this challenge already.")
+    if Team.objects.filter(challenge=challenge, name=name).exists():
+        raise ConflictError(f"A team named '{name}' exists in this challenge already.")
+    team = Team.objects.create(challenge=challenge, name=name, is_baseline=is_baseline)
+    team.members.add(*members)
+    return team
+
+
+def slug_for(title: str) -> str:
+    return slugify(title)[:80] or f"challenge-{int(timezone.now().timestamp())}"
+
+
+def require_organizer(*, challenge: Challenge, user: User) -> None:
+    from leaderboard.challenges.selectors import user_is_organizer
+
+    if not user_is_organizer(challenge=challenge, user=user):
+        raise PermissionDeniedError("Only the organizers of this challenge may do that.")

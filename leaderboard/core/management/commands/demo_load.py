@@ -1,0 +1,22 @@
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from leaderboard.demo.load import DEMO_PASSWORD, demo_load
+
+
+class Command(BaseCommand):
+    help = "Load and score the demo challenges (UCI digits; four UCI datasets with the same entries)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--reset", action="store_true", help="Delete and rebuild the demo challenges.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        made = demo_load(reset=options["reset"], say=self.stdout.write)
+        if made:
+            self.stdout.write(self.style.SUCCESS(f"Loaded {', '.join(c.slug for c in made)}."))
+        else:
+            self.stdout.write("The demo challenges exist already (use --reset to rebuild them).")
+        self.stdout.write(
+            f"Demo accounts: 'organizer' (staff) and one per classifier (e.g. 'svm-rbf'), password '{DEMO_PASSWORD}'."
+        )

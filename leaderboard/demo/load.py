@@ -1,0 +1,122 @@
+"""Build the demo challenges through the service's own code paths (services, scoring, rebuilds)."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable
+
+from django.db import transaction
+
+from leaderboard.accounts.models import User
+from leaderboard.challenges.models import Challenge
+from leaderboard.challenges.services import challenge_create, task_create
+from leaderboard.demo.data import CLASSIFIERS, DATASETS, demo_task
+from leaderboard.submissions.services import Upload, submission_create
+
+logger = logging.getLogger(__name__)
+
+DEMO_PASSWORD = "demo-password"
+SINGLE = "uci-digits"
+MULTI = "uci-classics"
+
+
+def _user(username: str, *, staff: bool = False) -> User:
+    user, created = User.objects.get_or_create(
+        username=username, defaults={"is_staff": staff, "is_superuser": staff}
+    )
+    if created:
+        user.set_password(DEMO_PASSWORD)
+        user.save()
+    return user
+
+
+def _upload(name: str, data: bytes) -> Upload:
+    return Upload(name=name, size=len(data), stream=io.BytesIO(data))
+
+
+def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> list[Challenge]:
+    if reset:
+        Challenge.objects.filter(slug__in=[SINGLE, MULTI]).delete()
+    organizer = _user("organizer", staff=True)
+    participants = {name: _user(name) for name, baseline in CLASSIFIERS if not baseline}
+    made = []
+
+    if not Challenge.objects.filter(slug=SINGLE).exists():
+        say("computing cross-validated predictions on UCI digits ...")
+        digits = demo_task("digits")
+        with transaction.atomic():
+            challenge = challenge_create(
+                organizer=organizer,
+                slug=SINGLE,
+                title="UCI handwritten digits",
+                description=(
+                    "Classify 1,797 8x8 images of handwritten digits. Every entry's predictions are "
+                    "out-of-fold predictions of 5-fold stratified cross-validation, so each image has one."
+                ),
+                rules="One predictions file per submission: columns id,prediction; prediction is a digit 0-9.",
+                daily_limit=10,
+            )
+            task_create(
+                challenge=challenge,
+                slug="digits",
+                title=digits.title,
+                metric="accuracy",
+                truth=digits.truth_csv,
+                truth_name="digits-truth.csv",
+                labels=digits.labels,
+            )
+        for name, baseline in CLASSIFIERS:
+            user = organizer if baseline else participants[name]
+            submission_create(
+                challenge=challenge,
+                user=user,
+                name=name,
+                files={"digits": [_upload(f"{name}.csv", digits.predictions[name])]},
+                is_baseline=baseline,
+                description=f"{name}, 5-fold cross-validated predictions",
+            )
+            say(f"  {SINGLE}: submitted {name}")
+        made.append(challenge)
+
+    if not Challenge.objects.filter(slug=MULTI).exists():
+        tasks = {}
+        for slug in DATASETS:
+            say(f"computing cross-validated predictions on {slug} ...")
+            tasks[slug] = demo_task(slug)
+        with transaction.atomic():
+            challenge = challenge_create(
+                organizer=organizer,
+                slug=MULTI,
+                title="UCI classics: one method, four datasets",
+                description=(
+                    "The same seven classifiers on four of scikit-learn's bundled datasets. The "
+                    "critical-difference diagram shows which methods the evidence across datasets separates."
+                ),
+                rules="Submit one predictions file per task (id,prediction).",
+                daily_limit=10,
+            )
+            for slug, t in tasks.items():
+                task_create(
+                    challenge=challenge,
+                    slug=slug,
+                    title=t.title,
+                    metric="accuracy",
+                    truth=t.truth_csv,
+                    truth_name=f"{slug}-truth.csv",
+                    labels=t.labels,
+                )
+        for name, baseline in CLASSIFIERS:
+            user = organizer if baseline else participants[name]
+            submission_create(
+                challenge=challenge,
+                user=user,
+                name=name,
+                files={
+                    slug: [_upload(f"{name}-{slug}.csv", t.predictions[name])] for slug, t in tasks.items()
+                },
+                is_baseline=baseline,
+            )
+            say(f"  {MULTI}: submitted {name}")
+        made.append(challenge)
+    return made

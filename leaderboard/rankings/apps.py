@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RankingsConfig(AppConfig):
+    name = "leaderboard.rankings"
+    label = "rankings"

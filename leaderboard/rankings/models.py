@@ -1,0 +1,52 @@
+"""Immutable board snapshots: pages and the API read the latest one; no statistics at request time."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from leaderboard.challenges.models import Challenge, Task
+
+
+class BoardSnapshot(models.Model):
+    """One rebuild of one task's board (public or private split). Never updated after it is written."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="snapshots")
+    split = models.CharField(max_length=8)
+    sequence = models.PositiveIntegerField(help_text="1, 2, ... per (task, split); the latest is the board.")
+    entry_count = models.PositiveIntegerField()
+    signature = models.JSONField()
+    rows = models.JSONField(help_text="Ranked rows, as stats.board renders them, plus entry metadata.")
+    rank_distribution = models.JSONField(
+        default=list, help_text="K x K: how often each entry took each rank."
+    )
+    pairwise = models.JSONField(default=dict, help_text="Every pair of entries (boards of up to 60 entries).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "split", "-sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "split", "sequence"], name="unique_snapshot_sequence")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task} {self.split} #{self.sequence} ({self.entry_count} entries)"
+
+
+class ChallengeSummary(models.Model):
+    """The cross-task summary of a challenge: average ranks, Friedman, critical difference, the diagram."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="summaries")
+    split = models.CharField(max_length=8)
+    sequence = models.PositiveIntegerField()
+    data = models.JSONField()
+    svg = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["challenge", "split", "-sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["challenge", "split", "sequence"], name="unique_summary_sequence")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.challenge} {self.split} summary #{self.sequence}"

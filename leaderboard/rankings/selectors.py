@@ -1,0 +1,31 @@
+"""Reads of boards: the latest snapshot, with the private board hidden until revealed."""
+
+from __future__ import annotations
+
+from leaderboard.challenges.models import Challenge, Task
+from leaderboard.challenges.selectors import AnyUser, private_board_visible
+from leaderboard.core.exceptions import NotFoundError
+from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
+from leaderboard.scoring.models import Split
+
+
+def _check_split(*, challenge: Challenge, split: str, user: AnyUser) -> None:
+    if split not in (Split.PUBLIC, Split.PRIVATE):
+        raise NotFoundError(f"No board '{split}'; boards are 'public' and 'private'.")
+    if split == Split.PRIVATE and not private_board_visible(challenge=challenge, user=user):
+        raise NotFoundError("The private board is not revealed yet.")
+
+
+def board_latest(*, task: Task, split: str, user: AnyUser) -> BoardSnapshot | None:
+    _check_split(challenge=task.challenge, split=split, user=user)
+    return BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
+
+
+def board_history(*, task: Task, split: str, user: AnyUser) -> list[BoardSnapshot]:
+    _check_split(challenge=task.challenge, split=split, user=user)
+    return list(BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence"))
+
+
+def summary_latest(*, challenge: Challenge, split: str, user: AnyUser) -> ChallengeSummary | None:
+    _check_split(challenge=challenge, split=split, user=user)
+    return ChallengeSummary.objects.filter(challenge=challenge, split=split).order_by("-sequence").first()

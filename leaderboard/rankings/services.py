@@ -1,0 +1,171 @@
+"""Board rebuilds: stack the stored replicates of the ranked entries and snapshot the statistics.
+
+A rebuild of one (task, split) runs with the task row locked (``select_for_update``), so rebuilds of one
+task are serialised and each sees every score committed before it. A rebuild whose inputs equal those of
+the latest snapshot writes nothing: rebuilding is idempotent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Max
+
+from leaderboard.challenges.models import Challenge, EntrySelection, Task
+from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
+from leaderboard.scoring import engine
+from leaderboard.scoring.models import Score, Split
+from leaderboard.submissions.models import Status
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str  # stable across tasks: "team:<id>" or "baseline:<submission id>"
+    name: str
+    team: str
+    score: Score
+
+
+def _choose_entries(task: Task, split: str) -> list[Entry]:
+    """One entry per team (chosen by the challenge's rule) plus every baseline submission."""
+    challenge = task.challenge
+    scores = list(
+        Score.objects.filter(
+            task=task,
+            split=split,
+            truth_version=task.truth_version,
+            submission__status=Status.SCORED,
+        )
+        .select_related("submission", "submission__team")
+        .order_by("submission__created_at", "submission_id")
+    )
+    public_value: dict[int, float] = {}
+    if challenge.entry_selection == EntrySelection.BEST:
+        # "Best" is judged on the public board, as on Kaggle: the private board must not pick its own winner.
+        public_value = dict(
+            Score.objects.filter(task=task, split=Split.PUBLIC, truth_version=task.truth_version).values_list(
+                "submission_id", "value"
+            )
+        )
+    higher = engine.metric_higher_is_better(task.metric)
+    latest: dict[int, Score] = {}
+    chosen: dict[int, Score] = {}
+    entries: list[Entry] = []
+    for s in scores:  # oldest first
+        sub = s.submission
+        if sub.is_baseline:
+            entries.append(Entry(f"baseline:{sub.pk}", sub.name, sub.team.name, s))
+            continue
+        latest[sub.team_id] = s
+        rule = challenge.entry_selection
+        if rule == EntrySelection.SELECTED and sub.selected:
+            chosen[sub.team_id] = s
+        elif rule == EntrySelection.BEST:
+            best = chosen.get(sub.team_id)
+            new = public_value.get(sub.pk, s.value)
+            old = None if best is None else public_value.get(best.submission_id, best.value)
+            if old is None or (new > old if higher else new < old):
+                chosen[sub.team_id] = s
+    # "latest", and teams that selected nothing, count with their latest scored submission.
+    by_team = {team: chosen.get(team, s) for team, s in latest.items()}
+    for s in by_team.values():
+        entries.append(Entry(f"team:{s.submission.team_id}", s.submission.name, s.submission.team.name, s))
+    entries.sort(key=lambda e: e.key)  # a fixed order; the statistics do not depend on it
+    return entries
+
+
+def _digest(task: Task, split: str, entries: list[Entry]) -> str:
+    c = task.challenge
+    payload = [
+        task.metric,
+        split,
+        task.truth_version,
+        c.resamples,
+        c.seed,
+        c.confidence,
+        c.interval_method,
+        c.correction,
+        [(e.key, e.name, e.score.pk, e.score.scored_at.isoformat()) for e in entries],
+    ]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
+    with transaction.atomic():
+        task = Task.objects.select_for_update().select_related("challenge").get(pk=task_id)
+        entries = _choose_entries(task, split)
+        latest = BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
+        digest = _digest(task, split, entries)
+        if latest is not None and latest.signature.get("inputs") == digest:
+            return latest
+        board = engine.build_board(task=task, split=split, entries=entries)
+        sequence = (latest.sequence if latest else 0) + 1
+        snapshot = BoardSnapshot.objects.create(
+            task=task,
+            split=split,
+            sequence=sequence,
+            entry_count=len(entries),
+            signature={**board.signature, "inputs": digest},
+            rows=board.rows,
+            rank_distribution=board.rank_distribution,
+            pairwise=board.pairwise,
+        )
+        challenge_id = task.challenge_id
+        transaction.on_commit(lambda: summary_rebuild_dispatch(challenge_id=challenge_id, split=split))
+    logger.info("board %s/%s rebuilt: snapshot %s with %s entries", task_id, split, sequence, len(entries))
+    return snapshot
+
+
+def challenge_summary_rebuild(*, challenge_id: int, split: str) -> ChallengeSummary | None:
+    """Cross-task summary from the latest snapshot of every task: entries present on every task."""
+    with transaction.atomic():
+        challenge = Challenge.objects.select_for_update().get(pk=challenge_id)
+        tasks = list(challenge.tasks.order_by("position", "slug"))
+        snapshots = []
+        for task in tasks:
+            snap = BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
+            if snap is not None:
+                snapshots.append((task, snap))
+        data, svg = engine.build_summary(challenge=challenge, snapshots=snapshots)
+        latest = (
+            ChallengeSummary.objects.filter(challenge=challenge, split=split).order_by("-sequence").first()
+        )
+        if latest is not None and latest.data == data and latest.svg == svg:
+            return latest
+        sequence = (latest.sequence if latest else 0) + 1
+        return ChallengeSummary.objects.create(
+            challenge=challenge, split=split, sequence=sequence, data=data, svg=svg
+        )
+
+
+def boards_rebuild_dispatch(*, task_ids: list[int]) -> None:
+    from leaderboard.rankings.tasks import rebuild_leaderboard
+
+    for task in Task.objects.filter(pk__in=task_ids):
+        for split in splits_of(task):
+            rebuild_leaderboard.apply_async(args=[task.pk, split])
+
+
+def summary_rebuild_dispatch(*, challenge_id: int, split: str) -> None:
+    from leaderboard.rankings.tasks import rebuild_summary
+
+    rebuild_summary.apply_async(args=[challenge_id, split])
+
+
+def splits_of(task: Task) -> list[str]:
+    return [Split.PUBLIC, Split.PRIVATE] if task.has_private_split else [Split.PUBLIC]
+
+
+def latest_sequence(*, task: Task, split: str) -> int:
+    return BoardSnapshot.objects.filter(task=task, split=split).aggregate(m=Max("sequence"))["m"] or 0
+
+
+def replicate_matrix(entries: list[Entry]) -> np.ndarray:
+    return np.column_stack([e.score.replicate_array() for e in entries]) if entries else np.empty((0, 0))

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ScoringConfig(AppConfig):
+    name = "leaderboard.scoring"
+    label = "scoring"

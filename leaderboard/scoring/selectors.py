@@ -1,0 +1,28 @@
+"""The one route to hidden labels.
+
+:func:`task_truth_get` is the only function in the service that reads :class:`TaskTruth`; only the
+scoring code calls it (a test enforces both). What it returns must never reach a response, a page, an
+error message or a log line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from leaderboard.challenges.models import Task, TaskTruth
+
+
+@dataclass(frozen=True)
+class HiddenTruth:
+    labels: list[str] | list[float]
+    groups: list[str] | None
+    private: list[bool] | None
+    version: int
+
+    def __repr__(self) -> str:  # never print labels, even in a traceback or a debugger
+        return f"HiddenTruth(version={self.version}, items={len(self.labels)})"
+
+
+def task_truth_get(*, task: Task) -> HiddenTruth:
+    row = TaskTruth.objects.get(task=task)
+    return HiddenTruth(labels=row.labels, groups=row.groups, private=row.private, version=row.version)

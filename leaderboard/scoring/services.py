@@ -1,0 +1,174 @@
+"""Scoring: hidden labels + predictions -> point estimate and replicate vector per (task, split)."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from leaderboard.accounts.models import User
+from leaderboard.challenges.models import Task
+from leaderboard.scoring import engine
+from leaderboard.scoring.models import RescoreJob, Score
+from leaderboard.scoring.selectors import task_truth_get
+from leaderboard.submissions.models import Status, Submission, SubmissionFile
+
+logger = logging.getLogger(__name__)
+
+SCORER_CRASHED = (
+    "Scoring failed because of a fault on our side, not in your file. It was not counted against your "
+    "team's limits; the organizers have been told."
+)
+
+
+def submission_claim(*, submission_id: int) -> bool:
+    """queued (or running, when a dead worker's task comes back) -> running; False if there is nothing to do."""
+    claimed = Submission.objects.filter(pk=submission_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
+        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    return bool(claimed)
+
+
+def submission_score(*, submission_id: int) -> list[int]:
+    """Score a submission on each of its tasks; store the scores; return the ids of the tasks scored.
+
+    Idempotent: a submission already scored, failed or cancelled is left alone; a running one (its worker
+    died) is scored again and its scores replaced, so it appears once.
+    """
+    if not submission_claim(submission_id=submission_id):
+        logger.info("submission %s: nothing to do", submission_id)
+        return []
+    submission = Submission.objects.select_related("challenge").get(pk=submission_id)
+    files_by_task: dict[int, list[SubmissionFile]] = defaultdict(list)
+    for f in submission.files.select_related("task").order_by("task_id", "run"):
+        files_by_task[f.task_id].append(f)
+
+    results: list[tuple[Task, int, engine.SplitScore]] = []
+    for files in files_by_task.values():
+        task = files[0].task
+        truth = task_truth_get(task=task)
+        payloads = []
+        for f in files:
+            with f.file.open("rb") as handle:
+                payloads.append((handle.read(), f.original_name, f.format))
+        for split_score in engine.score_files(
+            task=task, truth=truth, files=payloads, challenge=submission.challenge
+        ):
+            results.append((task, truth.version, split_score))
+
+    with transaction.atomic():
+        current = Submission.objects.select_for_update().get(pk=submission_id)
+        if current.status != Status.RUNNING:  # cancelled or finished meanwhile
+            return []
+        for task, version, s in results:
+            Score.objects.update_or_create(
+                submission=current,
+                task=task,
+                split=s.split,
+                defaults={
+                    "value": s.value,
+                    "replicates": s.replicates.astype("<f8").tobytes(),
+                    "jackknife": s.jackknife.astype("<f8").tobytes(),
+                    "item_statistics": None
+                    if s.item_statistics is None
+                    else s.item_statistics.astype("<f4").tobytes(),
+                    "item_statistics_shape": None
+                    if s.item_statistics is None
+                    else list(s.item_statistics.shape),
+                    "run_values": s.run_values,
+                    "resamples": s.resamples,
+                    "seed": s.seed,
+                    "truth_version": version,
+                    "engine_version": s.engine_version,
+                },
+            )
+        current.status = Status.SCORED
+        current.error = ""
+        current.finished_at = timezone.now()
+        current.save(update_fields=["status", "error", "finished_at", "updated_at"])
+        task_ids = sorted({task.pk for task, _, _ in results})
+        transaction.on_commit(lambda: _after_scoring(task_ids))
+    logger.info("submission %s scored on tasks %s", submission_id, task_ids)
+    return task_ids
+
+
+def _after_scoring(task_ids: list[int]) -> None:
+    from leaderboard.rankings.services import boards_rebuild_dispatch
+
+    boards_rebuild_dispatch(task_ids=task_ids)
+    for job in RescoreJob.objects.filter(task_id__in=task_ids, state=RescoreJob.State.RUNNING):
+        rescore_job_refresh(job=job)
+
+
+def submission_fail(*, submission_id: int, message: str = SCORER_CRASHED) -> None:
+    """End a submission as failed for a platform fault: the team is not charged."""
+    Submission.objects.filter(pk=submission_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
+        status=Status.FAILED, error=message, charged=False, finished_at=timezone.now()
+    )
+
+
+def submissions_requeue_stuck(*, running_for: int = 900, undispatched_for: int = 30) -> list[int]:
+    """The sweeper: re-send submissions a dead worker left running, and queued ones the broker never got."""
+    from leaderboard.submissions.services import submission_dispatch
+
+    now = timezone.now()
+    stuck = Submission.objects.filter(
+        Q(status=Status.RUNNING, started_at__lt=now - timezone.timedelta(seconds=running_for))
+        | Q(
+            status=Status.QUEUED,
+            dispatched_at__isnull=True,
+            created_at__lt=now - timezone.timedelta(seconds=undispatched_for),
+        )
+    ).values_list("pk", flat=True)
+    sent = []
+    for pk in stuck:
+        if submission_dispatch(submission_id=pk):
+            sent.append(pk)
+    if sent:
+        logger.warning("sweeper re-sent submissions %s", sent)
+    return sent
+
+
+@transaction.atomic
+def task_rescore(*, task: Task, user: User | None) -> RescoreJob:
+    """Re-score every scored submission of a task (after its labels were fixed). Old snapshots stay."""
+    ids = list(
+        Submission.objects.filter(files__task=task, status__in=[Status.SCORED, Status.FAILED])
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    job = RescoreJob.objects.create(task=task, requested_by=user, total=len(ids))
+    Submission.objects.filter(pk__in=ids).update(status=Status.QUEUED, dispatched_at=None, error="")
+    from leaderboard.submissions.services import submission_dispatch
+
+    for pk in ids:
+        transaction.on_commit(lambda pk=pk: submission_dispatch(submission_id=pk))  # type: ignore[misc]
+    if not ids:
+        job.state = RescoreJob.State.DONE
+        job.finished_at = timezone.now()
+        job.save()
+    return job
+
+
+def rescore_job_refresh(*, job: RescoreJob) -> RescoreJob:
+    done = (
+        Score.objects.filter(
+            task=job.task, truth_version=job.task.truth_version, scored_at__gte=job.created_at
+        )
+        .values("submission")
+        .distinct()
+        .count()
+    )
+    pending = Submission.objects.filter(
+        files__task=job.task, status__in=[Status.QUEUED, Status.RUNNING]
+    ).exists()
+    RescoreJob.objects.filter(pk=job.pk).update(done=min(done, job.total))
+    if not pending:
+        RescoreJob.objects.filter(pk=job.pk, state=RescoreJob.State.RUNNING).update(
+            state=RescoreJob.State.DONE, finished_at=timezone.now(), done=job.total
+        )
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,61 @@
+"""Celery tasks of scoring: ids in, one service call, idempotent, retried by the task."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError
+
+from leaderboard.scoring.services import submission_fail, submission_score, submissions_requeue_stuck
+
+logger = logging.getLogger(__name__)
+
+# Platform faults: the database went away. Retried with backoff; never charged to the team.
+PLATFORM_FAULTS = (OperationalError, InterfaceError)
+
+
+@shared_task(
+    bind=True,
+    name="leaderboard.scoring.tasks.score_submission",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=5,
+)
+def score_submission(self, submission_id: int) -> list[int]:  # type: ignore[no-untyped-def]
+    try:
+        return submission_score(submission_id=submission_id)
+    except PLATFORM_FAULTS as exc:
+        if self.request.retries >= self.max_retries:
+            logger.exception("submission %s: database unreachable after retries", submission_id)
+            submission_fail(submission_id=submission_id)
+            return []
+        logger.warning("submission %s: database fault, retrying (%s)", submission_id, type(exc).__name__)
+        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 30)) from exc
+    except SoftTimeLimitExceeded:
+        logger.error("submission %s: scoring exceeded its time limit", submission_id)
+        submission_fail(
+            submission_id=submission_id,
+            message="Scoring took longer than the time limit; it was not counted against your team.",
+        )
+        return []
+    except MemoryError:
+        logger.error("submission %s: scoring ran out of memory", submission_id)
+        submission_fail(submission_id=submission_id)
+        return []
+    except Exception as exc:
+        # A bug in the scorer. The log gets the exception type and the frames (file, line, function) but
+        # not the exception's message, which could quote a hidden label; the participant a plain message.
+        frames = "".join(traceback.format_tb(exc.__traceback__))
+        logger.error(
+            "submission %s: the scorer crashed with %s\n%s", submission_id, type(exc).__name__, frames
+        )
+        submission_fail(submission_id=submission_id)
+        return []
+
+
+@shared_task(name="leaderboard.scoring.tasks.sweep_stuck_submissions", acks_late=True)
+def sweep_stuck_submissions() -> list[int]:
+    return submissions_requeue_stuck()
