@@ -219,10 +219,12 @@ class Board:
         }
 
 
-def _resolve_test(test: str, *, zero_one: bool, has_items: bool, has_finalize: bool) -> str:
+def _resolve_test(test: str, *, zero_one: bool, has_items: bool, has_finalize: bool, grouped: bool) -> str:
     if test not in TESTS:
         raise ValueError(f"`test` must be one of {TESTS}, got {test!r}.")
     if test == "auto":
+        if grouped:
+            return "bootstrap"
         if has_items and zero_one:
             return "mcnemar"
         if has_items and has_finalize:
@@ -258,6 +260,7 @@ def build_board(
     stepdown: bool = True,
     power: float = 0.8,
     runs: Sequence[npt.ArrayLike | None] | None = None,
+    grouped: bool = False,
 ) -> Board:
     """Build the board of one task: intervals, ranks, differences to the leader, tests, best sets.
 
@@ -307,6 +310,10 @@ def build_board(
         Power of the ``items_needed`` calculation (two-sided, level ``alpha``).
     runs : sequence of (array_like or None), optional
         Per entry, its scores over several training runs.
+    grouped : bool, default False
+        The replicates come from a grouped (cluster) bootstrap. Per-item tests (McNemar,
+        randomization) and Connor's formula treat items as independent, so ``test="auto"`` then uses
+        the paired bootstrap p-value and ``items_needed`` the bootstrap standard error.
 
     Returns
     -------
@@ -371,7 +378,11 @@ def build_board(
     if runs is not None and len(runs) != k:
         raise ValueError(f"`runs` must hold {k} entries (None where an entry has no runs).")
     resolved = _resolve_test(
-        test, zero_one=zero_one, has_items=stats_list is not None, has_finalize=finalize is not None
+        test,
+        zero_one=zero_one,
+        has_items=stats_list is not None,
+        has_finalize=finalize is not None,
+        grouped=grouped,
     )
 
     sign = 1.0 if higher_is_better else -1.0
@@ -426,7 +437,7 @@ def build_board(
     # items needed to resolve the gap to the leader
     needed: list[int | None] = [None] * k
     if n_items is not None:
-        if zero_one and stats_list is not None:
+        if zero_one and stats_list is not None and not grouped:
             correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
             for i in others.tolist():
                 only_i = int((correct[:, i] & ~correct[:, leader]).sum())
@@ -459,6 +470,7 @@ def build_board(
         best_set=best_set_method,
         stepdown=stepdown,
         rank_ties="min",
+        grouped=grouped,
         power=power,
         **({"randomizations": randomizations} if resolved == "randomization" else {}),
     )

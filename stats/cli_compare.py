@@ -1,0 +1,380 @@
+"""Command line: ``python -m stats leaderboard ...`` and ``python -m stats cd ...``.
+
+``leaderboard`` scores prediction files like ``score`` and prints the whole board of the task (see
+:func:`stats.board.build_board`); ``cd`` compares entries across tasks from a score table and can write
+the critical-difference diagram (see :mod:`stats.crosstask`, :mod:`stats.cddiagram`).
+
+Both are registered on :func:`stats.cli.build_parser` by :func:`add_comparison_parsers`. Bad input
+exits with code 2 and ``file:line:column: message`` on stderr (raised as :class:`stats.io.InputError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
+from stats.cddiagram import cd_diagram_svg
+from stats.compare import CORRECTIONS
+from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
+from stats.engine import DEFAULT_RESAMPLES, score_entries
+from stats.intervals import DEFAULT_CONFIDENCE
+from stats.io import InputError, read_predictions, read_truth
+from stats.metrics import METRICS, get_metric
+
+__all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
+
+EXIT_OK = 0
+
+
+def _level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1")
+    return value
+
+
+def _integer(minimum: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}")
+        return value
+
+    return parse
+
+
+def add_comparison_parsers(subparsers: Any) -> None:
+    """Register the ``leaderboard`` and ``cd`` subcommands on ``python -m stats``'s subparsers."""
+    lb = subparsers.add_parser(
+        "leaderboard",
+        help="rank prediction files with intervals, rank intervals, paired tests and the best set",
+        description=(
+            "Score each prediction file against the truth file and print the ranked board: value and "
+            "interval, rank and rank intervals, paired difference to the leader with its interval, "
+            "p-value, adjusted p-value, membership of the best set, and items needed to resolve the gap."
+        ),
+    )
+    lb.add_argument("predictions", nargs="+", metavar="PRED", help="prediction files (CSV or Parquet)")
+    lb.add_argument("--truth", required=True, help="truth file: id,label[,group] (CSV or Parquet)")
+    lb.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
+    lb.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
+    lb.add_argument("--group-column", help="column of the truth file holding each item's group")
+    lb.add_argument("--resamples", type=_integer(2), default=DEFAULT_RESAMPLES)
+    lb.add_argument("--seed", type=_integer(0), default=0)
+    lb.add_argument("--confidence", type=_level, default=DEFAULT_CONFIDENCE)
+    lb.add_argument("--interval", choices=["bca", "percentile", "basic"], default="bca")
+    lb.add_argument("--alpha", type=_level, default=0.05, help="level of the tests (default 0.05)")
+    lb.add_argument("--correction", choices=CORRECTIONS, default="holm")
+    lb.add_argument("--test", choices=TESTS, default="auto", help="test behind the p-values")
+    lb.add_argument("--best-set", choices=BEST_SET_METHODS, default="max-t", dest="best_set")
+    lb.add_argument("--randomizations", type=_integer(1), default=10_000)
+    lb.add_argument("--power", type=_level, default=0.8)
+    lb.add_argument("--format", choices=["table", "json"], default="table")
+    lb.set_defaults(handler=run_leaderboard)
+
+    cd = subparsers.add_parser(
+        "cd",
+        help="compare entries across tasks: Friedman, Nemenyi or Wilcoxon-Holm, critical-difference diagram",
+        description=(
+            "SCORES has one row per task and one column per entry; the first column holds the task names."
+        ),
+    )
+    cd.add_argument("--scores", required=True, help="CSV: task,<entry>,<entry>,...")
+    cd.add_argument("--alpha", type=_level, default=0.05)
+    cd.add_argument("--posthoc", choices=POSTHOCS, default="nemenyi")
+    cd.add_argument(
+        "--lower-is-better", action="store_true", help="smaller scores are better (errors, losses)"
+    )
+    cd.add_argument("--svg", help="write the critical-difference diagram to this SVG file")
+    cd.add_argument("--title", help="title of the diagram")
+    cd.add_argument("--format", choices=["table", "json"], default="table")
+    cd.set_defaults(handler=run_cd)
+
+
+# --------------------------------------------------------------------------------------------------
+# leaderboard
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    if x is None or not math.isfinite(x):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.2e}" if p < 1e-3 else f"{p:.4f}"
+
+
+def board_table(board: Board) -> str:
+    """The board as a fixed-width text table."""
+    pct = f"{board.confidence * 100:g}%"
+    header = [
+        "rank",
+        "name",
+        "value",
+        f"{pct} {board.interval_method}",
+        "ranks",
+        "sim. ranks",
+        "diff",
+        f"{pct} diff",
+        "p",
+        f"p {board.correction}",
+        "best",
+        "items needed",
+    ]
+    lines = []
+    for r in board.rows:
+        lines.append(
+            [
+                str(r.rank),
+                r.name,
+                _fmt(r.value),
+                f"[{_fmt(r.interval.low)}, {_fmt(r.interval.high)}]",
+                f"{r.rank_interval[0]}-{r.rank_interval[1]}",
+                f"{r.simultaneous_rank_interval[0]}-{r.simultaneous_rank_interval[1]}",
+                "leader" if r.is_leader else f"{r.difference:+.4f}",
+                ""
+                if r.is_leader
+                else f"[{r.difference_interval.low:+.4f}, {r.difference_interval.high:+.4f}]",
+                "" if r.is_leader else _fmt_p(r.p_value),
+                "" if r.is_leader else _fmt_p(r.adjusted_p_value),
+                "yes" if r.in_best_set else "no",
+                "" if r.items_needed is None else f"{r.items_needed:,}",
+            ]
+        )
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    left = {1}
+    out = io.StringIO()
+    for row in [header, *lines]:
+        cells = [
+            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.write("  ".join(cells).rstrip() + "\n")
+    out.write(
+        f"test: {board.test}; best set: {board.best_set_method} (alpha {board.alpha:g}); "
+        f"ranks: {pct} marginal, sim. ranks: {pct} simultaneous (max-t)\n"
+    )
+    out.write(f"signature: {board.signature}\n")
+    return out.getvalue()
+
+
+def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Run ``leaderboard``; returns the exit code."""
+    out = out or sys.stdout
+    metric = get_metric(args.metric)
+    label_set = args.labels.split(",") if args.labels else None
+    truth = read_truth(
+        args.truth,
+        kind=metric.prediction_kind if metric.prediction_kind == "value" else "label",
+        label_set=label_set,
+        group_column=args.group_column,
+    )
+    if label_set is None and metric.prediction_kind != "value":
+        label_set = truth.label_set()
+    preds = [
+        read_predictions(
+            path,
+            item_ids=truth.ids,
+            kind=metric.prediction_kind,
+            label_set=label_set,
+            probabilities=metric.scores_are_probabilities,
+            min_ranks=metric.ranks,
+        )
+        for path in args.predictions
+    ]
+    names = list(args.predictions)
+    if len(set(names)) != len(names):
+        raise InputError("the same prediction file is given twice", file=names[0])
+    metric_labels = label_set if metric.prediction_kind != "value" else None
+    if metric.prediction_kind == "score" and metric_labels is not None and len(metric_labels) != 2:
+        raise InputError(
+            f"a binary metric needs exactly two labels, the truth has {len(metric_labels)}", file=args.truth
+        )
+    scores = score_entries(
+        truth.labels,
+        preds,
+        metric=metric,
+        labels=metric_labels,
+        names=names,
+        resamples=args.resamples,
+        seed=args.seed,
+        groups=truth.groups,
+        jackknife=args.interval == "bca",
+    )
+    item_statistics = None
+    if not metric.rank_based:
+        item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+    board = build_board(
+        names=names,
+        values=[s.value for s in scores],
+        replicates=np.column_stack([s.replicates for s in scores]),
+        jackknife=np.column_stack([s.jackknife for s in scores]) if args.interval == "bca" else None,
+        higher_is_better=metric.higher_is_better,
+        metric_name=metric.name,
+        seed=args.seed,
+        confidence=args.confidence,
+        alpha=args.alpha,
+        interval=args.interval,
+        correction=args.correction,
+        test=args.test,
+        item_statistics=item_statistics,
+        finalize=None if metric.rank_based else metric.finalize,
+        zero_one=metric.zero_one,
+        randomizations=args.randomizations,
+        n_items=len(truth.ids),
+        best_set_method=args.best_set,
+        power=args.power,
+        grouped=truth.groups is not None,
+    )
+    if args.format == "json":
+        json.dump(board.as_dict(), out, indent=2, allow_nan=False)
+        out.write("\n")
+    else:
+        out.write(board_table(board))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------
+# cd
+
+
+def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
+    """Read ``task,<entry>,...`` rows: returns task names, entry names and the (N, k) scores.
+
+    Raises :class:`stats.io.InputError` located at ``file:line:column`` for an unreadable or empty file,
+    a duplicate or empty entry name, a row of the wrong width, a duplicate task, or a score that is
+    not a finite number.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror}", file=path) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError("the file is not UTF-8 encoded", file=path, line=line) from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    tasks: list[str] = []
+    rows: list[list[float]] = []
+    try:
+        for record in reader:
+            line = reader.line_num
+            if not record or all(not cell.strip() for cell in record):
+                continue
+            if header is None:
+                header = [cell.strip() for cell in record]
+                if len(header) < 3:
+                    raise InputError(
+                        "the header needs a task column and at least two entry columns", file=path, line=line
+                    )
+                for col, name in enumerate(header[1:], start=2):
+                    if not name:
+                        raise InputError("empty entry name", file=path, line=line, column=col)
+                    if name in header[1 : col - 1]:
+                        raise InputError(f"duplicate entry name '{name}'", file=path, line=line, column=col)
+                continue
+            if len(record) != len(header):
+                raise InputError(f"expected {len(header)} fields, found {len(record)}", file=path, line=line)
+            task = record[0].strip()
+            if not task:
+                raise InputError("empty task name", file=path, line=line, column=1)
+            if task in tasks:
+                raise InputError(f"duplicate task '{task}'", file=path, line=line, column=1)
+            values = []
+            for col, cell in enumerate(record[1:], start=2):
+                try:
+                    value = float(cell)
+                except ValueError:
+                    raise InputError(
+                        f"'{cell.strip()}' is not a number", file=path, line=line, column=col
+                    ) from None
+                if not math.isfinite(value):
+                    raise InputError(
+                        f"'{cell.strip()}' is not a finite number", file=path, line=line, column=col
+                    )
+                values.append(value)
+            tasks.append(task)
+            rows.append(values)
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", file=path, line=reader.line_num) from None
+    if header is None:
+        raise InputError("the file is empty", file=path)
+    if len(rows) < 2:
+        raise InputError("at least two tasks (rows) are needed", file=path)
+    return tasks, header[1:], np.asarray(rows, dtype=np.float64)
+
+
+def cd_table(result: CrossTaskResult) -> str:
+    """The cross-task comparison as text."""
+    fr = result.friedman
+    out = io.StringIO()
+    order = result.order()
+    width = max(len("entry"), *(len(result.names[i]) for i in order))
+    out.write(f"{'entry':<{width}}  average rank\n")
+    for i in order:
+        out.write(f"{result.names[i]:<{width}}  {result.average_ranks[i]:12.3f}\n")
+    out.write(
+        f"Friedman chi2 = {fr.chi2:.3f} (df {fr.df1}, p = {fr.chi2_p:.4g}); "
+        f"Iman-Davenport F = {fr.f:.3f} (df {fr.df1}, {fr.df2}, p = {fr.f_p:.4g})\n"
+    )
+    out.write(
+        f"Nemenyi CD = {result.critical_difference:.3f} (q = {result.q_alpha:.3f}, alpha {result.alpha:g}, "
+        f"k = {fr.n_entries}, N = {fr.n_tasks}); post-hoc: {result.posthoc}\n"
+    )
+    pairs = [
+        (result.names[i], result.names[j], result.p_values[i, j])
+        for x, i in enumerate(order)
+        for j in order[x + 1 :]
+        if result.significant[i, j]
+    ]
+    if pairs:
+        out.write("significantly different pairs:\n")
+        for a, b, p in pairs:
+            out.write(f"  {a} vs {b}  (p = {p:.4g})\n")
+    else:
+        out.write("no pair is significantly different\n")
+    for clique in result.cliques:
+        out.write(f"not separated: {', '.join(clique)}\n")
+    out.write(f"signature: {result.signature}\n")
+    return out.getvalue()
+
+
+def run_cd(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Run ``cd``; returns the exit code."""
+    out = out or sys.stdout
+    _, entries, scores = read_score_table(args.scores)
+    result = compare_across_tasks(
+        scores,
+        names=entries,
+        higher_is_better=not args.lower_is_better,
+        alpha=args.alpha,
+        posthoc=args.posthoc,
+    )
+    if args.svg:
+        try:
+            Path(args.svg).write_bytes(cd_diagram_svg(result, title=args.title))
+        except OSError as exc:
+            raise InputError(f"cannot write the SVG: {exc.strerror}", file=args.svg) from None
+    if args.format == "json":
+        json.dump(result.as_dict(), out, indent=2, allow_nan=False)
+        out.write("\n")
+    else:
+        out.write(cd_table(result))
+    return EXIT_OK
