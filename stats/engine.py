@@ -258,12 +258,22 @@ def _score_decomposable(
     totals = stacked.sum(axis=0)
     points = metric.finalize(totals.reshape(k, m))
 
-    dtype = _product_dtype(stacked, design)
-    s_prod = stacked.astype(dtype)
+    # Columns equal in every entry (item counts, true-class counts) are multiplied once, not K times.
+    cube = stacked.reshape(-1, k, m)
+    shared = np.all(cube == cube[:, :1, :], axis=(0, 1))
+    own = np.flatnonzero(~shared)
+    product_cols = np.hstack([cube[:, 0, shared], cube[:, :, own].reshape(cube.shape[0], -1)])
+    dtype = _product_dtype(product_cols, design)
+    s_prod = np.ascontiguousarray(product_cols, dtype=dtype)
+    n_shared = int(shared.sum())
     parts = []
     for _, w_chunk in chunk_iter:
-        pooled = (w_chunk.astype(dtype) @ s_prod).astype(np.float64)
-        parts.append(metric.finalize(pooled.reshape(-1, k, m)))
+        prod = (w_chunk.astype(dtype) @ s_prod).astype(np.float64)
+        pooled = np.empty((prod.shape[0], k, m))
+        pooled[:, :, shared] = prod[:, None, :n_shared]
+        if own.size:
+            pooled[:, :, own] = prod[:, n_shared:].reshape(prod.shape[0], k, own.shape[0])
+        parts.append(metric.finalize(pooled))
     reps = np.concatenate(parts)  # (rows, K)
 
     # leave one unit out: pooled totals minus that unit's statistics, O(units x K x m)
