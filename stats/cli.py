@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from stats import __version__
+from stats.cli_compare import add_comparison_parsers
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
 from stats.io import InputError, read_predictions, read_truth
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_score_parser(subparsers)
+    add_comparison_parsers(subparsers)  # leaderboard, cd (issue 4)
     return parser
 
 

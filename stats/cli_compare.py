@@ -22,7 +22,6 @@ from typing import Any, TextIO
 import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
-from stats.cddiagram import cd_diagram_svg
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
@@ -368,6 +367,8 @@ def run_cd(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         posthoc=args.posthoc,
     )
     if args.svg:
+        from stats.cddiagram import cd_diagram_svg  # matplotlib only when a diagram is asked for
+
         try:
             Path(args.svg).write_bytes(cd_diagram_svg(result, title=args.title))
         except OSError as exc:
