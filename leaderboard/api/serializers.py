@@ -1,0 +1,315 @@
+"""Input serializers validate the shape of a request; output serializers choose what leaves.
+
+Nothing here reads :class:`~leaderboard.challenges.models.TaskTruth`: the hidden labels, the groups and
+which items are private never appear in a response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import IO, Any, cast
+
+from django.core.files.uploadedfile import UploadedFile
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from leaderboard.challenges.models import Challenge, Task
+from leaderboard.core.exceptions import ApplicationError
+from leaderboard.scoring.models import RescoreJob, Score
+from leaderboard.submissions.models import Submission, SubmissionFile
+from leaderboard.submissions.services import Upload
+
+FILE_FIELD = "file"
+TASK_FILE_PREFIX = "file:"
+NAME_THE_TASK = "Challenge '{challenge}' has several tasks; send each file as 'file:<task>' ({fields})."
+UNKNOWN_FILE_FIELD = "Unexpected file field '{field}'; send 'file' or 'file:<task>'."
+
+
+# --- accounts ---------------------------------------------------------------------------------------
+class RegisterInputSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+
+
+class TokenInputSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+
+
+class TokenOutputSerializer(serializers.Serializer):
+    token = serializers.CharField()
+    username = serializers.CharField()
+
+
+class UserOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+
+
+# --- challenges -------------------------------------------------------------------------------------
+CHALLENGE_SETTINGS = [
+    "title",
+    "description",
+    "rules",
+    "start",
+    "end",
+    "visibility",
+    "daily_limit",
+    "total_limit",
+    "entry_selection",
+    "confidence",
+    "resamples",
+    "interval_method",
+    "correction",
+    "seed",
+]
+
+
+class ChallengeInputSerializer(serializers.ModelSerializer):
+    """Creation: ``slug`` is optional (made from the title)."""
+
+    slug = serializers.SlugField(max_length=80, required=False)
+
+    class Meta:
+        model = Challenge
+        fields = ["slug", *CHALLENGE_SETTINGS]
+
+
+class ChallengeUpdateSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Challenge
+        fields = CHALLENGE_SETTINGS
+
+
+class ChallengeOutputSerializer(serializers.ModelSerializer):
+    is_open = serializers.BooleanField(read_only=True)
+    tasks = serializers.SerializerMethodField()
+    is_organizer = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Challenge
+        fields = ["slug", *CHALLENGE_SETTINGS, "is_open", "private_revealed", "tasks", "is_organizer", "url"]
+
+    def get_tasks(self, obj: Challenge) -> list[str]:
+        return [t.slug for t in obj.tasks.all()]
+
+    def get_is_organizer(self, obj: Challenge) -> bool:
+        organizer_of: set[int] = self.context.get("organizer_of", set())
+        return obj.pk in organizer_of
+
+    def get_url(self, obj: Challenge) -> str:
+        return reverse("api:challenge-detail", kwargs={"slug": obj.slug})
+
+
+# --- tasks ------------------------------------------------------------------------------------------
+def prediction_format(task: Task) -> dict[str, Any]:
+    """What a predictions file for this task looks like (public: derived from the metric and item list)."""
+    from stats.io import prediction_columns
+    from stats.metrics import get_metric
+
+    metric = get_metric(task.metric)
+    kind = metric.prediction_kind
+    return {
+        "file_types": ["csv", "parquet"],
+        "columns": ["id", *prediction_columns(kind, ranks=metric.ranks or 1)],
+        "prediction_kind": kind,
+        "probabilities": metric.scores_are_probabilities,
+        "labels": task.labels,
+        "rows": task.n_items,
+        "note": "One row per item id of the task, in any order: no missing, duplicate or unknown ids.",
+    }
+
+
+class TaskOutputSerializer(serializers.ModelSerializer):
+    n_items = serializers.IntegerField(read_only=True)
+    prediction_format = serializers.SerializerMethodField()
+    items_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Task
+        fields = [
+            "slug",
+            "title",
+            "description",
+            "metric",
+            "labels",
+            "n_items",
+            "has_private_split",
+            "grouped",
+            "position",
+            "prediction_format",
+            "items_url",
+        ]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_prediction_format(self, obj: Task) -> dict[str, Any]:
+        return prediction_format(obj)
+
+    def get_items_url(self, obj: Task) -> str:
+        return reverse("api:task-items", kwargs={"slug": obj.challenge.slug, "task": obj.slug})
+
+
+class TaskInputSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=80)
+    title = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    metric = serializers.CharField(max_length=40)
+    labels = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
+    group_column = serializers.CharField(required=False, allow_blank=True, default="")
+    split_column = serializers.CharField(required=False, allow_blank=True, default="")
+    truth = serializers.FileField(help_text="CSV or Parquet: the hidden labels, one row per item.")
+
+    def validate_labels(self, value: list[str]) -> list[str]:
+        # Multipart clients often send one comma-separated value: accept both forms.
+        if len(value) == 1 and "," in value[0]:
+            return [v.strip() for v in value[0].split(",") if v.strip()]
+        return value
+
+
+class TruthInputSerializer(serializers.Serializer):
+    group_column = serializers.CharField(required=False, allow_blank=True, default="")
+    split_column = serializers.CharField(required=False, allow_blank=True, default="")
+    truth = serializers.FileField(help_text="CSV or Parquet: the corrected hidden labels, same items.")
+
+
+class ItemSerializer(serializers.Serializer):
+    id = serializers.CharField()
+
+
+class RescoreJobOutputSerializer(serializers.ModelSerializer):
+    task = serializers.CharField(source="task.slug")
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = RescoreJob
+        fields = ["id", "task", "state", "total", "done", "progress", "created_at", "finished_at"]
+
+    def get_progress(self, obj: RescoreJob) -> float:
+        return 1.0 if obj.total == 0 else round(obj.done / obj.total, 4)
+
+
+# --- submissions ------------------------------------------------------------------------------------
+class SubmissionInputSerializer(serializers.Serializer):
+    """The fields of a submission; the files come as ``file`` or ``file:<task>`` multipart parts."""
+
+    name = serializers.CharField(max_length=120)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    link = serializers.URLField(required=False, allow_blank=True, default="")
+    is_baseline = serializers.BooleanField(required=False, default=False)
+
+
+def uploads_by_task(
+    files: Mapping[str, Sequence[UploadedFile]], *, challenge: Challenge, task_slugs: Sequence[str]
+) -> dict[str, list[Upload]]:
+    """``file`` (one-task challenges) or ``file:<task>`` parts -> the service's ``{task: [Upload, ...]}``.
+
+    Several parts with the same name are several runs of the same task.
+    """
+    out: dict[str, list[Upload]] = {}
+    for field, parts in files.items():
+        if field == FILE_FIELD:
+            if len(task_slugs) != 1:
+                fields = ", ".join(f"'{TASK_FILE_PREFIX}{s}'" for s in task_slugs) or "no tasks yet"
+                raise ApplicationError(
+                    NAME_THE_TASK.format(challenge=challenge.slug, fields=fields), extra={"field": field}
+                )
+            slug = task_slugs[0]
+        elif field.startswith(TASK_FILE_PREFIX):
+            slug = field[len(TASK_FILE_PREFIX) :]
+        else:
+            raise ApplicationError(UNKNOWN_FILE_FIELD.format(field=field), extra={"field": field})
+        out.setdefault(slug, []).extend(
+            Upload(name=part.name or field, size=part.size or 0, stream=cast(IO[bytes], part))
+            for part in parts
+        )
+    return out
+
+
+class SubmissionFileOutputSerializer(serializers.ModelSerializer):
+    task = serializers.CharField(source="task.slug")
+    name = serializers.CharField(source="original_name")
+
+    class Meta:
+        model = SubmissionFile
+        fields = ["task", "run", "name", "format", "size", "sha256"]
+
+
+class ScoreOutputSerializer(serializers.ModelSerializer):
+    task = serializers.CharField(source="task.slug")
+    runs = serializers.IntegerField(source="n_runs")
+
+    class Meta:
+        model = Score
+        fields = ["task", "split", "value", "run_values", "runs", "scored_at"]
+
+
+class SubmissionOutputSerializer(serializers.ModelSerializer):
+    challenge = serializers.CharField(source="challenge.slug")
+    team = serializers.CharField(source="team.name")
+    files = SubmissionFileOutputSerializer(many=True)
+    scores = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "challenge",
+            "team",
+            "name",
+            "description",
+            "link",
+            "is_baseline",
+            "status",
+            "error",
+            "selected",
+            "charged",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "files",
+            "scores",
+            "url",
+        ]
+
+    @extend_schema_field(ScoreOutputSerializer(many=True))
+    def get_scores(self, obj: Submission) -> list[dict[str, Any]]:
+        # The view decides which splits are visible (private only once revealed, or to organizers).
+        visible: Mapping[int, Sequence[Score]] = self.context.get("visible_scores", {})
+        return ScoreOutputSerializer(visible.get(obj.pk, []), many=True).data  # type: ignore[return-value]
+
+    def get_url(self, obj: Submission) -> str:
+        return reverse("api:submission-detail", kwargs={"pk": obj.pk})
+
+
+# --- boards -----------------------------------------------------------------------------------------
+class BoardQuerySerializer(serializers.Serializer):
+    task = serializers.SlugField(required=False, help_text="Task slug; the first task by default.")
+    split = serializers.ChoiceField(choices=["public", "private"], default="public")
+
+
+class BoardOutputSerializer(serializers.Serializer):
+    challenge = serializers.CharField()
+    task = serializers.CharField()
+    split = serializers.CharField()
+    metric = serializers.CharField()
+    sequence = serializers.IntegerField(
+        allow_null=True, help_text="The snapshot's number; null: no board yet."
+    )
+    created_at = serializers.DateTimeField(allow_null=True)
+    entry_count = serializers.IntegerField()
+    signature = serializers.DictField()
+    rows = serializers.ListField(child=serializers.DictField())
+
+
+class SummaryOutputSerializer(serializers.Serializer):
+    challenge = serializers.CharField()
+    split = serializers.CharField()
+    sequence = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    summary = serializers.DictField()
+    svg_url = serializers.CharField(allow_null=True)

@@ -1,0 +1,36 @@
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from leaderboard.api import views
+from leaderboard.api.exception_handlers import not_found
+
+app_name = "api"
+
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("auth/register/", views.RegisterView.as_view(), name="register"),
+    path("challenges/", views.ChallengeListView.as_view(), name="challenge-list"),
+    path("challenges/<slug:slug>/", views.ChallengeDetailView.as_view(), name="challenge-detail"),
+    path("challenges/<slug:slug>/reveal/", views.ChallengeRevealView.as_view(), name="challenge-reveal"),
+    path("challenges/<slug:slug>/tasks/", views.TaskListView.as_view(), name="task-list"),
+    path("challenges/<slug:slug>/tasks/<slug:task>/items/", views.TaskItemsView.as_view(), name="task-items"),
+    path("challenges/<slug:slug>/tasks/<slug:task>/truth/", views.TaskTruthView.as_view(), name="task-truth"),
+    path(
+        "challenges/<slug:slug>/tasks/<slug:task>/rescore/",
+        views.TaskRescoreView.as_view(),
+        name="task-rescore",
+    ),
+    path("challenges/<slug:slug>/submissions/", views.SubmissionListView.as_view(), name="submission-list"),
+    path("challenges/<slug:slug>/leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path("challenges/<slug:slug>/summary/", views.SummaryView.as_view(), name="summary"),
+    path(
+        "challenges/<slug:slug>/critical-difference.svg",
+        views.CriticalDifferenceView.as_view(),
+        name="critical-difference",
+    ),
+    path("submissions/<int:pk>/", views.SubmissionDetailView.as_view(), name="submission-detail"),
+    path("submissions/<int:pk>/select/", views.SubmissionSelectView.as_view(), name="submission-select"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    re_path(r"^.*$", not_found),  # unknown API paths answer in the API's shape, not with an HTML page
+]

@@ -1,0 +1,576 @@
+"""The REST API: each view validates its input, makes one service or selector call, serializes the result.
+
+Visibility: ``challenge_get`` answers 404 for a challenge the user may not see; ``require_organizer``
+answers 403 for managing actions; ``rankings.selectors`` answer 404 for a private board not revealed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, cast
+
+import django_filters
+from django.http import HttpResponse
+from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.filters import OrderingFilter
+from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import AllowAny, IsAuthenticated, IsAuthenticatedOrReadOnly
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.accounts.models import User
+from leaderboard.api import serializers as s
+from leaderboard.api.renderers import CSVRenderer, SVGRenderer
+from leaderboard.api.selectors import (
+    rescore_job_latest,
+    submission_get,
+    submission_list,
+    submission_visible_scores,
+)
+from leaderboard.api.services import token_issue, token_revoke, user_register
+from leaderboard.api.throttles import WriteScopedRateThrottle
+from leaderboard.challenges.models import Challenge
+from leaderboard.challenges.selectors import challenge_get, challenge_list, task_get, user_is_organizer
+from leaderboard.challenges.services import (
+    challenge_create,
+    challenge_reveal_private,
+    challenge_update,
+    require_organizer,
+    slug_for,
+    task_create,
+    task_truth_replace,
+)
+from leaderboard.core.exceptions import ApplicationError, NotFoundError
+from leaderboard.rankings.selectors import board_latest, summary_latest
+from leaderboard.scoring.services import rescore_job_refresh, task_rescore
+from leaderboard.submissions.models import Status, Submission
+from leaderboard.submissions.services import submission_cancel, submission_create, submission_select
+
+NO_TASKS = "Challenge '{slug}' has no tasks yet."
+NO_SUMMARY = "No cross-task summary of the {split} board yet."
+NO_DIAGRAM = "No critical-difference diagram of the {split} board yet."
+
+ERROR_RESPONSES = {
+    400: OpenApiResponse(description="Invalid input: {message, extra}"),
+    403: OpenApiResponse(description="Not allowed: {message, extra}"),
+    404: OpenApiResponse(description="Not found or not visible: {message, extra}"),
+}
+
+
+def _user(request: Request) -> User:
+    """The authenticated user (the view's permission classes guarantee one)."""
+    return cast(User, request.user)
+
+
+def _read_upload(upload: Any) -> bytes:
+    """The bytes of an organizer's labels file, refused before it is read whole if over the limit."""
+    from django.conf import settings
+
+    if upload.size > settings.UPLOAD_MAX_BYTES:
+        raise ApplicationError(
+            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {settings.UPLOAD_MAX_BYTES:,} bytes.",
+            extra={"file": upload.name},
+        )
+    return cast(bytes, upload.read())
+
+
+class JSONErrorsMixin:
+    """Errors stay JSON (``{message, extra}``) even when the client asked for CSV or SVG."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        response = super().handle_exception(exc)  # type: ignore[misc]
+        request = self.request  # type: ignore[attr-defined]
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = "application/json"
+        return cast(Response, response)
+
+
+class FirstRendererNegotiation(BaseContentNegotiation):
+    """For image endpoints: always the view's first renderer, whatever the Accept header says."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        first = next(iter(renderers))
+        return first, first.media_type
+
+
+# --- auth -------------------------------------------------------------------------------------------
+class TokenView(APIView):
+    """POST: exchange a username and password for your API token. DELETE: revoke it."""
+
+    throttle_classes = [WriteScopedRateThrottle]
+    throttle_scope = "token"
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    def get_permissions(self) -> list[Any]:
+        return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]
+
+    @extend_schema(
+        request=s.TokenInputSerializer, responses={200: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
+    )
+    def post(self, request: Request) -> Response:
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
+        serializer.is_valid(raise_exception=True)
+        user = serializer.validated_data["user"]
+        token = token_issue(user=user)
+        return Response(s.TokenOutputSerializer({"token": token.key, "username": user.get_username()}).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request: Request) -> Response:
+        token_revoke(user=_user(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RegisterView(APIView):
+    """Sign up; answers with the new account's API token."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [WriteScopedRateThrottle]
+    throttle_scope = "login"
+
+    @extend_schema(
+        request=s.RegisterInputSerializer, responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.RegisterInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = user_register(**serializer.validated_data)
+        token = token_issue(user=user)
+        data = s.TokenOutputSerializer({"token": token.key, "username": user.get_username()}).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+# --- challenges -------------------------------------------------------------------------------------
+def _challenge_context(request: Request, challenges: list[Challenge]) -> dict[str, Any]:
+    return {
+        "request": request,
+        "organizer_of": {c.pk for c in challenges if user_is_organizer(challenge=c, user=request.user)},
+    }
+
+
+class ChallengeListView(GenericAPIView):
+    """GET: the challenges you may see (public ones, and those you organize or take part in). POST: create
+    one; you become its organizer."""
+
+    serializer_class = s.ChallengeOutputSerializer
+    permission_classes = [IsAuthenticatedOrReadOnly]
+    filter_backends = [OrderingFilter]
+    ordering_fields = ["start", "end", "slug", "created_at"]
+
+    def get_queryset(self) -> Any:
+        return challenge_list(user=self.request.user).prefetch_related("tasks")
+
+    @extend_schema(responses=s.ChallengeOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        items = list(page or [])
+        data = s.ChallengeOutputSerializer(items, many=True, context=_challenge_context(request, items)).data
+        return self.get_paginated_response(data)
+
+    @extend_schema(
+        request=s.ChallengeInputSerializer, responses={201: s.ChallengeOutputSerializer, **ERROR_RESPONSES}
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.ChallengeInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fields = dict(serializer.validated_data)
+        slug = fields.pop("slug", None) or slug_for(fields["title"])
+        challenge = challenge_create(organizer=_user(request), slug=slugify(slug), **fields)
+        data = s.ChallengeOutputSerializer(challenge, context=_challenge_context(request, [challenge])).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+class ChallengeDetailView(APIView):
+    """GET: one challenge. PATCH: change its settings (organizers)."""
+
+    @extend_schema(responses={200: s.ChallengeOutputSerializer, 404: ERROR_RESPONSES[404]})
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        return Response(
+            s.ChallengeOutputSerializer(challenge, context=_challenge_context(request, [challenge])).data
+        )
+
+    @extend_schema(
+        request=s.ChallengeUpdateSerializer, responses={200: s.ChallengeOutputSerializer, **ERROR_RESPONSES}
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        serializer = s.ChallengeUpdateSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        challenge = challenge_update(challenge=challenge, **serializer.validated_data)
+        return Response(
+            s.ChallengeOutputSerializer(challenge, context=_challenge_context(request, [challenge])).data
+        )
+
+
+class ChallengeRevealView(APIView):
+    """POST: reveal the private board to everyone who sees the challenge (organizers)."""
+
+    @extend_schema(request=None, responses={200: s.ChallengeOutputSerializer, **ERROR_RESPONSES})
+    def post(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        challenge = challenge_reveal_private(challenge=challenge)
+        return Response(
+            s.ChallengeOutputSerializer(challenge, context=_challenge_context(request, [challenge])).data
+        )
+
+
+# --- tasks ------------------------------------------------------------------------------------------
+class TaskListView(APIView):
+    """GET: the tasks of a challenge (public fields only). POST (multipart): create a task from its hidden
+    labels file (organizers)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses={200: s.TaskOutputSerializer(many=True), 404: ERROR_RESPONSES[404]})
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        tasks = challenge.tasks.select_related("challenge")
+        return Response(s.TaskOutputSerializer(tasks, many=True).data)
+
+    @extend_schema(
+        request={"multipart/form-data": s.TaskInputSerializer},
+        responses={201: s.TaskOutputSerializer, **ERROR_RESPONSES},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        serializer = s.TaskInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        truth = data["truth"]
+        task = task_create(
+            challenge=challenge,
+            slug=data["slug"],
+            title=data["title"],
+            description=data["description"],
+            metric=data["metric"],
+            labels=data.get("labels") or None,
+            group_column=data["group_column"] or None,
+            split_column=data["split_column"] or None,
+            truth=_read_upload(truth),
+            truth_name=truth.name,
+        )
+        return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
+
+
+class TaskItemsView(JSONErrorsMixin, GenericAPIView):
+    """GET: the public item ids of a task, in file order; paginated, or all of them with ``?format=csv``."""
+
+    serializer_class = s.ItemSerializer
+    renderer_classes = [JSONRenderer, CSVRenderer]
+    filter_backends: list[Any] = []
+
+    def get(self, request: Request, slug: str, task: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        item_ids = task_get(challenge=challenge, slug=task).item_ids
+        items = [{"id": i} for i in item_ids]
+        if isinstance(request.accepted_renderer, CSVRenderer):
+            response = Response(items)
+            response["Content-Disposition"] = f'attachment; filename="{challenge.slug}-{task}-items.csv"'
+            return response
+        page = self.paginate_queryset(cast(Any, items))
+        return self.get_paginated_response(s.ItemSerializer(page, many=True).data)
+
+
+class TaskTruthView(APIView):
+    """PUT (multipart): replace the hidden labels of a task, same items (organizers). Re-score afterwards."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": s.TruthInputSerializer},
+        responses={200: s.TaskOutputSerializer, **ERROR_RESPONSES},
+    )
+    def put(self, request: Request, slug: str, task: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        task_obj = task_get(challenge=challenge, slug=task)
+        serializer = s.TruthInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        updated = task_truth_replace(
+            task=task_obj,
+            truth=_read_upload(data["truth"]),
+            truth_name=data["truth"].name,
+            group_column=data["group_column"] or None,
+            split_column=data["split_column"] or None,
+        )
+        return Response(s.TaskOutputSerializer(updated).data)
+
+
+class TaskRescoreView(APIView):
+    """POST: re-score every submission of the task (organizers). GET: the progress of the latest re-score."""
+
+    def _task(self, request: Request, slug: str, task: str) -> Any:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        return challenge, task_get(challenge=challenge, slug=task)
+
+    @extend_schema(responses={200: s.RescoreJobOutputSerializer, **ERROR_RESPONSES})
+    def get(self, request: Request, slug: str, task: str) -> Response:
+        challenge, _ = self._task(request, slug, task)
+        job = rescore_job_refresh(job=rescore_job_latest(challenge=challenge, task_slug=task))
+        return Response(s.RescoreJobOutputSerializer(job).data)
+
+    @extend_schema(request=None, responses={202: s.RescoreJobOutputSerializer, **ERROR_RESPONSES})
+    def post(self, request: Request, slug: str, task: str) -> Response:
+        _, task_obj = self._task(request, slug, task)
+        job = task_rescore(task=task_obj, user=_user(request))
+        return Response(s.RescoreJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+# --- submissions ------------------------------------------------------------------------------------
+class SubmissionFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=Status.choices)
+    task = django_filters.CharFilter(field_name="files__task__slug", distinct=True, help_text="Task slug.")
+
+    class Meta:
+        model = Submission
+        fields = ["status", "task"]
+
+
+def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str, Any]:
+    return {
+        "request": request,
+        "visible_scores": {
+            sub.pk: submission_visible_scores(submission=sub, user=request.user) for sub in submissions
+        },
+    }
+
+
+class SubmissionListView(GenericAPIView):
+    """GET: your team's submissions (organizers: all). POST (multipart): submit predictions: ``file`` for a
+    one-task challenge, ``file:<task>`` per task otherwise; repeat a part for several runs."""
+
+    serializer_class = s.SubmissionOutputSerializer
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+    throttle_classes = [WriteScopedRateThrottle]
+    throttle_scope = "submit"
+    filterset_class = SubmissionFilter
+    ordering_fields = ["created_at", "status", "name", "id"]
+
+    def get_queryset(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):
+            return Submission.objects.none()
+        challenge = challenge_get(slug=self.kwargs["slug"], user=self.request.user)
+        return submission_list(challenge=challenge, user=self.request.user)
+
+    @extend_schema(responses={200: s.SubmissionOutputSerializer(many=True), 404: ERROR_RESPONSES[404]})
+    def get(self, request: Request, slug: str) -> Response:
+        page = list(self.paginate_queryset(self.filter_queryset(self.get_queryset())) or [])
+        data = s.SubmissionOutputSerializer(page, many=True, context=_visible_scores(request, page)).data
+        return self.get_paginated_response(data)
+
+    @extend_schema(
+        request={
+            "multipart/form-data": inline_serializer(
+                "SubmissionUpload",
+                fields={
+                    "name": serializers.CharField(),
+                    "description": serializers.CharField(required=False),
+                    "link": serializers.URLField(required=False),
+                    "is_baseline": serializers.BooleanField(required=False),
+                    "file": serializers.FileField(
+                        required=False, help_text="One-task challenges; or one 'file:<task>' part per task."
+                    ),
+                },
+            )
+        },
+        responses={
+            201: s.SubmissionOutputSerializer,
+            429: OpenApiResponse(description="Limit reached"),
+            **ERROR_RESPONSES,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        serializer = s.SubmissionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        files = s.uploads_by_task(
+            {key: request.FILES.getlist(key) for key in request.FILES},
+            challenge=challenge,
+            task_slugs=list(challenge.tasks.values_list("slug", flat=True)),
+        )
+        created = submission_create(
+            challenge=challenge, user=_user(request), files=files, **serializer.validated_data
+        )
+        submission = submission_get(submission_id=created.pk, user=request.user)  # as scored by now, if eager
+        data = s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+class SubmissionDetailView(APIView):
+    """GET: a submission's status, error and scores on the boards you may see. DELETE: cancel it (queued)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: s.SubmissionOutputSerializer, 404: ERROR_RESPONSES[404]})
+    def get(self, request: Request, pk: int) -> Response:
+        submission = submission_get(submission_id=pk, user=request.user)
+        return Response(
+            s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
+        )
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: s.SubmissionOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="Not queued"),
+        },
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        submission = submission_cancel(
+            submission=submission_get(submission_id=pk, user=request.user), user=_user(request)
+        )
+        submission = submission_get(submission_id=submission.pk, user=request.user)
+        return Response(
+            s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
+        )
+
+
+class SubmissionSelectView(APIView):
+    """POST: make this scored submission your team's entry (challenges whose entries are selected)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: s.SubmissionOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="Selection off or not scored"),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        submission = submission_select(
+            submission=submission_get(submission_id=pk, user=request.user), user=_user(request)
+        )
+        submission = submission_get(submission_id=submission.pk, user=request.user)
+        return Response(
+            s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
+        )
+
+
+# --- boards -----------------------------------------------------------------------------------------
+SPLIT_PARAMETER = OpenApiParameter("split", str, enum=["public", "private"], default="public")
+
+
+class LeaderboardView(JSONErrorsMixin, APIView):
+    """GET: the latest snapshot of a task's board: rows, signature, sequence and time. CSV with
+    ``?format=csv`` or ``Accept: text/csv`` (text cells that a spreadsheet would run as formulas are
+    neutralised)."""
+
+    permission_classes = [AllowAny]
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("task", str, description="Task slug; the first task by default."),
+            SPLIT_PARAMETER,
+        ],
+        responses={200: s.BoardOutputSerializer, 404: ERROR_RESPONSES[404]},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        query = s.BoardQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        task_slug = query.validated_data.get("task")
+        if task_slug:
+            task = task_get(challenge=challenge, slug=task_slug)
+        else:
+            task = challenge.tasks.order_by("position", "slug").first()  # type: ignore[assignment]
+            if task is None:
+                raise NotFoundError(NO_TASKS.format(slug=challenge.slug))
+        split = query.validated_data["split"]
+        snapshot = board_latest(task=task, split=split, user=request.user)
+        board = {
+            "challenge": challenge.slug,
+            "task": task.slug,
+            "split": split,
+            "metric": task.metric,
+            "sequence": snapshot.sequence if snapshot else None,
+            "created_at": snapshot.created_at if snapshot else None,
+            "entry_count": snapshot.entry_count if snapshot else 0,
+            "signature": snapshot.signature if snapshot else {},
+            "rows": snapshot.rows if snapshot else [],
+        }
+        response = Response(s.BoardOutputSerializer(board).data)
+        if isinstance(request.accepted_renderer, CSVRenderer):
+            response["Content-Disposition"] = (
+                f'attachment; filename="{challenge.slug}-{task.slug}-{split}.csv"'
+            )
+        return response
+
+
+class SummaryView(APIView):
+    """GET: the cross-task summary (average ranks, Friedman, critical difference, cliques)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=[SPLIT_PARAMETER], responses={200: s.SummaryOutputSerializer, 404: ERROR_RESPONSES[404]}
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        split = s.BoardQuerySerializer(data=request.query_params)
+        split.is_valid(raise_exception=True)
+        name = split.validated_data["split"]
+        summary = summary_latest(challenge=challenge, split=name, user=request.user)
+        if summary is None:
+            raise NotFoundError(NO_SUMMARY.format(split=name))
+        svg_url = None
+        if summary.svg:
+            from django.urls import reverse
+
+            svg_url = reverse("api:critical-difference", kwargs={"slug": challenge.slug}) + f"?split={name}"
+        data = {
+            "challenge": challenge.slug,
+            "split": name,
+            "sequence": summary.sequence,
+            "created_at": summary.created_at,
+            "summary": summary.data,
+            "svg_url": svg_url,
+        }
+        return Response(s.SummaryOutputSerializer(data).data)
+
+
+class CriticalDifferenceView(JSONErrorsMixin, APIView):
+    """GET: the critical-difference diagram of the latest summary, as SVG."""
+
+    permission_classes = [AllowAny]
+    renderer_classes = [SVGRenderer, JSONRenderer]
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        parameters=[SPLIT_PARAMETER],
+        responses={(200, "image/svg+xml"): OpenApiTypes.STR, 404: ERROR_RESPONSES[404]},
+    )
+    def get(self, request: Request, slug: str) -> Response | HttpResponse:
+        challenge = challenge_get(slug=slug, user=request.user)
+        split = s.BoardQuerySerializer(data=request.query_params)
+        split.is_valid(raise_exception=True)
+        name = split.validated_data["split"]
+        summary = summary_latest(challenge=challenge, split=name, user=request.user)
+        if summary is None or not summary.svg:
+            raise NotFoundError(NO_DIAGRAM.format(split=name))
+        response = Response(summary.svg)
+        # The SVG is drawn by the service, but names in it come from participants: no scripts, ever.
+        response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+        return response
