@@ -305,13 +305,16 @@ def test_randomization_p_is_never_zero() -> None:
 
 def test_randomization_does_not_depend_on_entry_order_or_precision() -> None:
     rng = np.random.default_rng(2)
-    stats = [(rng.random((300, 1)) < q).astype(float) for q in (0.7, 0.72, 0.75, 0.8)]
+    truth = rng.integers(0, 2, 300)
+    preds = [np.where(rng.random(300) < q, truth, 1 - truth) for q in (0.7, 0.72, 0.75, 0.8)]
+    stats = [ACCURACY.item_statistics(truth, p, labels=[0, 1]) for p in preds]
     base = paired_randomization(stats, finalize=ACCURACY.finalize, reference=3, randomizations=700, seed=4)
     perm = [2, 3, 0, 1]
     moved = paired_randomization(
         [stats[i] for i in perm], finalize=ACCURACY.finalize, reference=1, randomizations=700, seed=4
     )
     np.testing.assert_array_equal(moved.p_values, base.p_values[perm])
+    assert len(set(base.p_values.tolist())) == 4  # distinct, informative p-values
     wide = paired_randomization(
         stats, finalize=ACCURACY.finalize, reference=3, randomizations=700, seed=4, dtype=np.float64
     )
