@@ -666,12 +666,18 @@ def paired_randomization(
         largest = float(np.abs(delta).max()) if delta.size else 0.0
         integer = all(np.array_equal(a, np.round(a)) for a in arrays)
         dtype = np.float32 if integer and n * largest < 2**24 else np.float64
-    delta_flat = delta.reshape(n, k * m).astype(dtype)
+    delta_flat = delta.reshape(n, k * m)
+    # columns that no swap can move (shared by both entries of every pair: item counts, true-class
+    # counts) are left out of the product
+    moving = np.flatnonzero(np.any(delta_flat != 0, axis=0))
+    delta_moving = np.ascontiguousarray(delta_flat[:, moving], dtype=dtype)
     counts = np.zeros(k, dtype=np.int64)
     for c, start in enumerate(range(0, randomizations, RANDOMIZATION_CHUNK)):
         rows = min(RANDOMIZATION_CHUNK, randomizations - start)
         z = _swap_chunk(n, seed, c)[:rows].astype(dtype)
-        moved = (z @ delta_flat).astype(np.float64).reshape(-1, k, m)  # (r, K, m)
+        moved_flat = np.zeros((rows, k * m))
+        moved_flat[:, moving] = z @ delta_moving
+        moved = moved_flat.reshape(rows, k, m)  # (r, K, m)
         # swapped: reference gets + moved, entry gets - moved
         ref_side = np.asarray(finalize(pooled_ref + moved), dtype=np.float64)
         entry_side = np.asarray(finalize(pooled[None, :, :] - moved), dtype=np.float64)
