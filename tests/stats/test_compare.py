@@ -22,6 +22,7 @@ from stats.compare import (
     items_needed,
     items_needed_mcnemar,
     mcnemar_exact,
+    paired_difference,
     paired_gap,
     paired_randomization,
     randomization_weights,
@@ -335,3 +336,29 @@ def test_randomization_validation() -> None:
         paired_randomization([s, s], finalize=ACCURACY.finalize, reference=2)
     with pytest.raises(ValueError, match="one common shape"):
         paired_randomization([s, np.zeros((4, 1))], finalize=ACCURACY.finalize, reference=0)
+
+
+# --------------------------------------------------------------------------------------------------
+# one paired difference
+
+
+def test_paired_difference_percentile_interval_is_the_quantiles_of_the_differences() -> None:
+    rng = np.random.default_rng(12)
+    shared = rng.normal(0, 0.02, 2000)
+    a = 0.80 + shared + rng.normal(0, 0.002, 2000)
+    b = 0.78 + shared + rng.normal(0, 0.002, 2000)
+    res = paired_difference(a, b, value_a=0.80, value_b=0.78, metric="accuracy", seed=3)
+    low, high = np.percentile(a - b, [2.5, 97.5])
+    assert res.difference == pytest.approx(0.02)
+    assert (res.interval.low, res.interval.high) == pytest.approx((low, high))
+    assert res.standard_error == pytest.approx((a - b).std(ddof=1))
+    assert res.p_value == pytest.approx(2 / 2001)  # no replicate at or below 0
+    assert res.signature.seed == 3 and res.interval.method == "percentile"
+
+
+def test_paired_difference_of_twins_and_validation() -> None:
+    a = np.random.default_rng(1).normal(size=100)
+    twin = paired_difference(a, a.copy(), value_a=0.5, value_b=0.5)
+    assert (twin.difference, twin.interval.low, twin.interval.high, twin.p_value) == (0.0, 0.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="`jackknife_a` and `jackknife_b` are required"):
+        paired_difference(a, a, value_a=0.0, value_b=0.0, method="bca")
