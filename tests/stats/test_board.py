@@ -192,3 +192,13 @@ def test_validation_names_the_parameter() -> None:
         )
     with pytest.raises(ValueError, match="`correction` must be one of"):
         build_board(**good, correction="bonferroni")
+
+
+def test_a_board_of_one_entry() -> None:
+    theta = np.random.default_rng(0).normal(0.5, 0.01, (100, 1))
+    board = build_board(
+        names=["solo"], values=[0.5], replicates=theta, higher_is_better=True, metric_name="m", seed=0
+    )
+    (row,) = board.rows
+    assert row.is_leader and row.in_best_set and row.simultaneous_rank_interval == (1, 1)
+    assert json.loads(json.dumps(board.as_dict(), allow_nan=False))["max_t_critical_value"] is None
