@@ -41,7 +41,7 @@ class DemoTask:
     labels: list[str]
 
 
-def _make(name: str):  # type: ignore[no-untyped-def]
+def _make(name: str):
     from sklearn.dummy import DummyClassifier
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression

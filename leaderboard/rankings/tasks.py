@@ -18,7 +18,7 @@ from leaderboard.rankings.services import challenge_summary_rebuild, leaderboard
     retry_backoff_max=30,
     max_retries=8,
 )
-def rebuild_leaderboard(self, task_id: int, split: str) -> int | None:  # type: ignore[no-untyped-def]
+def rebuild_leaderboard(self, task_id: int, split: str) -> int | None:
     snapshot = leaderboard_rebuild(task_id=task_id, split=split)
     return snapshot.pk if snapshot else None
 
@@ -33,6 +33,6 @@ def rebuild_leaderboard(self, task_id: int, split: str) -> int | None:  # type: 
     retry_backoff_max=30,
     max_retries=8,
 )
-def rebuild_summary(self, challenge_id: int, split: str) -> int | None:  # type: ignore[no-untyped-def]
+def rebuild_summary(self, challenge_id: int, split: str) -> int | None:
     summary = challenge_summary_rebuild(challenge_id=challenge_id, split=split)
     return summary.pk if summary else None

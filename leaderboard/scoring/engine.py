@@ -22,6 +22,8 @@ from stats.metrics import get_metric
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Challenge, Task
+    from leaderboard.rankings.models import BoardSnapshot
+    from leaderboard.rankings.services import Entry
     from leaderboard.scoring.selectors import HiddenTruth
 
 
@@ -289,7 +291,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         else "percentile",
         jackknife=jackknife,
         correction=challenge.correction,
-        item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,  # type: ignore[arg-type]
+        item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
         finalize=metric.finalize if have_items else None,
         zero_one=metric.zero_one,
         n_items=len(theta) and int(e_n_items(entries)),
@@ -352,7 +354,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
             "high": high.round(10).tolist(),
         }
         if have_items and metric.zero_one:
-            right = np.column_stack([np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in order])  # type: ignore[index]
+            right = np.column_stack([np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in order])
             only_row = (right[:, :, None] & ~right[:, None, :]).sum(axis=0)
             only_col = only_row.T
             pairwise["only_row_right"] = only_row.tolist()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -116,11 +117,11 @@ def submissions_requeue_stuck(*, running_for: int = 900, undispatched_for: int =
 
     now = timezone.now()
     stuck = Submission.objects.filter(
-        Q(status=Status.RUNNING, started_at__lt=now - timezone.timedelta(seconds=running_for))
+        Q(status=Status.RUNNING, started_at__lt=now - timedelta(seconds=running_for))
         | Q(
             status=Status.QUEUED,
             dispatched_at__isnull=True,
-            created_at__lt=now - timezone.timedelta(seconds=undispatched_for),
+            created_at__lt=now - timedelta(seconds=undispatched_for),
         )
     ).values_list("pk", flat=True)
     sent = []

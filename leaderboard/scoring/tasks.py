@@ -24,7 +24,7 @@ PLATFORM_FAULTS = (OperationalError, InterfaceError)
     reject_on_worker_lost=True,
     max_retries=5,
 )
-def score_submission(self, submission_id: int) -> list[int]:  # type: ignore[no-untyped-def]
+def score_submission(self, submission_id: int) -> list[int]:
     try:
         return submission_score(submission_id=submission_id)
     except PLATFORM_FAULTS as exc:
