@@ -1,0 +1,487 @@
+"""Presentation of a stored board snapshot: sorting, a shared axis for the interval bars, the legend.
+
+Pure drawing arithmetic on the numbers the snapshot holds (positions on an axis, percentages of a stored
+rank distribution); no statistic is computed at request time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
+SORT_KEYS: dict[str, str] = {
+    "rank": "rank",
+    "name": "name",
+    "team": "team",
+    "value": "value",
+    "diff": "diff",
+    "p": "p_value",
+    "padj": "p_adjusted",
+    "runs": "n_runs",
+}
+DEFAULT_SORT = "rank"
+
+SIGNATURE_LABELS: list[tuple[str, str]] = [
+    ("metric", "Metric"),
+    ("method", "Interval method"),
+    ("interval_method", "Interval method"),
+    ("confidence", "Confidence level"),
+    ("resamples", "Bootstrap resamples"),
+    ("seed", "Seed"),
+    ("test", "Test against the leader"),
+    ("correction", "Multiplicity correction"),
+    ("best_set_method", "Best set"),
+    ("split", "Board"),
+    ("items", "Test items"),
+    ("truth_version", "Labels version"),
+    ("engine_version", "Engine version"),
+    ("version", "Engine version"),
+    ("created", "Computed at"),
+    ("created_at", "Computed at"),
+    ("higher_is_better", "Higher is better"),
+    ("alpha", "Test level (alpha)"),
+    ("power", "Power for items needed"),
+    ("signature_text", "Signature"),
+]
+_HIDDEN_SIGNATURE_KEYS = {"inputs", "extra", "pairwise"}
+TEST_NAMES = {
+    "mcnemar": "McNemar's exact test",
+    "randomization": "paired approximate randomization test",
+    "bootstrap": "paired bootstrap test",
+}
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}
+
+
+def test_name(test: Any) -> str:
+    """A readable name of the stored test: ``mcnemar``, ``randomization`` or ``bootstrap-<rule>``."""
+    text = str(test or "")
+    if text in TEST_NAMES:
+        return TEST_NAMES[text]
+    if text.startswith("bootstrap"):
+        rule = text.partition("-")[2]
+        return "paired bootstrap test" + (f" ({rule})" if rule else "")
+    return text or "paired test"
+
+
+def flat_signature(signature: Mapping[str, Any]) -> dict[str, Any]:
+    """The signature with its ``extra`` settings (``stats.signature.Signature.as_dict``) merged in."""
+    extra = signature.get("extra")
+    flat = dict(extra) if isinstance(extra, Mapping) else {}
+    flat.update({k: v for k, v in signature.items() if k != "extra"})
+    return flat
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+@dataclass
+class Bar:
+    """An interval bar on the table's shared axis, in percent of the axis width."""
+
+    low: float
+    high: float
+    point: float
+    label: str
+
+    @property
+    def width(self) -> float:
+        return max(0.4, self.high - self.low)  # a zero-width interval stays visible as a sliver
+
+
+@dataclass
+class BoardRow:
+    data: Mapping[str, Any]
+    bar: Bar | None
+    diff_bar: Bar | None
+    is_leader: bool
+
+    @property
+    def resolved(self) -> bool | None:
+        """Whether the gap to the leader is significant, as the snapshot's flags say (None for the leader)."""
+        if self.is_leader:
+            return None
+        flag = self.data.get("in_best_set_holm", self.data.get("in_best_set"))
+        return None if flag is None else not flag
+
+    def __getattr__(self, name: str) -> Any:  # templates read row.value, row.rank_low...
+        try:
+            return self.data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass
+class Axis:
+    low: float
+    high: float
+    ticks: list[tuple[float, float]] = field(default_factory=list)  # (percent, value)
+
+    def pos(self, x: float) -> float:
+        span = self.high - self.low
+        return 50.0 if span <= 0 else max(0.0, min(100.0, (x - self.low) / span * 100.0))
+
+
+@dataclass
+class SortLink:
+    key: str
+    query: str  # the ?sort= value a click on the header sets
+    aria: str  # aria-sort of the header: ascending, descending or none
+
+
+@dataclass
+class BoardView:
+    rows: list[BoardRow]
+    axis: Axis | None
+    diff_axis: Axis | None
+    sort: str
+    sort_links: dict[str, SortLink]
+    signature: list[tuple[str, str]]
+    signature_raw: Mapping[str, Any]
+    confidence_percent: str
+    test: str
+    correction: str
+    best_set_method: str
+    alpha: str
+    any_runs: bool
+    any_items_needed: bool
+    any_baseline: bool
+
+
+def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
+    finite = [v for v in values if v is not None]
+    if include_zero:
+        finite.append(0.0)
+    if not finite:
+        return None
+    lo, hi = min(finite), max(finite)
+    if hi == lo:
+        lo, hi = lo - 0.5 * (abs(lo) or 1.0) * 0.1, hi + 0.5 * (abs(hi) or 1.0) * 0.1
+    pad = (hi - lo) * 0.04
+    axis = Axis(lo - pad, hi + pad)
+    axis.ticks = [(axis.pos(v), v) for v in _nice_ticks(lo, hi)]
+    return axis
+
+
+def _nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
+    span = hi - lo
+    raw = span / max(1, count)
+    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=mag * 10)
+    first = math.ceil(lo / step) * step
+    ticks: list[float] = []
+    x = first
+    while x <= hi + step * 1e-9 and len(ticks) < 12:
+        ticks.append(round(x, 12))
+        x += step
+    return ticks
+
+
+def _bar(axis: Axis | None, low: Any, high: Any, point: Any, label: str) -> Bar | None:
+    lo, hi, pt = _num(low), _num(high), _num(point)
+    if axis is None or pt is None:
+        return None
+    lo = pt if lo is None else lo
+    hi = pt if hi is None else hi
+    return Bar(low=axis.pos(lo), high=axis.pos(hi), point=axis.pos(pt), label=label)
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    """A number for a table cell: fixed decimals, or 3 significant digits when very large or small."""
+    v = _num(value)
+    if v is None:
+        return "\u2013"
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 10 ** -(digits - 1)):
+        return f"{v:.3g}"
+    return f"{v:.{digits}f}"
+
+
+def fmt_p(value: Any) -> str:
+    v = _num(value)
+    if v is None:
+        return "\u2013"
+    if v < 0.001:
+        return "<0.001"
+    return f"{v:.3f}"
+
+
+def _sort_rows(rows: list[Mapping[str, Any]], sort: str) -> tuple[list[Mapping[str, Any]], str]:
+    descending = sort.startswith("-")
+    key = sort.lstrip("-")
+    if key not in SORT_KEYS:
+        return rows, DEFAULT_SORT
+    field_name = SORT_KEYS[key]
+
+    def sort_key(row: Mapping[str, Any]) -> tuple[int, Any]:
+        value = row.get(field_name)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return (1, 0)  # missing values last, whatever the direction
+        if isinstance(value, str):
+            return (0, value.casefold())
+        return (0, value)
+
+    present = [r for r in rows if sort_key(r)[0] == 0]
+    missing = [r for r in rows if sort_key(r)[0] == 1]
+    present.sort(key=sort_key, reverse=descending)
+    # Ties keep the board's order (rank), which sort() preserves as it is stable.
+    return present + missing, sort
+
+
+def _sort_links(current: str) -> dict[str, SortLink]:
+    links = {}
+    for key in SORT_KEYS:
+        if current == key:
+            links[key] = SortLink(key, f"-{key}", "ascending")
+        elif current == f"-{key}":
+            links[key] = SortLink(key, key, "descending")
+        else:
+            links[key] = SortLink(key, key, "none")
+    return links
+
+
+def signature_items(signature: Mapping[str, Any]) -> list[tuple[str, str]]:
+    signature = flat_signature(signature)
+    items: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    labels = dict(SIGNATURE_LABELS)
+    for key, label in SIGNATURE_LABELS:
+        if key in signature and key not in seen and label not in {lbl for lbl, _ in items}:
+            items.append((label, _signature_value(key, signature[key])))
+            seen.add(key)
+    for key, value in signature.items():
+        if key in seen or key in _HIDDEN_SIGNATURE_KEYS or key in labels:
+            continue
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                items.append((f"{key.replace('_', ' ').capitalize()}: {k}", str(v)))
+        else:
+            items.append((key.replace("_", " ").capitalize(), str(value)))
+    return items
+
+
+def _signature_value(key: str, value: Any) -> str:
+    if key == "confidence" and _num(value) is not None:
+        return f"{float(value):g} ({float(value) * 100:g}%)"
+    if key == "test":
+        return f"{test_name(value)} ({value})"
+    return str(value)
+
+
+def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] | None:
+    """Entry ``a`` against entry ``b`` (positions in the snapshot's rows) from the stored pairwise table."""
+
+    def cell(key: str) -> Any:
+        table = pairwise.get(key)
+        try:
+            return table[a][b] if table is not None else None
+        except (IndexError, TypeError):
+            return None
+
+    if not pairwise or cell("difference") is None:
+        return None
+    mcnemar = cell("mcnemar_p")
+    return {
+        "diff": cell("difference"),
+        "diff_low": cell("low"),
+        "diff_high": cell("high"),
+        "method": pairwise.get("method", ""),
+        "n10": cell("only_row_right"),
+        "n01": cell("only_column_right"),
+        "p_value": mcnemar,
+        "test": "McNemar's exact test on the discordant items" if mcnemar is not None else "",
+    }
+
+
+def normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat keys for a stored row, whether the snapshot holds the flat names or ``stats.board``'s shape."""
+    d = dict(row)
+    pairs = {
+        "interval": ("low", "high"),
+        "rank_interval": ("rank_low", "rank_high"),
+        "simultaneous_rank_interval": ("rank_sim_low", "rank_sim_high"),
+        "difference_interval": ("diff_low", "diff_high"),
+    }
+    for key, (lo, hi) in pairs.items():
+        value = row.get(key)
+        if lo not in d and isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+            d[lo], d[hi] = value[0], value[1]
+    for old, new in (("difference", "diff"), ("adjusted_p_value", "p_adjusted")):
+        if new not in d and old in row:
+            d[new] = row[old]
+    runs = row.get("runs")
+    if isinstance(runs, Mapping):
+        for key in ("mean", "sd", "min", "max"):
+            d.setdefault(f"run_{key}", runs.get(key))
+    return d
+
+
+def board_view(
+    *, rows: Sequence[Mapping[str, Any]], signature: Mapping[str, Any], sort: str = ""
+) -> BoardView:
+    """Everything a template needs to draw one stored board."""
+    sort = sort or DEFAULT_SORT
+    rows = [normalise_row(r) for r in rows]
+    signature = flat_signature(signature)
+    confidence = _num(signature.get("confidence"))
+    conf_pct = f"{confidence * 100:g}%" if confidence is not None else "confidence"
+    axis = _axis([_num(r.get(k)) for r in rows for k in ("value", "low", "high")])
+    diff_axis = _axis(
+        [_num(r.get(k)) for r in rows for k in ("diff", "diff_low", "diff_high")], include_zero=True
+    )
+    if any("is_leader" in r for r in rows):
+        leader_ids = {r.get("submission_id") for r in rows if r.get("is_leader")}
+    else:
+        leader_ids = {r.get("submission_id") for r in rows if r.get("rank") == 1}
+    ordered, sort = _sort_rows(list(rows), sort)
+    out = []
+    for r in ordered:
+        name = str(r.get("name", ""))
+        bar = _bar(
+            axis,
+            r.get("low"),
+            r.get("high"),
+            r.get("value"),
+            f"{name}: {fmt(r.get('value'))}, {conf_pct} interval {fmt(r.get('low'))} to {fmt(r.get('high'))}",
+        )
+        diff_bar = _bar(
+            diff_axis,
+            r.get("diff_low"),
+            r.get("diff_high"),
+            r.get("diff"),
+            f"{name}: difference to the leader {fmt(r.get('diff'))}, {conf_pct} interval "
+            f"{fmt(r.get('diff_low'))} to {fmt(r.get('diff_high'))}",
+        )
+        out.append(
+            BoardRow(data=r, bar=bar, diff_bar=diff_bar, is_leader=r.get("submission_id") in leader_ids)
+        )
+    return BoardView(
+        rows=out,
+        axis=axis,
+        diff_axis=diff_axis,
+        sort=sort,
+        sort_links=_sort_links(sort),
+        signature=signature_items(signature),
+        signature_raw=signature,
+        confidence_percent=conf_pct,
+        test=test_name(signature.get("test")),
+        correction=CORRECTION_NAMES.get(
+            str(signature.get("correction", "")), str(signature.get("correction") or "no")
+        ),
+        best_set_method=str(signature.get("best_set_method") or ""),
+        alpha=fmt(
+            signature.get("alpha")
+            if signature.get("alpha") is not None
+            else (1 - confidence if confidence else None),
+            3,
+        ),
+        any_runs=any((_num(r.get("n_runs")) or 1) > 1 for r in rows),
+        any_items_needed=any(r.get("items_needed") is not None for r in rows),
+        any_baseline=any(r.get("is_baseline") for r in rows),
+    )
+
+
+# --- rank distribution ---------------------------------------------------------------------------------
+@dataclass
+class RankCell:
+    rank: int
+    share: float  # 0..1 of the resamples
+    percent: str
+    x: int
+    y: int
+    size: int
+
+    @property
+    def text_x(self) -> int:
+        return self.x + self.size // 2
+
+    @property
+    def text_y(self) -> int:
+        return self.y + self.size // 2 + 4
+
+    @property
+    def dark(self) -> bool:
+        return self.share > 0.5
+
+
+@dataclass
+class RankPlotRow:
+    name: str
+    is_baseline: bool
+    cells: list[RankCell]
+    text_y: int
+    modal_rank: int
+
+
+@dataclass
+class RankPlot:
+    rows: list[RankPlotRow]
+    ranks: list[int]
+    columns: list[tuple[int, int]]  # (rank, x of the column's centre)
+    label_x: int
+    width: int
+    height: int
+    cell: int
+    label_width: int
+
+
+def rank_plot(
+    *, rows: Sequence[Mapping[str, Any]], distribution: Sequence[Sequence[float]]
+) -> RankPlot | None:
+    """A heat-map of the stored K x K rank distribution (row i = the snapshot's i-th row, column r = rank r+1).
+
+    Counts or shares are both accepted: each row is drawn as shares of its own total.
+    """
+    k = len(distribution)
+    if k == 0 or k != len(rows):
+        return None
+    cell, label_width, top = 36, 200, 28
+    plot_rows = []
+    for i, (row, counts) in enumerate(zip(rows, distribution, strict=True)):
+        total = sum(float(c) for c in counts) or 1.0
+        shares = [float(c) / total for c in counts]
+        cells = [
+            RankCell(
+                rank=j + 1,
+                share=s,
+                percent=_percent(s),
+                x=label_width + j * cell,
+                y=top + i * cell,
+                size=cell - 2,
+            )
+            for j, s in enumerate(shares)
+        ]
+        modal = max(range(len(shares)), key=lambda j: shares[j]) + 1 if shares else 1
+        plot_rows.append(
+            RankPlotRow(
+                name=str(row.get("name", "")),
+                is_baseline=bool(row.get("is_baseline")),
+                cells=cells,
+                text_y=top + i * cell + cell // 2 + 4,
+                modal_rank=modal,
+            )
+        )
+    return RankPlot(
+        rows=plot_rows,
+        ranks=list(range(1, k + 1)),
+        columns=[(j + 1, label_width + j * cell + (cell - 2) // 2) for j in range(k)],
+        label_x=label_width - 8,
+        width=label_width + k * cell + 8,
+        height=top + k * cell + 8,
+        cell=cell,
+        label_width=label_width,
+    )
+
+
+def _percent(share: float) -> str:
+    if share == 0:
+        return "0%"
+    if share < 0.005:
+        return "<1%"
+    return f"{share * 100:.0f}%"

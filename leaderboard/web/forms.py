@@ -1,0 +1,177 @@
+"""Forms of the site. They validate input shapes only; the services decide and raise ApplicationError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.forms import UserCreationForm, UsernameField
+from django.core.files.uploadedfile import UploadedFile
+
+from leaderboard.accounts.models import User
+from leaderboard.challenges.models import (
+    Challenge,
+    Correction,
+    EntrySelection,
+    IntervalMethod,
+    Task,
+    Visibility,
+)
+
+
+class SignupForm(UserCreationForm):
+    class Meta:
+        model = User
+        fields = ("username", "email")
+        field_classes = {"username": UsernameField}
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one input: one file per run (training seed) of a submission."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(d, initial) for d in data if d]
+        return [single(data, initial)] if data else []
+
+
+def task_field_name(task: Task) -> str:
+    return f"file_{task.slug}"
+
+
+class SubmissionForm(forms.Form):
+    name = forms.CharField(max_length=120, help_text="How the entry is called on the board.")
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    link = forms.URLField(required=False, help_text="Code or paper (optional).", assume_scheme="https")
+
+    def __init__(self, *args: Any, tasks: list[Task], allow_baseline: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tasks = tasks
+        for task in tasks:
+            self.fields[task_field_name(task)] = MultipleFileField(
+                label=f"Predictions for {task.title}",
+                required=False,
+                help_text="CSV or Parquet; several files are several runs (seeds).",
+                widget=MultipleFileInput(
+                    attrs={
+                        "accept": ".csv,.parquet,.pq,text/csv",
+                        "data-max-bytes": settings.UPLOAD_MAX_BYTES,
+                    }
+                ),
+            )
+        if allow_baseline:
+            self.fields["is_baseline"] = forms.BooleanField(
+                required=False, label="Baseline", help_text="Marked as a baseline on the board."
+            )
+
+    def task_fields(self) -> list[tuple[Task, forms.BoundField]]:
+        return [(t, self[task_field_name(t)]) for t in self.tasks]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if not any(cleaned.get(task_field_name(t)) for t in self.tasks):
+            raise forms.ValidationError("Choose at least one predictions file.")
+        for task in self.tasks:
+            for upload in cleaned.get(task_field_name(task)) or []:
+                if upload.size is not None and upload.size > settings.UPLOAD_MAX_BYTES:
+                    self.add_error(
+                        task_field_name(task),
+                        f"{upload.name}: the file is {upload.size:,} bytes; the limit is "
+                        f"{settings.UPLOAD_MAX_BYTES:,} bytes.",
+                    )
+        return cleaned
+
+
+class DateTimeInput(forms.DateTimeInput):
+    input_type = "datetime-local"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
+
+
+class ChallengeForm(forms.Form):
+    """The organizer's challenge settings; field names are the service's keyword arguments."""
+
+    title = forms.CharField(max_length=200)
+    slug = forms.SlugField(
+        max_length=80, required=False, help_text="In the address; made from the title if empty."
+    )
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
+    rules = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
+    start = forms.DateTimeField(widget=DateTimeInput(), help_text="UTC.")
+    end = forms.DateTimeField(widget=DateTimeInput(), required=False, help_text="UTC; empty for no end.")
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PUBLIC)
+    daily_limit = forms.IntegerField(min_value=1, initial=5, help_text="Submissions per team per 24 hours.")
+    total_limit = forms.IntegerField(min_value=1, initial=100, help_text="Submissions per team in total.")
+    entry_selection = forms.ChoiceField(choices=EntrySelection.choices, initial=EntrySelection.LATEST)
+    confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
+    resamples = forms.IntegerField(min_value=100, max_value=100_000, initial=10_000)
+    interval_method = forms.ChoiceField(choices=IntervalMethod.choices, initial=IntervalMethod.BCA)
+    correction = forms.ChoiceField(choices=Correction.choices, initial=Correction.HOLM)
+    seed = forms.IntegerField(min_value=0, initial=0)
+
+    SETTINGS_FIELDS = (
+        "description", "rules", "start", "end", "visibility", "daily_limit", "total_limit",
+        "entry_selection", "confidence", "resamples", "interval_method", "correction", "seed",
+    )  # fmt: skip
+    STATISTICS_FIELDS = ("confidence", "resamples", "interval_method", "correction", "seed")
+
+    def __init__(self, *args: Any, editing: Challenge | None = None, **kwargs: Any) -> None:
+        if editing is not None and "initial" not in kwargs:
+            kwargs["initial"] = {
+                name: getattr(editing, name) for name in ("title", "slug", *self.SETTINGS_FIELDS)
+            }
+        super().__init__(*args, **kwargs)
+        if editing is not None:
+            del self.fields["slug"]
+            if editing.submissions.exists():
+                for name in self.STATISTICS_FIELDS:
+                    self.fields[name].disabled = True
+                    self.fields[name].help_text = "Frozen: submissions exist."
+
+    def service_fields(self) -> dict[str, Any]:
+        return {name: self.cleaned_data[name] for name in ("title", *self.SETTINGS_FIELDS)}
+
+
+class TaskForm(forms.Form):
+    title = forms.CharField(max_length=200)
+    slug = forms.SlugField(max_length=80)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    metric = forms.ChoiceField()
+    labels = forms.CharField(
+        required=False,
+        help_text="The label set, comma-separated (classification); empty to take it from the labels file.",
+    )
+    group_column = forms.CharField(
+        required=False, help_text="Column of the group (writer, patient...) for the grouped bootstrap."
+    )
+    split_column = forms.CharField(
+        required=False, help_text="Column that marks private items (true/false) for a private board."
+    )
+    truth = forms.FileField(
+        label="Hidden labels file",
+        help_text="CSV or Parquet with an id column and the labels. Stored privately; never shown again.",
+    )
+
+    def __init__(self, *args: Any, metric_choices: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["metric"].choices = metric_choices  # type: ignore[attr-defined]
+
+    def label_list(self) -> list[str] | None:
+        raw = self.cleaned_data.get("labels") or ""
+        labels = [x.strip() for x in raw.split(",") if x.strip()]
+        return labels or None
+
+
+class TruthReplaceForm(forms.Form):
+    group_column = forms.CharField(required=False)
+    split_column = forms.CharField(required=False)
+    truth = forms.FileField(label="Corrected hidden labels file", help_text="Same items in the same order.")

@@ -1,0 +1,141 @@
+"""Page-specific reads of the site. Everything here reads stored rows; nothing computes a statistic.
+
+The hidden labels are never read here (they live in ``TaskTruth``, read only by scoring); scores of the
+private split are returned only when the caller says the private board is visible.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from leaderboard.challenges.models import Challenge, Team
+from leaderboard.challenges.selectors import AnyUser, challenge_list, user_is_organizer
+from leaderboard.core.exceptions import NotFoundError
+from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.scoring.models import RescoreJob, Score, Split
+from leaderboard.submissions.models import Status, Submission
+
+
+@dataclass(frozen=True)
+class ChallengeListing:
+    open: list[Challenge]
+    upcoming: list[Challenge]
+    past: list[Challenge]
+
+
+def home_challenges(*, user: AnyUser) -> ChallengeListing:
+    """The challenges a user may see in listings, with team and scored-submission counts, by phase."""
+    qs = challenge_list(user=user).annotate(
+        n_teams=Count("teams", distinct=True),
+        n_scored=Count("submissions", filter=Q(submissions__status=Status.SCORED), distinct=True),
+    )
+    now = timezone.now()
+    listing = ChallengeListing(open=[], upcoming=[], past=[])
+    for c in qs:
+        if c.start > now:
+            listing.upcoming.append(c)
+        elif c.end is not None and c.end <= now:
+            listing.past.append(c)
+        else:
+            listing.open.append(c)
+    listing.open.sort(key=lambda c: (c.end is None, c.end or now))
+    return listing
+
+
+def challenge_phase(challenge: Challenge) -> str:
+    now = timezone.now()
+    if challenge.start > now:
+        return "upcoming"
+    if challenge.end is not None and challenge.end <= now:
+        return "ended"
+    return "open"
+
+
+def team_submissions(*, challenge: Challenge, team: Team | None) -> QuerySet[Submission]:
+    if team is None:
+        return Submission.objects.none()
+    return (
+        Submission.objects.filter(challenge=challenge, team=team)
+        .select_related("submitted_by")
+        .prefetch_related("files__task")
+        .order_by("-created_at", "-id")
+    )
+
+
+@dataclass
+class ScoreCell:
+    task_slug: str
+    split: str
+    value: float
+    n_runs: int
+
+
+def submission_scores(*, submission_ids: list[int], include_private: bool) -> dict[int, list[ScoreCell]]:
+    """Point values per submission, task and split; the private split only when its board is visible."""
+    qs = Score.objects.filter(submission_id__in=submission_ids).select_related("task")
+    if not include_private:
+        qs = qs.filter(split=Split.PUBLIC)
+    out: dict[int, list[ScoreCell]] = defaultdict(list)
+    for s in qs.order_by("task__position", "task__slug", "split"):
+        out[s.submission_id].append(
+            ScoreCell(task_slug=s.task.slug, split=s.split, value=s.value, n_runs=s.n_runs)
+        )
+    return dict(out)
+
+
+def submission_for_user(*, pk: int, user: AnyUser) -> Submission:
+    """A submission its team's members and the challenge's organizers may see; 404 for everyone else."""
+    sub = (
+        Submission.objects.select_related("challenge", "team")
+        .prefetch_related("files__task")
+        .filter(pk=pk)
+        .first()
+    )
+    if sub is None or not user.is_authenticated:
+        raise NotFoundError(f"No submission {pk}.")
+    if sub.team.members.filter(pk=user.pk).exists() or user_is_organizer(challenge=sub.challenge, user=user):
+        return sub
+    raise NotFoundError(f"No submission {pk}.")
+
+
+def rows_of_submission(*, submission: Submission, include_private: bool) -> list[tuple[BoardSnapshot, dict]]:
+    """The submission's row on the latest board of each of its tasks (public; private when visible)."""
+    found = []
+    splits = [Split.PUBLIC, Split.PRIVATE] if include_private else [Split.PUBLIC]
+    task_ids = sorted({f.task_id for f in submission.files.all()})
+    for task_id in task_ids:
+        for split in splits:
+            snap = (
+                BoardSnapshot.objects.filter(task_id=task_id, split=split)
+                .select_related("task")
+                .order_by("-sequence")
+                .first()
+            )
+            if snap is None:
+                continue
+            for row in snap.rows:
+                if row.get("submission_id") == submission.pk:
+                    found.append((snap, row))
+    return found
+
+
+def rescore_job_get(*, challenge: Challenge, pk: int) -> RescoreJob:
+    job = RescoreJob.objects.select_related("task").filter(pk=pk, task__challenge=challenge).first()
+    if job is None:
+        raise NotFoundError(f"No re-score job {pk}.")
+    return job
+
+
+def rescore_jobs_recent(*, challenge: Challenge) -> list[RescoreJob]:
+    return list(RescoreJob.objects.filter(task__challenge=challenge).select_related("task")[:10])
+
+
+def organizer_counts(*, challenge: Challenge) -> dict[str, int]:
+    counts = dict(
+        Submission.objects.filter(challenge=challenge).values_list("status").annotate(n=Count("id"))
+    )
+    return {s.value: counts.get(s.value, 0) for s in Status}

@@ -1,0 +1,63 @@
+// Honest Leaderboard: a little plain JavaScript. Every page works without it.
+(function () {
+  "use strict";
+
+  // Status pages: poll a small JSON view until the work is final, then reload to show the result.
+  function pollStatus(box) {
+    var url = box.getAttribute("data-status-url");
+    var text = document.getElementById("status-text");
+    var tick = function () {
+      fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (data) {
+          if (!data) { return setTimeout(tick, 4000); }
+          if (text && data.status_display) { text.textContent = data.status_display; }
+          if (text && data.total !== undefined) {
+            text.textContent = data.done + " of " + data.total + " submissions re-scored (" + data.state + ")";
+            var bar = document.getElementById("progress");
+            if (bar) { bar.value = data.done; }
+          }
+          if (data.final) { window.location.reload(); } else { setTimeout(tick, 1500); }
+        })
+        .catch(function () { setTimeout(tick, 4000); });
+    };
+    setTimeout(tick, 1000);
+  }
+
+  // Copy buttons (the token): shown only when the clipboard can be used.
+  function setupCopy(button) {
+    if (!navigator.clipboard) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var source = document.querySelector(button.getAttribute("data-copy"));
+      var status = button.parentNode.querySelector(".copy-status");
+      navigator.clipboard.writeText(source.value || source.textContent).then(function () {
+        if (status) { status.textContent = "Copied."; }
+      }, function () {
+        source.select && source.select();
+        if (status) { status.textContent = "Press Ctrl+C to copy."; }
+      });
+    });
+  }
+
+  // Upload size check before the file is sent (the server checks again).
+  function setupSizeCheck(input) {
+    var max = parseInt(input.getAttribute("data-max-bytes"), 10);
+    input.addEventListener("change", function () {
+      var big = Array.prototype.filter.call(input.files, function (f) { return f.size > max; });
+      var msg = big.length ? big[0].name + ": the file is " + big[0].size.toLocaleString() + " bytes; the limit is " + max.toLocaleString() + " bytes." : "";
+      input.setCustomValidity(msg);
+      var note = input.parentNode.querySelector(".size-error");
+      if (!note) { note = document.createElement("p"); note.className = "error size-error"; note.setAttribute("role", "alert"); input.parentNode.appendChild(note); }
+      note.textContent = msg;
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll(".status-box[data-status-url]").forEach(function (box) {
+      if (box.getAttribute("data-final") !== "1") { pollStatus(box); }
+    });
+    document.querySelectorAll("button.copy[data-copy]").forEach(setupCopy);
+    document.querySelectorAll("input[type=file][data-max-bytes]").forEach(setupSizeCheck);
+  });
+})();

@@ -1,0 +1,42 @@
+"""Template filters for numbers on the board (formatting only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from leaderboard.web import boards
+
+register = template.Library()
+
+
+@register.filter
+def num(value: Any, digits: int = 4) -> str:
+    return boards.fmt(value, digits)
+
+
+@register.filter
+def pval(value: Any) -> str:
+    return boards.fmt_p(value)
+
+
+@register.filter
+def signed(value: Any) -> str:
+    text = boards.fmt(value)
+    if text != "\u2013" and not text.startswith("-") and text.strip("0.") != "":
+        return "+" + text
+    return text.replace("-", "\u2212")
+
+
+@register.filter
+def get(mapping: Any, key: Any) -> Any:
+    try:
+        return mapping.get(key) if hasattr(mapping, "get") else mapping[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+@register.filter
+def bytes_mb(value: int) -> str:
+    return f"{value / (1024 * 1024):g} MB"

@@ -1,0 +1,1 @@
+"""The site's views: thin, one service or selector call each; pages read stored snapshots."""

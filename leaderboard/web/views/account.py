@@ -1,0 +1,50 @@
+"""Account pages: sign up, and the API token for the command-line client (log in/out are Django's views)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from leaderboard.web.forms import SignupForm
+from leaderboard.web.services import api_token_get_or_create, api_token_regenerate
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("account")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.get_username()}. You are logged in.")
+        return redirect(request.GET.get("next") or "home") if _safe(request) else redirect("home")
+    return render(request, "registration/signup.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _safe(request: HttpRequest) -> bool:
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    target = request.GET.get("next") or ""
+    return not target or url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()})
+
+
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    token = api_token_get_or_create(user=request.user)  # type: ignore[arg-type]
+    return render(
+        request,
+        "web/account.html",
+        {"token": token.key, "host": request.build_absolute_uri("/").rstrip("/")},
+    )
+
+
+@login_required
+@require_POST
+def token_regenerate(request: HttpRequest) -> HttpResponse:
+    api_token_regenerate(user=request.user)  # type: ignore[arg-type]
+    messages.success(request, "A new API token was made; the old one no longer works.")
+    return redirect("account")

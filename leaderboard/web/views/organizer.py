@@ -1,0 +1,193 @@
+"""Organizer pages: create and edit a challenge, add tasks with hidden labels, re-score, reveal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from leaderboard.challenges.services import (
+    challenge_create,
+    challenge_reveal_private,
+    challenge_update,
+    slug_for,
+    task_create,
+    task_truth_replace,
+)
+from leaderboard.core.exceptions import ApplicationError
+from leaderboard.scoring.engine import metric_choices
+from leaderboard.scoring.models import RescoreJob
+from leaderboard.scoring.services import task_rescore
+from leaderboard.web.forms import ChallengeForm, TaskForm, TruthReplaceForm
+from leaderboard.web.selectors import organizer_counts, rescore_job_get, rescore_jobs_recent
+from leaderboard.web.views.common import error_context, organizer_challenge, task_for
+
+# Hidden-label files are read whole to be parsed; the service checks the size limit before parsing.
+
+
+@login_required
+def challenge_new(request: HttpRequest) -> HttpResponse:
+    form = ChallengeForm(request.POST or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        slug = form.cleaned_data["slug"] or slug_for(form.cleaned_data["title"])
+        fields = form.service_fields()
+        title = fields.pop("title")
+        try:
+            challenge = challenge_create(organizer=request.user, slug=slug, title=title, **fields)  # type: ignore[arg-type]
+        except ApplicationError as exc:
+            error = error_context(exc)
+        else:
+            messages.success(request, f"Challenge '{challenge.title}' created. Add its first task.")
+            return redirect("task_new", slug=challenge.slug)
+    return render(
+        request, "web/organizer/challenge_form.html", {"form": form, "error": error, "challenge": None},
+        status=400 if request.method == "POST" else 200,
+    )  # fmt: skip
+
+
+@login_required
+def challenge_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = organizer_challenge(request, slug)
+    form = ChallengeForm(request.POST or None, editing=challenge)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        fields = {k: v for k, v in form.service_fields().items() if not form.fields[k].disabled}
+        try:
+            challenge_update(challenge=challenge, **fields)
+        except ApplicationError as exc:
+            error = error_context(exc)
+        else:
+            messages.success(request, "Challenge saved.")
+            return redirect("organize", slug=challenge.slug)
+    return render(
+        request, "web/organizer/challenge_form.html", {"form": form, "error": error, "challenge": challenge},
+        status=400 if request.method == "POST" else 200,
+    )  # fmt: skip
+
+
+@login_required
+@require_GET
+def organize(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = organizer_challenge(request, slug)
+    return render(
+        request,
+        "web/organizer/organize.html",
+        {
+            "challenge": challenge,
+            "tasks": list(challenge.tasks.order_by("position", "slug")),
+            "counts": organizer_counts(challenge=challenge),
+            "jobs": rescore_jobs_recent(challenge=challenge),
+        },
+    )
+
+
+@login_required
+def task_new(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = organizer_challenge(request, slug)
+    form = TaskForm(request.POST or None, request.FILES or None, metric_choices=metric_choices())
+    error: dict[str, Any] | None = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["truth"]
+        try:
+            task = task_create(
+                challenge=challenge,
+                slug=form.cleaned_data["slug"],
+                title=form.cleaned_data["title"],
+                description=form.cleaned_data["description"],
+                metric=form.cleaned_data["metric"],
+                truth=upload.read(),
+                truth_name=upload.name,
+                labels=form.label_list(),
+                group_column=form.cleaned_data["group_column"] or None,
+                split_column=form.cleaned_data["split_column"] or None,
+            )
+        except ApplicationError as exc:
+            error = error_context(exc)
+        else:
+            messages.success(
+                request,
+                f"Task '{task.title}' added with {task.n_items} items; its labels are stored privately.",
+            )
+            return redirect("organize", slug=challenge.slug)
+    return render(
+        request, "web/organizer/task_form.html", {"form": form, "error": error, "challenge": challenge},
+        status=400 if request.method == "POST" else 200,
+    )  # fmt: skip
+
+
+@login_required
+def task_labels(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    challenge = organizer_challenge(request, slug)
+    task = task_for(challenge, task_slug)
+    form = TruthReplaceForm(request.POST or None, request.FILES or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["truth"]
+        try:
+            task_truth_replace(
+                task=task,
+                truth=upload.read(),
+                truth_name=upload.name,
+                group_column=form.cleaned_data["group_column"] or None,
+                split_column=form.cleaned_data["split_column"] or None,
+            )
+        except ApplicationError as exc:
+            error = error_context(exc)
+        else:
+            messages.success(
+                request,
+                f"Labels of '{task.title}' replaced (version {task.truth_version}). Re-score to apply them.",
+            )
+            return redirect("organize", slug=challenge.slug)
+    return render(
+        request,
+        "web/organizer/task_labels.html",
+        {"form": form, "error": error, "challenge": challenge, "task": task},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_POST
+def rescore(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    challenge = organizer_challenge(request, slug)
+    task = task_for(challenge, task_slug)
+    job = task_rescore(task=task, user=request.user)  # type: ignore[arg-type]
+    return redirect("rescore_job", slug=challenge.slug, pk=job.pk)
+
+
+def _job_payload(job: RescoreJob) -> dict[str, Any]:
+    percent = 100 if job.total == 0 else round(100 * job.done / job.total)
+    return {"id": job.pk, "state": job.state, "done": job.done, "total": job.total, "percent": percent,
+            "final": job.state == RescoreJob.State.DONE}  # fmt: skip
+
+
+@login_required
+@require_GET
+def rescore_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    challenge = organizer_challenge(request, slug)
+    job = rescore_job_get(challenge=challenge, pk=pk)
+    if request.GET.get("format") == "json":
+        return JsonResponse(_job_payload(job))
+    return render(
+        request,
+        "web/organizer/rescore.html",
+        {"challenge": challenge, "job": job, "status": _job_payload(job)},
+    )
+
+
+@login_required
+@require_POST
+def reveal(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = organizer_challenge(request, slug)
+    if request.POST.get("confirm") != "reveal":
+        messages.error(request, "Tick the confirmation box to reveal the private board.")
+        return redirect("organize", slug=challenge.slug)
+    challenge_reveal_private(challenge=challenge)
+    messages.success(request, "The private board is now visible to everyone who can see the challenge.")
+    return redirect("organize", slug=challenge.slug)

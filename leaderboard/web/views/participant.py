@@ -1,0 +1,210 @@
+"""Pages of a participant: submit, the status of a submission, my submissions, cancel and select."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from leaderboard.challenges.models import EntrySelection
+from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.core.exceptions import ApplicationError
+from leaderboard.submissions.models import Status, Submission
+from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
+from leaderboard.web import boards
+from leaderboard.web.formats import example_file, task_format
+from leaderboard.web.forms import SubmissionForm, task_field_name
+from leaderboard.web.selectors import (
+    rows_of_submission,
+    submission_for_user,
+    submission_scores,
+    team_submissions,
+)
+from leaderboard.web.views.common import as_http, challenge_for, error_context, task_for
+
+
+@login_required
+def submit(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = challenge_for(request, slug)
+    tasks = list(challenge.tasks.order_by("position", "slug"))
+    organizer = user_is_organizer(challenge=challenge, user=request.user)
+    form = SubmissionForm(request.POST or None, request.FILES or None, tasks=tasks, allow_baseline=organizer)
+    error: dict[str, Any] | None = None
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            files = {
+                task.slug: [Upload(name=f.name or "upload", size=f.size or 0, stream=f) for f in uploads]
+                for task in tasks
+                if (uploads := form.cleaned_data.get(task_field_name(task)))
+            }
+            try:
+                submission = submission_create(
+                    challenge=challenge,
+                    user=request.user,  # type: ignore[arg-type]
+                    name=form.cleaned_data["name"],
+                    files=files,
+                    description=form.cleaned_data["description"],
+                    link=form.cleaned_data["link"],
+                    is_baseline=bool(form.cleaned_data.get("is_baseline")),
+                )
+            except ApplicationError as exc:
+                error = error_context(exc)
+                _attach_error(form, exc, tasks, error)
+                status = exc.status_code
+            else:
+                return redirect("submission", pk=submission.pk)
+        else:
+            status = 400
+    return render(
+        request,
+        "web/submit.html",
+        {
+            "challenge": challenge,
+            "form": form,
+            "task_rows": [(t, field, task_format(t)) for t, field in form.task_fields()],
+            "error": error,
+            "max_bytes": settings.UPLOAD_MAX_BYTES,
+            "is_organizer": organizer,
+        },
+        status=status,
+    )
+
+
+def _attach_error(form: SubmissionForm, exc: ApplicationError, tasks: list, error: dict[str, Any]) -> None:
+    """Show a service error next to the field it is about (the file's task, or the name)."""
+    extra = exc.extra or {}
+    target = None
+    if extra.get("field") == "name":
+        target = "name"
+    elif extra.get("task"):
+        target = f"file_{extra['task']}"
+    elif extra.get("file"):
+        for task in tasks:
+            if any(f.name == extra["file"] for f in form.cleaned_data.get(task_field_name(task)) or []):
+                target = task_field_name(task)
+                break
+    error["field"] = target
+    if target is None:
+        return
+    text = exc.message
+    if error["where"] and not text.startswith(str(extra.get("file", "\0"))):
+        text = f"{error['where']}: {text}"
+    form.add_error(target, text)
+
+
+@require_GET
+def example(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    response = HttpResponse(example_file(task), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{task.slug}-example.csv"'
+    return response
+
+
+def _status_payload(submission: Submission, rows: list) -> dict[str, Any]:
+    scored = submission.status == Status.SCORED
+    return {
+        "id": submission.pk,
+        "status": submission.status,
+        "status_display": submission.get_status_display(),
+        "error": submission.error,
+        "on_board": bool(rows),
+        # The page stops updating once nothing more will change: failed, cancelled, or scored and on a board.
+        "final": submission.status in (Status.FAILED, Status.CANCELLED) or (scored and bool(rows)),
+    }
+
+
+@login_required
+@require_GET
+def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    with as_http():
+        sub = submission_for_user(pk=pk, user=request.user)
+    private = private_board_visible(challenge=sub.challenge, user=request.user)
+    found = rows_of_submission(submission=sub, include_private=private)
+    board_rows = [(snap, boards.board_view(rows=snap.rows, signature=snap.signature)) for snap, _ in found]
+    payload = _status_payload(sub, found)
+    scores = submission_scores(submission_ids=[sub.pk], include_private=private).get(sub.pk, [])
+    return render(
+        request,
+        "web/submission.html",
+        {
+            "submission": sub,
+            "challenge": sub.challenge,
+            "board_rows": board_rows,
+            "scores": scores,
+            "status": payload,
+            "can_cancel": sub.status == Status.QUEUED,
+        },
+    )
+
+
+@login_required
+@require_GET
+def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
+    with as_http():
+        sub = submission_for_user(pk=pk, user=request.user)
+    private = private_board_visible(challenge=sub.challenge, user=request.user)
+    return JsonResponse(_status_payload(sub, rows_of_submission(submission=sub, include_private=private)))
+
+
+@login_required
+@require_GET
+def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = challenge_for(request, slug)
+    team = user_team(challenge=challenge, user=request.user)
+    subs = list(team_submissions(challenge=challenge, team=team))
+    private = private_board_visible(challenge=challenge, user=request.user)
+    scores = submission_scores(submission_ids=[s.pk for s in subs], include_private=private)
+    return render(
+        request,
+        "web/my_submissions.html",
+        {
+            "challenge": challenge,
+            "team": team,
+            "items": [(s, scores.get(s.pk, [])) for s in subs],
+            "selection_on": challenge.entry_selection == EntrySelection.SELECTED,
+            "limits_used": sum(1 for s in subs if s.charged),
+        },
+    )
+
+
+def _back(request: HttpRequest, sub: Submission) -> HttpResponse:
+    target = request.POST.get("next", "")
+    if target == "submission":
+        return redirect("submission", pk=sub.pk)
+    return redirect(reverse("my_submissions", kwargs={"slug": sub.challenge.slug}))
+
+
+@login_required
+@require_POST
+def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    with as_http():
+        sub = submission_for_user(pk=pk, user=request.user)
+    try:
+        submission_cancel(submission=sub, user=request.user)  # type: ignore[arg-type]
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Submission #{sub.pk} cancelled; it does not count against your limits.")
+    return _back(request, sub)
+
+
+@login_required
+@require_POST
+def select(request: HttpRequest, pk: int) -> HttpResponse:
+    with as_http():
+        sub = submission_for_user(pk=pk, user=request.user)
+    try:
+        submission_select(submission=sub, user=request.user)  # type: ignore[arg-type]
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Submission #{sub.pk} ({sub.name}) now counts as your team's entry.")
+    return _back(request, sub)

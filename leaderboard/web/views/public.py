@@ -1,0 +1,215 @@
+"""Pages anyone who may see a challenge can read: home, challenge with its boards, downloads, plots."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from leaderboard.challenges.models import Challenge, Task
+from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.selectors import board_latest, summary_latest
+from leaderboard.scoring.models import Split
+from leaderboard.web import boards
+from leaderboard.web.selectors import challenge_phase, home_challenges
+from leaderboard.web.views.common import as_http, challenge_for, task_for
+
+CSV_COLUMNS = [
+    "rank", "rank_low", "rank_high", "rank_sim_low", "rank_sim_high", "name", "team", "is_baseline",
+    "value", "low", "high", "diff", "diff_low", "diff_high", "p_value", "p_adjusted", "in_best_set",
+    "items_needed", "n_runs", "run_mean", "run_sd", "run_min", "run_max", "submission_id",
+]  # fmt: skip
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/home.html", {"listing": home_challenges(user=request.user)})
+
+
+def _split_of(request: HttpRequest, challenge: Challenge) -> tuple[str, bool]:
+    split = request.GET.get("split", Split.PUBLIC)
+    if split not in (Split.PUBLIC, Split.PRIVATE):
+        raise Http404("Boards are 'public' and 'private'.")
+    return split, private_board_visible(challenge=challenge, user=request.user)
+
+
+def _board(request: HttpRequest, task: Task, split: str) -> BoardSnapshot | None:
+    with as_http():
+        return board_latest(task=task, split=split, user=request.user)
+
+
+@require_GET
+def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = challenge_for(request, slug)
+    tasks = list(challenge.tasks.order_by("position", "slug"))
+    task = (
+        task_for(challenge, request.GET["task"]) if request.GET.get("task") else (tasks[0] if tasks else None)
+    )
+    split, private_visible = _split_of(request, challenge)
+    snapshot = _board(request, task, split) if task is not None else None
+    view = (
+        boards.board_view(rows=snapshot.rows, signature=snapshot.signature, sort=request.GET.get("sort", ""))
+        if snapshot is not None
+        else None
+    )
+    return render(
+        request,
+        "web/challenge.html",
+        {
+            "challenge": challenge,
+            "phase": challenge_phase(challenge),
+            "tasks": tasks,
+            "task": task,
+            "split": split,
+            "private_visible": private_visible,
+            "has_private": any(t.has_private_split for t in tasks),
+            "snapshot": snapshot,
+            "view": view,
+            "is_organizer": user_is_organizer(challenge=challenge, user=request.user),
+            "team": user_team(challenge=challenge, user=request.user),
+        },
+    )
+
+
+def _neutralise(value: Any) -> Any:
+    """Spreadsheet formula injection: a text cell starting with = + - @ gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+@require_GET
+def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) -> HttpResponse:
+    if fmt not in ("csv", "json"):
+        raise Http404("Boards download as board.csv or board.json.")
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    split, _ = _split_of(request, challenge)
+    snapshot = _board(request, task, split)
+    if snapshot is None:
+        raise Http404("This board has not been built yet.")
+    rows = [boards.normalise_row(r) for r in snapshot.rows]
+    filename = f"{challenge.slug}-{task.slug}-{split}-{snapshot.sequence}"
+    if fmt == "json":
+        payload = {
+            "challenge": challenge.slug,
+            "task": task.slug,
+            "split": split,
+            "sequence": snapshot.sequence,
+            "created_at": snapshot.created_at.isoformat(),
+            "signature": {k: v for k, v in snapshot.signature.items() if k != "inputs"},
+            "rows": rows,
+        }
+        as_json = JsonResponse(payload, json_dumps_params={"indent": 2})
+        as_json["Content-Disposition"] = f'attachment; filename="{filename}.json"'
+        return as_json
+    buffer = io.StringIO()
+    extra = sorted(
+        {k for r in rows for k, v in r.items() if k not in CSV_COLUMNS and not isinstance(v, dict | list)}
+    )
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS + extra)
+    for r in rows:
+        writer.writerow([_neutralise("" if r.get(c) is None else r.get(c)) for c in CSV_COLUMNS + extra])
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
+    return response
+
+
+@require_GET
+def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    split, private_visible = _split_of(request, challenge)
+    snapshot = _board(request, task, split)
+    plot = boards.rank_plot(rows=snapshot.rows, distribution=snapshot.rank_distribution) if snapshot else None
+    return render(
+        request,
+        "web/ranks.html",
+        {
+            "challenge": challenge,
+            "task": task,
+            "split": split,
+            "private_visible": private_visible,
+            "snapshot": snapshot,
+            "plot": plot,
+        },
+    )
+
+
+@require_GET
+def summary(request: HttpRequest, slug: str) -> HttpResponse:
+    challenge = challenge_for(request, slug)
+    split, private_visible = _split_of(request, challenge)
+    with as_http():
+        summ = summary_latest(challenge=challenge, split=split, user=request.user)
+    return render(
+        request,
+        "web/summary.html",
+        {
+            "challenge": challenge,
+            "split": split,
+            "private_visible": private_visible,
+            "summary": summ,
+            "data": summ.data if summ else {},
+            "data_json": json.dumps(summ.data, indent=2, default=str) if summ else "",
+        },
+    )
+
+
+@require_GET
+def cd_svg(request: HttpRequest, slug: str) -> HttpResponse:
+    """The stored critical-difference diagram, served as an image (scripts in an <img> never run)."""
+    challenge = challenge_for(request, slug)
+    split, _ = _split_of(request, challenge)
+    with as_http():
+        summ = summary_latest(challenge=challenge, split=split, user=request.user)
+    if summ is None or not summ.svg:
+        raise Http404("No critical-difference diagram yet.")
+    response = HttpResponse(summ.svg, content_type="image/svg+xml; charset=utf-8")
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    return response
+
+
+@require_GET
+def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """Two entries side by side, from the stored snapshot (and its pairwise table, where it stores one)."""
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    split, private_visible = _split_of(request, challenge)
+    snapshot = _board(request, task, split)
+    rows = [boards.normalise_row(r) for r in snapshot.rows] if snapshot else []
+    position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
+    ia, ib = position.get(request.GET.get("a", "")), position.get(request.GET.get("b", ""))
+    a = rows[ia] if ia is not None else None
+    b = rows[ib] if ib is not None else None
+    pair = None
+    if snapshot is not None and ia is not None and ib is not None:
+        # Read from the snapshot's stored pairwise table; nothing is computed here.
+        pair = boards.pair_view(pairwise=snapshot.pairwise or {}, a=ia, b=ib)
+    view = (
+        boards.board_view(rows=[r for r in (a, b) if r], signature=snapshot.signature) if snapshot else None
+    )
+    return render(
+        request,
+        "web/pairwise.html",
+        {
+            "challenge": challenge,
+            "task": task,
+            "split": split,
+            "private_visible": private_visible,
+            "snapshot": snapshot,
+            "rows": rows,
+            "a": a,
+            "b": b,
+            "pair": pair,
+            "view": view,
+        },
+    )

@@ -1,0 +1,211 @@
+"""The public pages: home, challenge and board, downloads, rank distribution, pairwise, CD diagram."""
+
+from __future__ import annotations
+
+import csv
+import html as htmllib
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.challenges.models import Visibility
+from leaderboard.rankings.models import BoardSnapshot
+from tests.service import web_support as ws
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def board(django_capture_on_commit_callbacks) -> ws.Board:  # type: ignore[no-untyped-def]
+    return ws.make_board(django_capture_on_commit_callbacks)
+
+
+def _board_html(client, board: ws.Board, **params: str) -> str:  # type: ignore[no-untyped-def]
+    response = client.get(reverse("challenge", args=[board.challenge.slug]), params)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _row_order(html: str, names: list[str]) -> list[str]:
+    table = html[html.index('<table class="board"') :]
+    return sorted(names, key=lambda n: table.index(f'<span class="name">{n}</span>'))
+
+
+def test_home_lists_public_challenges_with_deadline_and_counts(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    ws.challenge(board.organizer, slug="hidden-one", visibility=Visibility.PRIVATE)
+    html = client.get(reverse("home")).content.decode()
+    assert board.challenge.title in html
+    assert "3 teams" in html and "3 scored submissions" in html
+    assert "Pets hidden-one" not in html  # private challenges are not listed for anonymous visitors
+
+
+def test_board_shows_value_interval_bar_rank_interval_and_marks(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    by_name = {r["name"]: r for r in snap.rows}
+    html = _board_html(client, board)
+    assert "<caption>" in html and 'scope="row"' in html and 'scope="col"' in html
+    assert _row_order(html, ["alpha", "beta", "gamma"]) == ["alpha", "beta", "gamma"]
+    alpha = by_name["alpha"]
+    assert f"{alpha['value']:.4f}" in html
+    assert f"[{alpha['interval'][0]:.4f}, {alpha['interval'][1]:.4f}]" in html
+    # The forest-plot bar carries its numbers as text for screen readers.
+    assert f'aria-label="alpha: {alpha["value"]:.4f}, 95% interval {alpha["interval"][0]:.4f} to' in html
+    assert f"ranks {alpha['rank_interval'][0]}\u2013{alpha['rank_interval'][1]}" in html
+    # Best-set mark as text, and the legend names the test and the correction.
+    assert html.count('<span aria-hidden="true">★</span> best set</span>') >= 1 + sum(
+        1 for r in snap.rows if r["in_best_set"]
+    )
+    assert "max-t simultaneous 95% confidence set" in html
+    text = htmllib.unescape(html)
+    assert "McNemar's exact test" in text and "Holm correction" in text
+
+
+def test_unresolved_gap_says_how_many_items_are_needed(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    beta = next(r for r in snap.rows if r["name"] == "beta")
+    assert beta["in_best_set_holm"] is True and beta["items_needed"]  # 5 vs 6 wrong of 60: not resolved
+    html = _board_html(client, board)
+    assert f"Not resolved on this test set: about {beta['items_needed']} items needed" in html
+    gamma = next(r for r in snap.rows if r["name"] == "gamma")
+    assert gamma["in_best_set_holm"] is False
+    assert "Resolved: significantly worse than the leader" in html
+
+
+def test_server_side_sort_by_name_and_value(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    assert _row_order(_board_html(client, board, sort="-name"), ["alpha", "beta", "gamma"]) == [
+        "gamma",
+        "beta",
+        "alpha",
+    ]
+    assert _row_order(_board_html(client, board, sort="value"), ["alpha", "beta", "gamma"]) == [
+        "gamma",
+        "beta",
+        "alpha",
+    ]
+    html = _board_html(client, board, sort="value")
+    assert 'aria-sort="ascending"' in html
+    # Unknown keys fall back to rank order.
+    assert _row_order(_board_html(client, board, sort="evil"), ["alpha", "beta", "gamma"])[0] == "alpha"
+
+
+def test_signature_under_the_table(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    html = _board_html(client, board)
+    sig = html[html.index('class="signature"') :]
+    for text in ("Metric", "accuracy", "Bootstrap resamples", "200", "Seed", "0.95 (95%)", "holm", "bca"):
+        assert text in sig
+    assert "inputs" not in sig  # the internal digest is not part of the signature shown
+
+
+def test_private_board_hidden_until_revealed(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    board = ws.make_board(django_capture_on_commit_callbacks, private_every=3)
+    url = reverse("challenge", args=[board.challenge.slug])
+    assert client.get(url, {"split": "private"}).status_code == 404
+    assert "Private (revealed by the organizers at the end)" in _board_html(client, board)
+    client.force_login(board.organizer)
+    organizer_html = client.get(url, {"split": "private"}).content.decode()
+    assert (
+        "private board" in organizer_html and '<strong aria-current="page">Private</strong>' in organizer_html
+    )
+    client.post(reverse("reveal", args=[board.challenge.slug]), {"confirm": "reveal"})
+    client.logout()
+    assert client.get(url, {"split": "private"}).status_code == 200
+
+
+def test_private_challenge_is_404_for_strangers(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    secret = ws.challenge(board.organizer, slug="secret", visibility=Visibility.PRIVATE)
+    assert client.get(reverse("challenge", args=[secret.slug])).status_code == 404
+    client.force_login(board.organizer)
+    assert client.get(reverse("challenge", args=[secret.slug])).status_code == 200
+
+
+def test_csv_download_neutralises_formulas_and_json_has_signature(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    mallory = ws.user("mallory")
+    with django_capture_on_commit_callbacks(execute=True):
+        ws.submit(board.challenge, mallory, '=HYPERLINK("http://evil")', wrong=30)
+    url = reverse("board_download", args=[board.challenge.slug, board.task.slug, "csv"])
+    response = client.get(url)
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    names = {r["name"] for r in rows}
+    assert '\'=HYPERLINK("http://evil")' in names and "alpha" in names
+    alpha = next(r for r in rows if r["name"] == "alpha")
+    assert alpha["rank"] == "1" and float(alpha["low"]) <= float(alpha["value"]) <= float(alpha["high"])
+    data = json.loads(client.get(url.replace("board.csv", "board.json")).content)
+    assert data["signature"]["metric"] == "accuracy" and "inputs" not in data["signature"]
+    assert data["rows"][0]["name"] == "alpha"
+    assert client.get(url.replace("board.csv", "board.xml")).status_code == 404
+
+
+def test_rank_distribution_plot_and_table(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    response = client.get(reverse("ranks", args=[board.challenge.slug, board.task.slug]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert '<svg viewBox="0 0' in html and 'role="img"' in html
+    share = snap.rank_distribution[0][0]
+    assert f"alpha: rank 1 in {round(share * 100):.0f}% of resamples" in html
+    assert "<caption>Share of bootstrap resamples per rank</caption>" in html
+
+
+def test_pairwise_shows_stored_difference_and_discordant_counts(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    ids = [r["submission_id"] for r in snap.rows]
+    url = reverse("pairwise", args=[board.challenge.slug, board.task.slug])
+    html = client.get(url, {"a": ids[0], "b": ids[2]}).content.decode()
+    n10 = snap.pairwise["only_row_right"][0][2]
+    n01 = snap.pairwise["only_column_right"][0][2]
+    assert (n10, n01) == (15, 0)  # alpha gets 5 wrong, gamma 20 (the same first ones)
+    text = htmllib.unescape(html)
+    assert f"alpha right, gamma wrong: {n10}; alpha wrong, gamma right: {n01}" in text
+    assert "McNemar's exact test on the discordant items" in text
+    assert f"{snap.pairwise['difference'][0][2]:+.4f}" in html
+
+
+def test_summary_and_cd_diagram(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    board = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
+    html = client.get(reverse("summary", args=[board.challenge.slug])).content.decode()
+    assert "Critical-difference diagram" in html
+    assert f'src="{reverse("cd_svg", args=[board.challenge.slug])}?split=public"' in html
+    assert "Average rank" in html and "Friedman" in html
+    svg = client.get(reverse("cd_svg", args=[board.challenge.slug]))
+    assert svg.status_code == 200 and svg["Content-Type"].startswith("image/svg+xml")
+    assert b"<svg" in svg.content and b"alpha" in svg.content
+    assert "default-src 'none'" in svg["Content-Security-Policy"]
+
+
+def test_summary_with_one_task_says_why_there_is_no_diagram(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    html = client.get(reverse("summary", args=[board.challenge.slug])).content.decode()
+    assert "at least two tasks" in html
+    assert client.get(reverse("cd_svg", args=[board.challenge.slug])).status_code == 404
+
+
+def test_no_page_renders_hidden_labels(client, board: ws.Board) -> None:  # type: ignore[no-untyped-def]
+    truth_lines = ws.truth_csv(60).decode().splitlines()[1:]
+    client.force_login(board.organizer)
+    pages = [
+        reverse("challenge", args=[board.challenge.slug]),
+        reverse("organize", args=[board.challenge.slug]),
+        reverse("submit", args=[board.challenge.slug]),
+        reverse("example", args=[board.challenge.slug, board.task.slug]),
+        reverse("board_download", args=[board.challenge.slug, board.task.slug, "json"]),
+        reverse("admin:challenges_task_change", args=[board.task.pk]),
+    ]
+    labels_in_order = ",".join(ws.truth_labels(60))
+    for url in pages:
+        body = client.get(url).content.decode()
+        assert "\n".join(truth_lines[:10]) not in body.replace("\r\n", "\n"), url
+        assert labels_in_order not in body and '"cat", "dog", "dog"' not in body, url
+
+
+def test_board_before_any_submission(client) -> None:  # type: ignore[no-untyped-def]
+    organizer = ws.user("olga")
+    c = ws.challenge(organizer)
+    ws.task(c)
+    html = client.get(reverse("challenge", args=[c.slug])).content.decode()
+    assert "No board yet" in html
