@@ -316,6 +316,8 @@ class TaskTruthView(APIView):
 class TaskRescoreView(APIView):
     """POST: re-score every submission of the task (organizers). GET: the progress of the latest re-score."""
 
+    permission_classes = [IsAuthenticated]
+
     def _task(self, request: Request, slug: str, task: str) -> Any:
         challenge = challenge_get(slug=slug, user=request.user)
         require_organizer(challenge=challenge, user=_user(request))

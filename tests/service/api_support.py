@@ -12,6 +12,8 @@ from leaderboard.accounts.models import User
 from tests.service.factories import LABELS, csv_bytes, make_truth
 
 PASSWORD = "a-long-test-password-123"
+# Tests make many users; the production hasher is slow on purpose.
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def client_for(user: User | None) -> APIClient:

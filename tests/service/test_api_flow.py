@@ -14,12 +14,19 @@ from rest_framework.test import APIClient
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.submissions.models import Status, Submission
 from tests.conftest import wait_for
-from tests.service.api_support import client_for, create_challenge_over_http, file, reset_throttles
+from tests.service.api_support import (
+    FAST_HASHERS,
+    client_for,
+    create_challenge_over_http,
+    file,
+    reset_throttles,
+)
 from tests.service.factories import LABELS, predictions, user
 
 
 @pytest.fixture(autouse=True)
-def _fresh_throttles() -> Iterator[None]:
+def _fresh_throttles(settings) -> Iterator[None]:
+    settings.PASSWORD_HASHERS = FAST_HASHERS
     reset_throttles()
     yield
     reset_throttles()
