@@ -1,0 +1,224 @@
+"""Participants on the site: submit through the form, inline errors, the status page, my submissions."""
+
+from __future__ import annotations
+
+import csv
+import html as htmllib
+import io
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from leaderboard.challenges.models import EntrySelection
+from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.submissions.models import Status, Submission
+from tests.service import web_support as ws
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def setup(client):  # type: ignore[no-untyped-def]
+    organizer = ws.user("olga")
+    c = ws.challenge(organizer)
+    t = ws.task(c)
+    alice = ws.user("alice")
+    client.force_login(alice)
+    return c, t, alice
+
+
+def _post(client, c, name: str, data: bytes, filename: str = "preds.csv", **extra):  # type: ignore[no-untyped-def]
+    return client.post(
+        reverse("submit", args=[c.slug]),
+        {"name": name, "file_main": SimpleUploadedFile(filename, data, content_type="text/csv"), **extra},
+    )
+
+
+def test_submit_page_shows_format_and_example_file(client, setup) -> None:  # type: ignore[no-untyped-def]
+    c, t, _ = setup
+    html = htmllib.unescape(client.get(reverse("submit", args=[c.slug])).content.decode())
+    assert "Columns: <code>id,prediction</code>" in html and "60 items" in html and "accuracy" in html
+    assert 'enctype="multipart/form-data"' in html and "csrfmiddlewaretoken" in html
+    assert 'data-max-bytes="' in html
+    example = client.get(reverse("example", args=[c.slug, t.slug]))
+    rows = list(csv.reader(io.StringIO(example.content.decode())))
+    assert rows[0] == ["id", "prediction"]
+    assert [r[0] for r in rows[1:]] == t.item_ids
+    assert {r[1] for r in rows[1:]} == {"cat"}  # a placeholder from the public label set
+
+
+def test_example_file_is_a_valid_submission(client, setup, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    c, t, _ = setup
+    data = client.get(reverse("example", args=[c.slug, t.slug])).content
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _post(client, c, "example", data)
+    assert response.status_code == 302
+
+
+def test_submit_then_status_page_shows_the_scored_row(
+    client, setup, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    c, t, _ = setup
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _post(client, c, "my model", ws.predictions_csv(60, wrong=6))
+    sub = Submission.objects.get(name="my model")
+    assert response.status_code == 302 and response["Location"] == reverse("submission", args=[sub.pk])
+    assert sub.status == Status.SCORED
+    html = client.get(response["Location"]).content.decode()
+    assert "Scored" in html and "this submission</span>" in html
+    assert 'class=" mine"' in html or " mine" in html
+    snap = BoardSnapshot.objects.filter(task=t).latest("sequence")
+    row = snap.rows[0]
+    assert f"[{row['interval'][0]:.4f}, {row['interval'][1]:.4f}]" in html
+    assert 'http-equiv="refresh"' not in html  # final: the page stops updating
+    status = client.get(reverse("submission_status", args=[sub.pk])).json()
+    assert status == {
+        "id": sub.pk,
+        "status": "scored",
+        "status_display": "Scored",
+        "error": "",
+        "on_board": True,
+        "final": True,
+    }
+
+
+def test_queued_submission_page_refreshes_itself_and_can_be_cancelled(client, setup) -> None:  # type: ignore[no-untyped-def]
+    c, _, _ = setup
+    # Without the commit callbacks the scoring task is never sent: the submission stays queued.
+    _post(client, c, "waiting", ws.predictions_csv(60, wrong=3))
+    sub = Submission.objects.get(name="waiting")
+    assert sub.status == Status.QUEUED
+    html = client.get(reverse("submission", args=[sub.pk])).content.decode()
+    assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in html
+    assert f'data-status-url="{reverse("submission_status", args=[sub.pk])}"' in html
+    assert client.get(reverse("submission_status", args=[sub.pk])).json()["final"] is False
+    response = client.post(reverse("submission_cancel", args=[sub.pk]), {"next": "submission"})
+    assert response.status_code == 302
+    sub.refresh_from_db()
+    assert sub.status == Status.CANCELLED and not sub.charged
+    # Cancelling twice says why, without a server error.
+    again = client.post(reverse("submission_cancel", args=[sub.pk]), follow=True)
+    assert "Only queued submissions can be cancelled" in again.content.decode()
+
+
+def test_bad_file_gives_an_inline_error_with_line_and_column_and_stores_nothing(client, setup) -> None:  # type: ignore[no-untyped-def]
+    c, _, _ = setup
+    data = ws.predictions_csv(60, wrong=0).replace(b"item004,", b"item999,")
+    response = _post(client, c, "broken", data, filename="broken.csv")
+    assert response.status_code == 400
+    html = htmllib.unescape(response.content.decode())
+    field_block = html[html.index("Predictions for Task main") :]
+    field_block = field_block[: field_block.index("</fieldset>")]
+    assert 'class="error" role="alert"' in field_block
+    assert "broken.csv:6:1" in field_block and "unknown id 'item999'" in field_block
+    assert not Submission.objects.exists()
+    assert 'value="broken"' in html  # the form keeps what was typed
+
+
+def test_wrong_header_error_names_the_column(client, setup) -> None:  # type: ignore[no-untyped-def]
+    c, _, _ = setup
+    response = _post(client, c, "x", b"id,label\nitem000,cat\n", filename="h.csv")
+    html = htmllib.unescape(response.content.decode())
+    assert response.status_code == 400 and "h.csv:1" in html and "prediction" in html
+
+
+def test_file_over_the_size_limit_is_refused(client, setup, settings) -> None:  # type: ignore[no-untyped-def]
+    c, _, _ = setup
+    settings.UPLOAD_MAX_BYTES = 100
+    response = _post(client, c, "big", ws.predictions_csv(60, wrong=0), filename="big.csv")
+    html = htmllib.unescape(response.content.decode())
+    assert response.status_code == 400
+    assert "big.csv: the file is" in html and "the limit is 100 bytes" in html
+    assert not Submission.objects.exists()
+
+
+def test_form_needs_a_file_and_a_name(client, setup) -> None:  # type: ignore[no-untyped-def]
+    c, _, _ = setup
+    response = client.post(reverse("submit", args=[c.slug]), {"name": ""})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Choose at least one predictions file." in html and "This field is required." in html
+
+
+def test_submit_needs_login_and_csrf(setup) -> None:  # type: ignore[no-untyped-def]
+    c, _, alice = setup
+    anonymous = Client()
+    response = anonymous.get(reverse("submit", args=[c.slug]))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(alice)
+    data = ws.predictions_csv(60, wrong=1)
+    response = strict.post(
+        reverse("submit", args=[c.slug]), {"name": "n", "file_main": SimpleUploadedFile("p.csv", data)}
+    )
+    assert response.status_code == 403
+    assert not Submission.objects.exists()
+
+
+def test_other_users_cannot_see_a_submission(client, setup) -> None:  # type: ignore[no-untyped-def]
+    c, _, _ = setup
+    _post(client, c, "mine", ws.predictions_csv(60, wrong=3))
+    sub = Submission.objects.get()
+    client.force_login(ws.user("eve"))
+    assert client.get(reverse("submission", args=[sub.pk])).status_code == 404
+    assert client.get(reverse("submission_status", args=[sub.pk])).status_code == 404
+    assert client.post(reverse("submission_cancel", args=[sub.pk])).status_code == 404
+    sub.refresh_from_db()
+    assert sub.status == Status.QUEUED
+
+
+def test_my_submissions_lists_status_errors_and_scores(
+    client, setup, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    c, _, _ = setup
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(client, c, "first", ws.predictions_csv(60, wrong=6))
+    _post(client, c, "second", ws.predictions_csv(60, wrong=2))  # stays queued
+    html = client.get(reverse("my_submissions", args=[c.slug])).content.decode()
+    assert "first" in html and "second" in html
+    assert "Scored" in html and "Queued" in html
+    assert "main: 0.9000" in html  # 54 of 60 right
+    assert html.count(">Cancel</button>") == 1  # only the queued one
+    assert "Used 2 of 100 submissions" in html
+
+
+def test_select_entry_when_the_challenge_lets_teams_choose(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    organizer = ws.user("olga")
+    c = ws.challenge(organizer, entry_selection=EntrySelection.SELECTED)
+    t = ws.task(c)
+    alice = ws.user("alice")
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(client, c, "good", ws.predictions_csv(60, wrong=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(client, c, "later", ws.predictions_csv(60, wrong=9))
+    board = BoardSnapshot.objects.filter(task=t).latest("sequence")
+    assert [r["name"] for r in board.rows] == ["later"]  # latest counts until the team selects
+    html = client.get(reverse("my_submissions", args=[c.slug])).content.decode()
+    assert html.count("Select as entry</button>") == 2
+    good = Submission.objects.get(name="good")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("submission_select", args=[good.pk]))
+    good.refresh_from_db()
+    assert good.selected
+    board = BoardSnapshot.objects.filter(task=t).latest("sequence")
+    assert [r["name"] for r in board.rows] == ["good"]
+    html = client.get(reverse("my_submissions", args=[c.slug])).content.decode()
+    assert '<span class="mark">selected</span>' in html and html.count("Select as entry</button>") == 1
+
+
+def test_organizer_can_submit_a_baseline_that_is_marked(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    organizer = ws.user("olga")
+    c = ws.challenge(organizer)
+    ws.task(c)
+    client.force_login(organizer)
+    assert "Baseline" in client.get(reverse("submit", args=[c.slug])).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(client, c, "majority", ws.predictions_csv(60, wrong=25), is_baseline="on")
+    html = client.get(reverse("challenge", args=[c.slug])).content.decode()
+    assert '<span class="mark baseline-mark">baseline</span>' in html
+    assert "A reference entry of the organizers." in html
