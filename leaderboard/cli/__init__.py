@@ -1,0 +1,1 @@
+"""``lb``: the command-line client of the leaderboard's REST API (click + httpx)."""

@@ -1,0 +1,346 @@
+"""``lb``: log in, list challenges, submit predictions, follow scoring, read boards, from a terminal.
+
+Everything goes through the REST API (``/api/...``) of the host given by ``--host`` or ``LB_HOST``. The
+token comes from ``LB_TOKEN`` or from ``lb login``, which stores it in the user's config directory
+(``click.get_app_dir("lb")/config.json``, readable by the user only).
+
+Exit codes: 0 done; 1 the API refused (its message is printed); 2 a usage error, no token, or the host
+cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn, cast
+
+import click
+import httpx
+
+DEFAULT_HOST = "http://127.0.0.1:8000"
+CONFIG_NAME = "config.json"
+API_REFUSED = 1
+CANNOT_PROCEED = 2
+FINAL_STATUSES = ("scored", "failed", "cancelled")
+
+
+# --- configuration ------------------------------------------------------------------------------------
+def config_path() -> Path:
+    return Path(click.get_app_dir("lb")) / CONFIG_NAME
+
+
+def load_config() -> dict[str, Any]:
+    path = config_path()
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_config(config: dict[str, Any]) -> Path:
+    """Write the config with mode 0600 (created so, never widened for a moment) in a 0700 directory."""
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(config, handle, indent=2)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    return path
+
+
+# --- HTTP ---------------------------------------------------------------------------------------------
+class Api:
+    def __init__(self, host: str, token: str | None, timeout: float = 60.0) -> None:
+        self.host = host.rstrip("/")
+        self.token = token
+        headers = {"Accept": "application/json", "User-Agent": "lb"}
+        if token:
+            headers["Authorization"] = f"Token {token}"
+        self.client = httpx.Client(base_url=self.host, headers=headers, timeout=timeout)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self.client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            fail(f"cannot reach {self.host}: {exc}", CANNOT_PROCEED)
+        if response.status_code >= 400:
+            fail(error_message(response), API_REFUSED)
+        return response
+
+    def json(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self.request(method, path, **kwargs).json()
+
+    def require_token(self) -> None:
+        if not self.token:
+            fail("not logged in: run 'lb login' or set LB_TOKEN.", CANNOT_PROCEED)
+
+
+def error_message(response: httpx.Response) -> str:
+    """The API's own message (``{"message", "extra"}``), with where it happened when it says so."""
+    try:
+        body = response.json()
+    except ValueError:
+        return f"HTTP {response.status_code}: {response.text[:200]}"
+    if isinstance(body, dict) and "message" in body:
+        return str(body["message"])
+    return f"HTTP {response.status_code}: {body}"
+
+
+def fail(message: str, code: int) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+def api_of(ctx: click.Context) -> Api:
+    return cast(Api, ctx.obj)
+
+
+# --- output -------------------------------------------------------------------------------------------
+def fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    return str(value)
+
+
+def table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
+    """A plain aligned text table; ``columns`` are (key, heading)."""
+    cells = [[fmt(r.get(key)) for key, _ in columns] for r in rows]
+    headings = [h for _, h in columns]
+    widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(headings)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headings, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+BOARD_COLUMNS = [
+    ("rank", "rank"),
+    ("name", "entry"),
+    ("team", "team"),
+    ("value", "value"),
+    ("interval", "interval"),
+    ("rank_interval", "ranks"),
+    ("difference", "diff"),
+    ("adjusted_p_value", "p (adj.)"),
+    ("in_best_set", "best set"),
+    ("is_baseline", "baseline"),
+]
+
+
+# --- commands -----------------------------------------------------------------------------------------
+@click.group()
+@click.option(
+    "--host", envvar="LB_HOST", default=DEFAULT_HOST, show_default=True, help="The service (or LB_HOST)."
+)
+@click.pass_context
+def cli(ctx: click.Context, host: str) -> None:
+    """The leaderboard's command-line client."""
+    host = host.rstrip("/")
+    token = os.environ.get("LB_TOKEN") or load_config().get("tokens", {}).get(host)
+    ctx.obj = Api(host, token)
+    ctx.call_on_close(ctx.obj.client.close)
+
+
+@cli.command()
+@click.option("--username", help="Asked for when not given.")
+@click.option("--token", "given_token", help="Store this API token instead of logging in with a password.")
+@click.pass_context
+def login(ctx: click.Context, username: str | None, given_token: str | None) -> None:
+    """Get an API token and store it in your config directory (mode 0600)."""
+    api = api_of(ctx)
+    if given_token:
+        token = given_token.strip()
+        Api(api.host, token).json(
+            "GET", "/api/challenges/", params={"limit": 1}
+        )  # refused if the token is bad
+    else:
+        username = username or click.prompt("Username")
+        password = click.prompt("Password", hide_input=True)
+        token = api.json("POST", "/api/auth/token/", json={"username": username, "password": password})[
+            "token"
+        ]
+    config = load_config()
+    config.setdefault("tokens", {})[api.host] = token
+    path = save_config(config)
+    click.echo(f"Logged in to {api.host}; token stored in {path}.")
+
+
+@cli.command()
+@click.pass_context
+def logout(ctx: click.Context) -> None:
+    """Revoke your token on the server and forget it here."""
+    api = api_of(ctx)
+    api.require_token()
+    api.request("DELETE", "/api/auth/token/")
+    config = load_config()
+    config.get("tokens", {}).pop(api.host, None)
+    save_config(config)
+    click.echo("Token revoked.")
+
+
+@cli.command()
+@click.option("--format", "output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.pass_context
+def challenges(ctx: click.Context, output: str) -> None:
+    """The challenges you can see."""
+    api = api_of(ctx)
+    items: list[dict[str, Any]] = []
+    page: dict[str, Any] = api.json("GET", "/api/challenges/", params={"limit": 100})
+    items += page["results"]
+    while page.get("next"):
+        page = api.json("GET", page["next"])
+        items += page["results"]
+    if output == "json":
+        click.echo(json.dumps(items, indent=2))
+        return
+    for c in items:
+        c["task_list"] = ", ".join(c["tasks"])
+    columns = [("slug", "slug"), ("title", "title"), ("visibility", "visibility"), ("is_open", "open"),
+               ("task_list", "tasks"), ("end", "ends")]  # fmt: skip
+    click.echo(table(items, columns))
+
+
+@cli.command()
+@click.argument("challenge")
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option("--task", "-t", help="The task the files are for (needed when the challenge has several).")
+@click.option("--message", "-m", default="", help="A description of the submission.")
+@click.option("--name", "-n", help="The entry's name on the board (default: the message or the file name).")
+@click.option("--link", default="", help="Link to code or paper.")
+@click.option("--wait", is_flag=True, help="Follow scoring, then print the entry's row of the board.")
+@click.option("--timeout", default=600.0, show_default=True, help="Seconds to wait with --wait.")
+@click.option("--interval", default=1.0, hidden=True)
+@click.pass_context
+def submit(
+    ctx: click.Context,
+    challenge: str,
+    files: tuple[Path, ...],
+    task: str | None,
+    message: str,
+    name: str | None,
+    link: str,
+    wait: bool,
+    timeout: float,
+    interval: float,
+) -> None:
+    """Submit predictions FILES (several files: several runs) to CHALLENGE."""
+    api = api_of(ctx)
+    api.require_token()
+    field = f"file:{task}" if task else "file"
+    name = name or (message.splitlines()[0][:120] if message else files[0].stem)
+    handles = [path.open("rb") for path in files]
+    try:
+        sub = api.json(
+            "POST",
+            f"/api/challenges/{challenge}/submissions/",
+            data={"name": name, "description": message, "link": link},
+            files=[(field, (path.name, handle)) for path, handle in zip(files, handles, strict=True)],
+        )
+    finally:
+        for handle in handles:
+            handle.close()
+    click.echo(f"Submission {sub['id']} accepted ({sub['status']}).")
+    if not wait:
+        return
+    sub = follow(api, sub, timeout=timeout, interval=interval)
+    if sub["status"] != "scored":
+        fail(f"submission {sub['id']} {sub['status']}: {sub['error'] or 'no message'}", API_REFUSED)
+    for score in sub["scores"]:
+        board = api.json(
+            "GET",
+            f"/api/challenges/{challenge}/leaderboard/",
+            params={"task": score["task"], "split": score["split"]},
+        )
+        rows = [r for r in board["rows"] if r.get("submission_id") == sub["id"]]
+        click.echo(f"{score['task']} ({score['split']}): {score['value']:.4f}")
+        if rows:
+            click.echo(table(rows, BOARD_COLUMNS))
+        else:
+            click.echo("  (not your team's entry on this board, by the challenge's entry rule)")
+
+
+def follow(api: Api, sub: dict[str, Any], *, timeout: float, interval: float) -> dict[str, Any]:
+    """Poll the submission until it is final, printing each change of status to stderr."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        if sub["status"] != last:
+            click.echo(f"  {sub['status']}", err=True)
+            last = sub["status"]
+        if sub["status"] in FINAL_STATUSES:
+            return sub
+        if time.monotonic() > deadline:
+            fail(f"still {sub['status']} after {timeout:.0f}s; see 'lb status {sub['id']}'.", CANNOT_PROCEED)
+        time.sleep(interval)
+        sub = api.json("GET", f"/api/submissions/{sub['id']}/")
+
+
+@cli.command()
+@click.argument("submission_id", type=int)
+@click.option("--format", "output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.pass_context
+def status(ctx: click.Context, submission_id: int, output: str) -> None:
+    """A submission's status, error and scores."""
+    api = api_of(ctx)
+    api.require_token()
+    sub = api.json("GET", f"/api/submissions/{submission_id}/")
+    if output == "json":
+        click.echo(json.dumps(sub, indent=2))
+        return
+    click.echo(f"#{sub['id']} {sub['name']} ({sub['team']}, {sub['challenge']}): {sub['status']}")
+    if sub["error"]:
+        click.echo(f"error: {sub['error']}")
+    if sub["scores"]:
+        click.echo(
+            table(sub["scores"], [("task", "task"), ("split", "split"), ("value", "value"), ("runs", "runs")])
+        )
+
+
+@cli.command()
+@click.argument("challenge")
+@click.option("--task", "-t", help="Task slug (default: the first task).")
+@click.option("--split", type=click.Choice(["public", "private"]), default="public", show_default=True)
+@click.option(
+    "--format", "output", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
+)
+@click.pass_context
+def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str, output: str) -> None:
+    """The latest board of a task."""
+    api = api_of(ctx)
+    params = {"split": split, **({"task": task} if task else {})}
+    path = f"/api/challenges/{challenge}/leaderboard/"
+    if output == "csv":
+        click.echo(api.request("GET", path, params={**params, "format": "csv"}).text, nl=False)
+        return
+    board = api.json("GET", path, params=params)
+    if output == "json":
+        click.echo(json.dumps(board, indent=2))
+        return
+    sequence = board["sequence"]
+    when = f"snapshot {sequence} of {board['created_at']}" if sequence else "no board yet"
+    click.echo(f"{board['challenge']} / {board['task']} ({board['split']} board, {board['metric']}): {when}")
+    if board["rows"]:
+        click.echo(table(board["rows"], BOARD_COLUMNS))
+    sig = board["signature"]
+    if sig.get("signature_text"):
+        click.echo(sig["signature_text"])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    cli()

@@ -1,0 +1,121 @@
+"""``lb`` against a live server (pytest-django's ``live_server``, real HTTP), through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from leaderboard.cli.main import cli, config_path
+from leaderboard.submissions.models import Submission
+from tests.service.api_support import (
+    FAST_HASHERS,
+    PASSWORD,
+    client_for,
+    create_challenge_over_http,
+    reset_throttles,
+)
+from tests.service.factories import predictions, user
+
+
+@pytest.fixture
+def env(live_server, transactional_db, settings, tmp_path: Path, monkeypatch) -> Iterator[dict[str, object]]:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    reset_throttles()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("LB_TOKEN", raising=False)
+    monkeypatch.setenv("LB_HOST", live_server.url)
+    organizer = user("org")
+    ids, truth = create_challenge_over_http(client_for(organizer))
+    user("alice")
+    yield {"ids": ids, "truth": truth, "tmp": tmp_path, "host": live_server.url}
+    reset_throttles()
+
+
+def lb(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def login_alice() -> None:
+    result = lb("login", "--username", "alice", input=f"{PASSWORD}\n")
+    assert result.exit_code == 0, result.output
+
+
+def test_login_stores_the_token_with_mode_0600_and_refuses_a_wrong_password(env) -> None:  # type: ignore[no-untyped-def]
+    bad = lb("login", input="alice\nwrong-password\n")
+    assert bad.exit_code == 1
+    assert "Unable to log in with provided credentials." in bad.output
+    assert not config_path().exists()
+
+    login_alice()
+    path = config_path()
+    assert path.is_relative_to(env["tmp"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    token = json.loads(path.read_text())["tokens"][env["host"]]
+    assert len(token) == 40
+
+    assert lb("logout").exit_code == 0
+    assert env["host"] not in json.loads(path.read_text())["tokens"]
+    not_logged_in = lb("submit", "toy", __file__)
+    assert not_logged_in.exit_code == 2 and "lb login" in not_logged_in.output
+
+
+def test_login_with_a_token_and_lb_token(env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from rest_framework.authtoken.models import Token
+
+    from leaderboard.accounts.models import User
+
+    key = Token.objects.create(user=User.objects.get(username="alice")).key
+    assert lb("login", "--token", "not-a-token").exit_code == 1
+    assert lb("login", "--token", key).exit_code == 0
+    monkeypatch.setenv("LB_TOKEN", key)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env["tmp"] / "elsewhere"))  # no stored token: LB_TOKEN is used
+    data = env["tmp"] / "p.csv"
+    data.write_bytes(predictions(env["ids"], env["truth"], 0.8, 1))
+    assert lb("submit", "toy", str(data)).exit_code == 0
+
+
+def test_submit_wait_prints_the_row_then_status_and_leaderboard(env) -> None:  # type: ignore[no-untyped-def]
+    login_alice()
+    data = env["tmp"] / "preds.csv"
+    data.write_bytes(predictions(env["ids"], env["truth"], 0.85, 1))
+    result = lb("submit", "toy", "--task", "main", str(data), "-m", "my model", "--wait")
+    assert result.exit_code == 0, result.output
+    submission = Submission.objects.get()
+    assert submission.name == "my model" and submission.status == "scored"
+    assert f"Submission {submission.pk} accepted" in result.output
+    assert "main (public):" in result.output and "my model" in result.output and "alice" in result.output
+
+    status = lb("status", str(submission.pk))
+    assert status.exit_code == 0 and "scored" in status.output and "main" in status.output
+
+    board = lb("leaderboard", "toy")
+    assert board.exit_code == 0, board.output
+    assert "toy / main (public board, accuracy): snapshot" in board.output
+    assert "my model" in board.output
+    as_json = json.loads(lb("leaderboard", "toy", "--task", "main", "--format", "json").output)
+    assert as_json["rows"][0]["name"] == "my model"
+    assert lb("leaderboard", "toy", "--split", "private").exit_code == 1  # no private board here
+
+    listing = lb("challenges")
+    assert listing.exit_code == 0 and "toy" in listing.output and "main" in listing.output
+
+
+def test_errors_are_the_apis_message_with_exit_codes(env) -> None:  # type: ignore[no-untyped-def]
+    login_alice()
+    bad = env["tmp"] / "bad.csv"
+    bad.write_bytes(b"id,prediction\n")
+    refused = lb("submit", "toy", str(bad))
+    assert refused.exit_code == 1
+    assert refused.output.startswith("Error: bad.csv")
+    assert Submission.objects.count() == 0
+    assert lb("status", "12345").exit_code == 1
+    assert "No submission 12345." in lb("status", "12345").output
+    assert lb("leaderboard", "nope").exit_code == 1
+    unreachable = lb("--host", "http://127.0.0.1:1", "challenges")
+    assert unreachable.exit_code == 2 and "cannot reach" in unreachable.output
+    assert lb("leaderboard").exit_code == 2  # usage: click's own code
