@@ -269,7 +269,7 @@ class TaskListView(APIView):
 
 
 class TaskItemsView(JSONErrorsMixin, GenericAPIView):
-    """GET: the public item ids of a task, in file order; paginated, or all of them with ``?format=csv``."""
+    """GET: the public item ids of a task, in the task's order; paginated, or all of them with ``?format=csv``."""
 
     serializer_class = s.ItemSerializer
     renderer_classes = [JSONRenderer, CSVRenderer]
