@@ -457,9 +457,11 @@ def bootstrap_p_values(
       difference, so ``p = min(1, 2 min(1 + #(D* - d >= d), 1 + #(D* - d <= d)) / (1 + B))``; this is the
       "twice the observed gap" rule (Berg-Kirkpatrick, Burkett & Klein 2012), which inverts the *basic*
       interval ``[2d - q_hi, 2d - q_lo]``, not the percentile one.
-    - ``"bca"``: inverts the BCa interval in closed form: with ``G = #(D* <= 0) / B`` (kept inside
-      ``[1/(2B), 1 - 1/(2B)]``) and ``w = Phi^{-1}(G) - z0``, the level at which a BCa endpoint reaches 0
-      is ``z = w / (1 + a w) - z0``, and ``p = 2 min(Phi(z), 1 - Phi(z))``; needs ``jackknife``.
+    - ``"bca"``: inverts the BCa interval in closed form: with ``G = #(D* <= 0) / B`` and
+      ``w = Phi^{-1}(G) - z0``, the level at which a BCa endpoint reaches 0 is ``z = w / (1 + a w) - z0``,
+      and ``p = 2 min(Phi(z), 1 - Phi(z))`` (the floor ``1 / (1 + B)`` when
+      ``1 + a w <= 0``, or when no replicate lies on one side of 0: then every BCa interval excludes 0);
+      needs ``jackknife``.
 
     Parameters
     ----------
@@ -504,13 +506,14 @@ def bootstrap_p_values(
         high = (d >= 0).sum(axis=0)
         p = np.minimum(1.0, 2.0 * (1 + np.minimum(low, high)) / (1 + b))
     elif rule == "basic":
-        centred = d - t
-        # ``>=`` with a relative tolerance so that an exact tie is counted whatever the rounding
-        tol = 1e-12 * np.maximum(np.abs(t), 1e-300)
-        up = (centred >= np.abs(t) - tol).sum(axis=0)
-        down = (centred <= -np.abs(t) + tol).sum(axis=0)
+        # D* - d >= d  <=>  D* >= 2d: the basic interval [2d - q_hi, 2d - q_lo] excludes 0 exactly when
+        # fewer than alpha/2 of the replicates lie beyond 2d on one side. A relative tolerance counts
+        # exact ties at 2d whatever the rounding.
+        twice = 2.0 * t
+        tol = 1e-12 * np.maximum(np.abs(twice), 1e-300)
+        up = (d >= twice - tol).sum(axis=0)
+        down = (d <= twice + tol).sum(axis=0)
         p = np.minimum(1.0, 2.0 * (1 + np.minimum(up, down)) / (1 + b))
-        p = np.where(t == 0, 1.0, p)
     elif rule == "bca":
         if jackknife is None:
             raise ValueError("`jackknife` is required when `rule` is 'bca'.")
@@ -520,11 +523,18 @@ def bootstrap_p_values(
         if jk.ndim != 2 or jk.shape[1] != d.shape[1] or not np.all(np.isfinite(jk)):
             raise ValueError("`jackknife` must be finite with shape (N,) or (N, K) matching `differences`.")
         z0, a = _bca_constants(d, t, jk)
-        g = np.clip((d <= 0).sum(axis=0) / b, 0.5 / b, 1 - 0.5 / b)
+        share = (d <= 0).sum(axis=0) / b
+        g = np.clip(share, 0.5 / b, 1 - 0.5 / b)
         w = special.ndtri(g) - z0
+        # With acceleration a the BCa endpoints only reach the levels Phi(z0 - 1/a) (a > 0: lower) or
+        # beyond (a < 0: upper); when 1 + a w <= 0 the share G lies outside them, so the interval
+        # excludes 0 at every level and p takes its floor 1 / (1 + B).
+        reachable = 1 + a * w > 0
         with np.errstate(invalid="ignore", divide="ignore"):
-            z = np.where(1 + a * w != 0, w / (1 + a * w) - z0, np.inf)
+            z = np.where(reachable, w / np.where(reachable, 1 + a * w, 1.0) - z0, np.inf)
         p = np.minimum(1.0, 2.0 * special.ndtr(-np.abs(z)))
+        # no replicate on one side of 0: every BCa quantile lies on the other side
+        p = np.where((share == 0) | (share == 1), 0.0, p)
         p = np.maximum(p, 1.0 / (1 + b))
     else:
         raise ValueError(f"`rule` must be one of {BOOTSTRAP_RULES}, got {rule!r}.")

@@ -189,9 +189,12 @@ def test_percentile_rule_counts_resamples_on_each_side() -> None:
 
 def test_basic_rule_is_twice_the_observed_gap() -> None:
     # d = 1; centred replicates D* - 1 >= 1 means D* >= 2 ("twice the gap", Berg-Kirkpatrick et al.
-    # 2012): 3 of 9 replicates; on the other side D* - 1 <= -1 means D* <= 0: 1 replicate.
+    # 2012): 3 of 9 replicates (2.0, 2.5, 3.0); the other tail, D* <= 2, holds 7. p = 2 (1 + 3) / 10.
+    # The percentile rule counts D* <= 0 instead: 1 replicate, p = 2 (1 + 1) / 10.
     d = np.array([0.0, 0.5, 1.0, 1.2, 1.4, 1.6, 2.0, 2.5, 3.0])
-    assert float(bootstrap_p_values(d, 1.0, rule="basic")) == pytest.approx(2 * (1 + 1) / 10)
+    assert float(bootstrap_p_values(d, 1.0, rule="basic")) == pytest.approx(2 * (1 + 3) / 10)
+    assert float(bootstrap_p_values(d, 1.0, rule="percentile")) == pytest.approx(2 * (1 + 1) / 10)
+    assert float(bootstrap_p_values(-d, -1.0, rule="basic")) == pytest.approx(2 * (1 + 3) / 10)
 
 
 def test_rules_differ_when_the_distribution_is_skewed() -> None:
@@ -362,3 +365,24 @@ def test_paired_difference_of_twins_and_validation() -> None:
     assert (twin.difference, twin.interval.low, twin.interval.high, twin.p_value) == (0.0, 0.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="`jackknife_a` and `jackknife_b` are required"):
         paired_difference(a, a, value_a=0.0, value_b=0.0, method="bca")
+
+
+@pytest.mark.parametrize("rule", ["percentile", "basic", "bca"])
+def test_p_value_agrees_with_the_engine_interval_it_inverts(rule: str) -> None:
+    # stats.intervals.bootstrap_bounds is an independent implementation of the intervals: away from the
+    # boundary (p within 0.01 of 0.05), p <= 0.05 exactly when the 95% interval excludes 0.
+    from stats.intervals import bootstrap_bounds
+
+    rng = np.random.default_rng(21)
+    checked = 0
+    for _ in range(300):
+        d = rng.gamma(rng.uniform(0.5, 3), 1.0, 2000) * rng.choice([-1, 1]) + rng.normal(0, 1.5)
+        # a point inside the replicates (stats.intervals' BCa fails when every replicate lies on one side)
+        point = float(np.quantile(d, rng.uniform(0.05, 0.95)))
+        jack = rng.gamma(2.0, 1.0, 50) if rule == "bca" else None
+        p = float(bootstrap_p_values(d, point, rule=rule, jackknife=jack))
+        low, high = bootstrap_bounds(d, point=point, method=rule, confidence=0.95, jackknife=jack)
+        if abs(p - 0.05) > 0.01:
+            checked += 1
+            assert (p <= 0.05) == bool(low[0] > 0 or high[0] < 0)
+    assert checked > 200
