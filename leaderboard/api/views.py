@@ -37,6 +37,7 @@ from leaderboard.api.selectors import (
 )
 from leaderboard.api.services import token_issue, token_revoke, user_register
 from leaderboard.api.throttles import WriteScopedRateThrottle
+from leaderboard.api.uploads import SizeLimitedUploadsMixin
 from leaderboard.challenges.models import Challenge
 from leaderboard.challenges.selectors import challenge_get, challenge_list, task_get, user_is_organizer
 from leaderboard.challenges.services import (
@@ -230,7 +231,7 @@ class ChallengeRevealView(APIView):
 
 
 # --- tasks ------------------------------------------------------------------------------------------
-class TaskListView(APIView):
+class TaskListView(SizeLimitedUploadsMixin, APIView):
     """GET: the tasks of a challenge (public fields only). POST (multipart): create a task from its hidden
     labels file (organizers)."""
 
@@ -287,7 +288,7 @@ class TaskItemsView(JSONErrorsMixin, GenericAPIView):
         return self.get_paginated_response(s.ItemSerializer(page, many=True).data)
 
 
-class TaskTruthView(APIView):
+class TaskTruthView(SizeLimitedUploadsMixin, APIView):
     """PUT (multipart): replace the hidden labels of a task, same items (organizers). Re-score afterwards."""
 
     parser_classes = [MultiPartParser, FormParser]
@@ -355,7 +356,7 @@ def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str
     }
 
 
-class SubmissionListView(GenericAPIView):
+class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
     """GET: your team's submissions (organizers: all). POST (multipart): submit predictions: ``file`` for a
     one-task challenge, ``file:<task>`` per task otherwise; repeat a part for several runs."""
 

@@ -129,6 +129,10 @@ BAD_FILES = [
     ("unknown label", None, {"line": 2}),
     ("duplicate id", None, {"line": 3}),
     ("latin-1", "id,prediction\nitem-0000,zébrafinch\n".encode("latin-1"), {}),
+    ("utf-16", "id,prediction\nitem-0000,zebrafinch\n".encode("utf-16"), {}),
+    ("NaN prediction", b"id,prediction\nitem-0000,NaN\n", {"line": 2}),
+    ("missing column", b"id\nitem-0000\n", {"line": 1}),
+    ("extra column", b"id,prediction,x\nitem-0000,zebrafinch,1\n", {"line": 1}),
 ]
 
 
@@ -160,6 +164,20 @@ def test_refused_upload_is_400_with_file_line_column_stores_nothing_and_is_not_c
         assert submit(client, f"ok{k}", predictions(ids, truth, 0.8, k)).status_code == 201
     over = submit(client, "over", predictions(ids, truth, 0.8, 9))
     assert over.status_code == 429 and over.json()["extra"] == {"limit": "daily", "used": 5}
+
+
+def test_a_file_over_the_limit_is_refused_while_it_streams_in(board, settings) -> None:
+    _organizer, ids, truth = board
+    settings.UPLOAD_MAX_BYTES = 1000
+    data = predictions(ids, truth, 0.8, 1)
+    assert len(data) > 1000
+    r = submit(client_for(user("p1")), "big", data)
+    assert r.status_code == 400, r.content
+    assert r.json() == {
+        "message": "big.csv: the file is larger than the limit of 1,000 bytes.",
+        "extra": {"file": "big.csv"},
+    }
+    assert Submission.objects.count() == 0
 
 
 @pytest.mark.django_db
