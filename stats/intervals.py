@@ -130,7 +130,7 @@ def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
     """
     b = theta.shape[0]
     srt = np.sort(theta, axis=0)
-    pos = np.clip(probs, 0.0, 1.0) * (b - 1)
+    pos = np.nan_to_num(np.clip(probs, 0.0, 1.0), nan=0.0) * (b - 1)
     lo = np.floor(pos).astype(np.intp)
     hi = np.minimum(lo + 1, b - 1)
     frac = pos - lo
@@ -148,7 +148,10 @@ def _bca_probabilities(
 ) -> tuple[FloatArray, FloatArray]:
     b = theta.shape[0]
     below = (theta < point).sum(axis=0) + (theta <= point).sum(axis=0)
-    z0 = special.ndtri(below / (2.0 * b))
+    # When every replicate lies on one side of the point the bias correction is infinite and BCa is
+    # undefined (scipy returns NaN). Bounding the proportion by half a replicate keeps z0 finite, so the
+    # interval degrades to the extreme replicates instead of failing a whole board.
+    z0 = special.ndtri(np.clip(below / (2.0 * b), 0.5 / b, 1.0 - 0.5 / b))
     d = jackknife.mean(axis=0) - jackknife
     num = (d**3).sum(axis=0)
     den = 6.0 * (d**2).sum(axis=0) ** 1.5

@@ -296,6 +296,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         zero_one=metric.zero_one,
         n_items=len(theta) and int(e_n_items(entries)),
         runs=runs if any(r is not None for r in runs) else None,
+        grouped=task.grouped,
     )
     data = board.as_dict()
     by_key = {e.key: e for e in entries}
