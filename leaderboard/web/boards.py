@@ -34,6 +34,7 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("test", "Test against the leader"),
     ("correction", "Multiplicity correction"),
     ("best_set_method", "Best set"),
+    ("best_set", "Best set"),
     ("split", "Board"),
     ("items", "Test items"),
     ("truth_version", "Labels version"),

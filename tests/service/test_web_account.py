@@ -13,7 +13,7 @@ from tests.service import web_support as ws
 pytestmark = pytest.mark.django_db
 
 
-def test_sign_up_logs_in(client) -> None:  # type: ignore[no-untyped-def]
+def test_sign_up_logs_in(client) -> None:
     response = client.post(
         reverse("signup"),
         {"username": "newbie", "email": "n@example.org", "password1": ws.PASSWORD, "password2": ws.PASSWORD},
@@ -23,7 +23,7 @@ def test_sign_up_logs_in(client) -> None:  # type: ignore[no-untyped-def]
     assert "Account (newbie)" in client.get(reverse("home")).content.decode()
 
 
-def test_sign_up_errors(client) -> None:  # type: ignore[no-untyped-def]
+def test_sign_up_errors(client) -> None:
     response = client.post(
         reverse("signup"), {"username": "x", "password1": "short", "password2": "different"}
     )
@@ -32,7 +32,7 @@ def test_sign_up_errors(client) -> None:  # type: ignore[no-untyped-def]
     assert not User.objects.filter(username="x").exists()
 
 
-def test_log_in_and_out(client) -> None:  # type: ignore[no-untyped-def]
+def test_log_in_and_out(client) -> None:
     ws.user("alice")
     response = client.post(reverse("login"), {"username": "alice", "password": "wrong"})
     assert (
@@ -46,14 +46,14 @@ def test_log_in_and_out(client) -> None:  # type: ignore[no-untyped-def]
     assert "Log in" in client.get(reverse("home")).content.decode()
 
 
-def test_login_form_has_csrf(client) -> None:  # type: ignore[no-untyped-def]
+def test_login_form_has_csrf(client) -> None:
     assert "csrfmiddlewaretoken" in client.get(reverse("login")).content.decode()
     strict = Client(enforce_csrf_checks=True)
     ws.user("alice")
     assert strict.post(reverse("login"), {"username": "alice", "password": ws.PASSWORD}).status_code == 403
 
 
-def test_account_page_shows_token_copy_button_and_cli_usage(client) -> None:  # type: ignore[no-untyped-def]
+def test_account_page_shows_token_copy_button_and_cli_usage(client) -> None:
     alice = ws.user("alice")
     client.force_login(alice)
     html = client.get(reverse("account")).content.decode()
@@ -65,7 +65,7 @@ def test_account_page_shows_token_copy_button_and_cli_usage(client) -> None:  # 
     assert Token.objects.get(key=token).user == alice
 
 
-def test_regenerate_token(client) -> None:  # type: ignore[no-untyped-def]
+def test_regenerate_token(client) -> None:
     alice = ws.user("alice")
     client.force_login(alice)
     client.get(reverse("account"))
@@ -76,6 +76,6 @@ def test_regenerate_token(client) -> None:  # type: ignore[no-untyped-def]
     assert client.get(reverse("token_regenerate")).status_code == 405
 
 
-def test_account_needs_login(client) -> None:  # type: ignore[no-untyped-def]
+def test_account_needs_login(client) -> None:
     response = client.get(reverse("account"))
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))

@@ -34,7 +34,7 @@ CHALLENGE_POST = {
 }
 
 
-def test_create_challenge_with_limits_and_statistics_options(client) -> None:  # type: ignore[no-untyped-def]
+def test_create_challenge_with_limits_and_statistics_options(client) -> None:
     olga = ws.user("olga")
     client.force_login(olga)
     response = client.post(reverse("challenge_new"), CHALLENGE_POST)
@@ -51,7 +51,7 @@ def test_create_challenge_with_limits_and_statistics_options(client) -> None:  #
     assert list(c.organizers.all()) == [olga]
 
 
-def test_create_challenge_errors_are_shown(client) -> None:  # type: ignore[no-untyped-def]
+def test_create_challenge_errors_are_shown(client) -> None:
     client.force_login(ws.user("olga"))
     bad = {**CHALLENGE_POST, "end": "2025-01-01T00:00"}
     response = client.post(reverse("challenge_new"), bad)
@@ -62,12 +62,12 @@ def test_create_challenge_errors_are_shown(client) -> None:  # type: ignore[no-u
     assert not Challenge.objects.exists()
 
 
-def test_create_challenge_needs_login(client) -> None:  # type: ignore[no-untyped-def]
+def test_create_challenge_needs_login(client) -> None:
     response = client.get(reverse("challenge_new"))
     assert response.status_code == 302 and reverse("login") in response["Location"]
 
 
-def test_add_task_with_hidden_labels_never_shows_them(client) -> None:  # type: ignore[no-untyped-def]
+def test_add_task_with_hidden_labels_never_shows_them(client) -> None:
     olga = ws.user("olga")
     c = ws.challenge(olga)
     client.force_login(olga)
@@ -90,7 +90,7 @@ def test_add_task_with_hidden_labels_never_shows_them(client) -> None:  # type: 
     assert "item000,cat" not in html and "item001,dog" not in html
 
 
-def test_add_task_with_a_bad_labels_file_shows_where(client) -> None:  # type: ignore[no-untyped-def]
+def test_add_task_with_a_bad_labels_file_shows_where(client) -> None:
     olga = ws.user("olga")
     c = ws.challenge(olga)
     client.force_login(olga)
@@ -110,7 +110,7 @@ def test_add_task_with_a_bad_labels_file_shows_where(client) -> None:  # type: i
     assert not c.tasks.exists()
 
 
-def test_organizer_pages_are_forbidden_to_participants(client) -> None:  # type: ignore[no-untyped-def]
+def test_organizer_pages_are_forbidden_to_participants(client) -> None:
     olga = ws.user("olga")
     c = ws.challenge(olga)
     ws.task(c)
@@ -130,7 +130,7 @@ def test_organizer_pages_are_forbidden_to_participants(client) -> None:  # type:
 
 def test_edit_challenge_freezes_statistics_once_submissions_exist(
     client, django_capture_on_commit_callbacks
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks)
     client.force_login(board.organizer)
     url = reverse("challenge_edit", args=[board.challenge.slug])
@@ -143,7 +143,7 @@ def test_edit_challenge_freezes_statistics_once_submissions_exist(
     assert board.challenge.title == "Renamed" and board.challenge.resamples == 200  # disabled field ignored
 
 
-def test_rescore_shows_progress_until_done(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_rescore_shows_progress_until_done(client, django_capture_on_commit_callbacks) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks)
     client.force_login(board.organizer)
     with django_capture_on_commit_callbacks(execute=True):
@@ -160,7 +160,7 @@ def test_rescore_shows_progress_until_done(client, django_capture_on_commit_call
     assert f"{job.done} of 3" in organize
 
 
-def test_rescore_progress_while_running(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_rescore_progress_while_running(client, django_capture_on_commit_callbacks) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks)
     client.force_login(board.organizer)
     client.post(reverse("rescore", args=[board.challenge.slug, board.task.slug]))  # tasks never sent
@@ -170,7 +170,7 @@ def test_rescore_progress_while_running(client, django_capture_on_commit_callbac
     assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in html
 
 
-def test_reveal_needs_confirmation(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_reveal_needs_confirmation(client, django_capture_on_commit_callbacks) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks, private_every=3)
     client.force_login(board.organizer)
     url = reverse("reveal", args=[board.challenge.slug])
@@ -183,7 +183,7 @@ def test_reveal_needs_confirmation(client, django_capture_on_commit_callbacks) -
     assert "The private board is revealed" in response.content.decode()
 
 
-def test_replace_labels_page(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_replace_labels_page(client, django_capture_on_commit_callbacks) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks)
     client.force_login(board.organizer)
     url = reverse("task_labels", args=[board.challenge.slug, board.task.slug])
@@ -196,7 +196,7 @@ def test_replace_labels_page(client, django_capture_on_commit_callbacks) -> None
     assert board.task.truth_version == 2
 
 
-def test_admin_for_staff_without_hidden_labels(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_admin_for_staff_without_hidden_labels(client, django_capture_on_commit_callbacks) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks)
     staff = ws.user("root", staff=True)
     staff.is_superuser = True

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def setup(client):  # type: ignore[no-untyped-def]
+def setup(client):
     organizer = ws.user("olga")
     c = ws.challenge(organizer)
     t = ws.task(c)
@@ -29,14 +29,14 @@ def setup(client):  # type: ignore[no-untyped-def]
     return c, t, alice
 
 
-def _post(client, c, name: str, data: bytes, filename: str = "preds.csv", **extra):  # type: ignore[no-untyped-def]
+def _post(client, c, name: str, data: bytes, filename: str = "preds.csv", **extra):
     return client.post(
         reverse("submit", args=[c.slug]),
         {"name": name, "file_main": SimpleUploadedFile(filename, data, content_type="text/csv"), **extra},
     )
 
 
-def test_submit_page_shows_format_and_example_file(client, setup) -> None:  # type: ignore[no-untyped-def]
+def test_submit_page_shows_format_and_example_file(client, setup) -> None:
     c, t, _ = setup
     html = htmllib.unescape(client.get(reverse("submit", args=[c.slug])).content.decode())
     assert "Columns: <code>id,prediction</code>" in html and "60 items" in html and "accuracy" in html
@@ -49,7 +49,7 @@ def test_submit_page_shows_format_and_example_file(client, setup) -> None:  # ty
     assert {r[1] for r in rows[1:]} == {"cat"}  # a placeholder from the public label set
 
 
-def test_example_file_is_a_valid_submission(client, setup, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_example_file_is_a_valid_submission(client, setup, django_capture_on_commit_callbacks) -> None:
     c, t, _ = setup
     data = client.get(reverse("example", args=[c.slug, t.slug])).content
     with django_capture_on_commit_callbacks(execute=True):
@@ -59,7 +59,7 @@ def test_example_file_is_a_valid_submission(client, setup, django_capture_on_com
 
 def test_submit_then_status_page_shows_the_scored_row(
     client, setup, django_capture_on_commit_callbacks
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     c, t, _ = setup
     with django_capture_on_commit_callbacks(execute=True):
         response = _post(client, c, "my model", ws.predictions_csv(60, wrong=6))
@@ -84,7 +84,7 @@ def test_submit_then_status_page_shows_the_scored_row(
     }
 
 
-def test_queued_submission_page_refreshes_itself_and_can_be_cancelled(client, setup) -> None:  # type: ignore[no-untyped-def]
+def test_queued_submission_page_refreshes_itself_and_can_be_cancelled(client, setup) -> None:
     c, _, _ = setup
     # Without the commit callbacks the scoring task is never sent: the submission stays queued.
     _post(client, c, "waiting", ws.predictions_csv(60, wrong=3))
@@ -103,7 +103,7 @@ def test_queued_submission_page_refreshes_itself_and_can_be_cancelled(client, se
     assert "Only queued submissions can be cancelled" in again.content.decode()
 
 
-def test_bad_file_gives_an_inline_error_with_line_and_column_and_stores_nothing(client, setup) -> None:  # type: ignore[no-untyped-def]
+def test_bad_file_gives_an_inline_error_with_line_and_column_and_stores_nothing(client, setup) -> None:
     c, _, _ = setup
     data = ws.predictions_csv(60, wrong=0).replace(b"item004,", b"item999,")
     response = _post(client, c, "broken", data, filename="broken.csv")
@@ -117,14 +117,14 @@ def test_bad_file_gives_an_inline_error_with_line_and_column_and_stores_nothing(
     assert 'value="broken"' in html  # the form keeps what was typed
 
 
-def test_wrong_header_error_names_the_column(client, setup) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_header_error_names_the_column(client, setup) -> None:
     c, _, _ = setup
     response = _post(client, c, "x", b"id,label\nitem000,cat\n", filename="h.csv")
     html = htmllib.unescape(response.content.decode())
     assert response.status_code == 400 and "h.csv:1" in html and "prediction" in html
 
 
-def test_file_over_the_size_limit_is_refused(client, setup, settings) -> None:  # type: ignore[no-untyped-def]
+def test_file_over_the_size_limit_is_refused(client, setup, settings) -> None:
     c, _, _ = setup
     settings.UPLOAD_MAX_BYTES = 100
     response = _post(client, c, "big", ws.predictions_csv(60, wrong=0), filename="big.csv")
@@ -134,7 +134,7 @@ def test_file_over_the_size_limit_is_refused(client, setup, settings) -> None:  
     assert not Submission.objects.exists()
 
 
-def test_form_needs_a_file_and_a_name(client, setup) -> None:  # type: ignore[no-untyped-def]
+def test_form_needs_a_file_and_a_name(client, setup) -> None:
     c, _, _ = setup
     response = client.post(reverse("submit", args=[c.slug]), {"name": ""})
     html = response.content.decode()
@@ -142,7 +142,7 @@ def test_form_needs_a_file_and_a_name(client, setup) -> None:  # type: ignore[no
     assert "Choose at least one predictions file." in html and "This field is required." in html
 
 
-def test_submit_needs_login_and_csrf(setup) -> None:  # type: ignore[no-untyped-def]
+def test_submit_needs_login_and_csrf(setup) -> None:
     c, _, alice = setup
     anonymous = Client()
     response = anonymous.get(reverse("submit", args=[c.slug]))
@@ -157,7 +157,7 @@ def test_submit_needs_login_and_csrf(setup) -> None:  # type: ignore[no-untyped-
     assert not Submission.objects.exists()
 
 
-def test_other_users_cannot_see_a_submission(client, setup) -> None:  # type: ignore[no-untyped-def]
+def test_other_users_cannot_see_a_submission(client, setup) -> None:
     c, _, _ = setup
     _post(client, c, "mine", ws.predictions_csv(60, wrong=3))
     sub = Submission.objects.get()
@@ -171,7 +171,7 @@ def test_other_users_cannot_see_a_submission(client, setup) -> None:  # type: ig
 
 def test_my_submissions_lists_status_errors_and_scores(
     client, setup, django_capture_on_commit_callbacks
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     c, _, _ = setup
     with django_capture_on_commit_callbacks(execute=True):
         _post(client, c, "first", ws.predictions_csv(60, wrong=6))
@@ -186,7 +186,7 @@ def test_my_submissions_lists_status_errors_and_scores(
 
 def test_select_entry_when_the_challenge_lets_teams_choose(
     client, django_capture_on_commit_callbacks
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     organizer = ws.user("olga")
     c = ws.challenge(organizer, entry_selection=EntrySelection.SELECTED)
     t = ws.task(c)
@@ -211,7 +211,7 @@ def test_select_entry_when_the_challenge_lets_teams_choose(
     assert '<span class="mark">selected</span>' in html and html.count("Select as entry</button>") == 1
 
 
-def test_organizer_can_submit_a_baseline_that_is_marked(client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+def test_organizer_can_submit_a_baseline_that_is_marked(client, django_capture_on_commit_callbacks) -> None:
     organizer = ws.user("olga")
     c = ws.challenge(organizer)
     ws.task(c)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import Any
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge, Task
@@ -43,7 +44,7 @@ def predictions_csv(n: int, *, wrong: int) -> bytes:
     return ("id,prediction\n" + "\n".join(rows) + "\n").encode()
 
 
-def challenge(organizer: User, slug: str = "pets", **fields: object) -> Challenge:
+def challenge(organizer: User, slug: str = "pets", **fields: Any) -> Challenge:
     fields.setdefault("resamples", 200)
     return challenge_create(organizer=organizer, slug=slug, title=f"Pets {slug}", **fields)
 
@@ -84,8 +85,8 @@ class Board:
 
 
 def make_board(
-    capture, *, private_every: int = 0, two_tasks: bool = False, **challenge_fields: object
-) -> Board:  # type: ignore[no-untyped-def]
+    capture, *, private_every: int = 0, two_tasks: bool = False, **challenge_fields: Any
+) -> Board:
     """An organizer, three participants and a scored board: alpha (5 wrong), beta (6 wrong), gamma (20)."""
     organizer = user("olga")
     alice, bob, carol = user("alice"), user("bob"), user("carol")

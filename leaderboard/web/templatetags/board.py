@@ -22,6 +22,13 @@ def pval(value: Any) -> str:
 
 
 @register.filter
+def pval_eq(value: Any) -> str:
+    """``= 0.062`` or ``< 0.001``: a p-value after the letter p."""
+    text = boards.fmt_p(value)
+    return f"< {text[1:]}" if text.startswith("<") else f"= {text}"
+
+
+@register.filter
 def signed(value: Any) -> str:
     text = boards.fmt(value)
     if text != "\u2013" and not text.startswith("-") and text.strip("0.") != "":
