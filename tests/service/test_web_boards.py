@@ -154,6 +154,27 @@ def test_rank_distribution_plot_and_table(client, board: ws.Board) -> None:
     assert "<caption>Share of bootstrap resamples per rank</caption>" in html
 
 
+@pytest.mark.xfail(
+    reason="leaderboard/scoring/engine.py build_board re-orders rank_probabilities, which stats.board "
+    "already returns in row order; reported to the service owner",
+    strict=False,
+)
+def test_rank_distribution_rows_follow_the_board(client, django_capture_on_commit_callbacks) -> None:
+    organizer = ws.user("olga")
+    c = ws.challenge(organizer)
+    t = ws.task(c)
+    # The worst entry is submitted first, so the engine's input order differs from the board's order.
+    for name, wrong in (("worst", 25), ("middle", 12), ("best", 1)):
+        with django_capture_on_commit_callbacks(execute=True):
+            ws.submit(c, ws.user(name), name, wrong=wrong)
+    snap = BoardSnapshot.objects.filter(task=t, split="public").latest("sequence")
+    assert [r["name"] for r in snap.rows] == ["best", "middle", "worst"]
+    # Each entry is far from the others: its row of the distribution puts (almost) all mass on its rank.
+    assert [max(range(3), key=lambda j: row[j]) for row in snap.rank_distribution] == [0, 1, 2]
+    html = client.get(reverse("ranks", args=[c.slug, t.slug])).content.decode()
+    assert "best: rank 1 in 100% of resamples" in html
+
+
 def test_pairwise_shows_stored_difference_and_discordant_counts(client, board: ws.Board) -> None:
     snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
     ids = [r["submission_id"] for r in snap.rows]
