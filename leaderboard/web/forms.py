@@ -141,6 +141,15 @@ class ChallengeForm(forms.Form):
         return {name: self.cleaned_data[name] for name in ("title", *self.SETTINGS_FIELDS)}
 
 
+def _check_truth_size(upload: UploadedFile | None) -> UploadedFile | None:
+    """Refuse a labels file over the limit before the view reads it into memory."""
+    if upload is not None and upload.size is not None and upload.size > settings.UPLOAD_MAX_BYTES:
+        raise forms.ValidationError(
+            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {settings.UPLOAD_MAX_BYTES:,} bytes."
+        )
+    return upload
+
+
 class TaskForm(forms.Form):
     title = forms.CharField(max_length=200)
     slug = forms.SlugField(max_length=80)
@@ -165,6 +174,9 @@ class TaskForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["metric"].choices = metric_choices  # type: ignore[attr-defined]
 
+    def clean_truth(self) -> UploadedFile | None:
+        return _check_truth_size(self.cleaned_data.get("truth"))
+
     def label_list(self) -> list[str] | None:
         raw = self.cleaned_data.get("labels") or ""
         labels = [x.strip() for x in raw.split(",") if x.strip()]
@@ -175,3 +187,6 @@ class TruthReplaceForm(forms.Form):
     group_column = forms.CharField(required=False)
     split_column = forms.CharField(required=False)
     truth = forms.FileField(label="Corrected hidden labels file", help_text="Same items in the same order.")
+
+    def clean_truth(self) -> UploadedFile | None:
+        return _check_truth_size(self.cleaned_data.get("truth"))

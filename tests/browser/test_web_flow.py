@@ -103,6 +103,8 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     error = page.locator("fieldset.task-file .error").first
     error.wait_for()
     assert "bad.csv:6:1" in error.inner_text() and "unknown id 'item999'" in error.inner_text()
+    OUTPUT.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUTPUT / "submit-error.png"), full_page=True)
     # The good file, through the same form.
     page.fill("#id_name", "my model")
     page.set_input_files("#id_file_main", _file("good.csv", ws.predictions_csv(N, wrong=4)))
@@ -111,6 +113,7 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     page.wait_for_selector("h1:has-text('Submission #')")
     # The status page updates itself until the row is on the board.
     page.wait_for_selector("tr.mine", timeout=timeout_ms)
+    page.screenshot(path=str(OUTPUT / "submission-status.png"), full_page=True)
     assert page.locator("#status-text").inner_text() == "Scored"
     mine = page.locator("table.board tr.mine").first
     text = mine.inner_text()

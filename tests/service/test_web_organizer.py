@@ -210,3 +210,21 @@ def test_admin_for_staff_without_hidden_labels(client, django_capture_on_commit_
     assert client.get("/admin/challenges/tasktruth/").status_code == 404
     client.force_login(board.alice)
     assert client.get(reverse("admin:challenges_challenge_changelist")).status_code == 302
+
+
+def test_labels_file_over_the_limit_is_refused_before_reading(client, settings) -> None:
+    olga = ws.user("olga")
+    c = ws.challenge(olga)
+    client.force_login(olga)
+    settings.UPLOAD_MAX_BYTES = 50
+    response = client.post(
+        reverse("task_new", args=[c.slug]),
+        {
+            "title": "Main",
+            "slug": "main",
+            "metric": "accuracy",
+            "truth": SimpleUploadedFile("t.csv", ws.truth_csv(60)),
+        },
+    )
+    assert response.status_code == 400 and "the limit is 50 bytes" in response.content.decode()
+    assert not c.tasks.exists()
