@@ -331,10 +331,9 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         "split": split,
         "created": now,
     }
-    # Rank distribution rows follow the board's order (best first).
+    # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
-    rank_probs = np.asarray(data["rank_probabilities"])
-    rank_distribution = [rank_probs[index[k]].tolist() for k in order] if rank_probs.size else []
+    rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
 
     pairwise: dict[str, Any] = {}
     if len(entries) <= PAIRWISE_MAX_ENTRIES:

@@ -154,11 +154,6 @@ def test_rank_distribution_plot_and_table(client, board: ws.Board) -> None:
     assert "<caption>Share of bootstrap resamples per rank</caption>" in html
 
 
-@pytest.mark.xfail(
-    reason="leaderboard/scoring/engine.py build_board re-orders rank_probabilities, which stats.board "
-    "already returns in row order; reported to the service owner",
-    strict=False,
-)
 def test_rank_distribution_rows_follow_the_board(client, django_capture_on_commit_callbacks) -> None:
     organizer = ws.user("olga")
     c = ws.challenge(organizer)
