@@ -84,9 +84,7 @@ class Board:
     carol: User
 
 
-def make_board(
-    capture, *, private_every: int = 0, two_tasks: bool = False, **challenge_fields: Any
-) -> Board:
+def make_board(capture, *, private_every: int = 0, two_tasks: bool = False, **challenge_fields: Any) -> Board:
     """An organizer, three participants and a scored board: alpha (5 wrong), beta (6 wrong), gamma (20)."""
     organizer = user("olga")
     alice, bob, carol = user("alice"), user("bob"), user("carol")
