@@ -4,6 +4,7 @@ workers. (The HTTP flow is in test_api_*.py; the pages in test_web_*.py.)"""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,3 +127,45 @@ def test_real_worker_scores_a_submission_and_rebuilds_the_board(worker_factory) 
     )
     assert board.rows[0]["name"] == "remote"
     assert Submission.objects.get(pk=s.pk).dispatched_at is not None
+
+
+def test_the_board_equals_what_python_m_stats_leaderboard_prints_for_the_same_files(setup, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+    import sys
+
+    from tests.service.factories import csv_bytes
+
+    _organizer, challenge, task, ids, truth = setup
+    files = {
+        "good": predictions(ids, truth, 0.9, 1),
+        "fair": predictions(ids, truth, 0.75, 2),
+        "poor": predictions(ids, truth, 0.6, 3),
+    }
+    for name, data in files.items():
+        submit(challenge, user(name), name, data)
+        (tmp_path / f"{name}.csv").write_bytes(data)
+    (tmp_path / "truth.csv").write_bytes(csv_bytes("id,label", list(zip(ids, truth, strict=True))))
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "stats", "leaderboard", "--truth", str(tmp_path / "truth.csv"),
+            "--metric", "accuracy", "--labels", ",".join(LABELS), "--resamples", str(challenge.resamples),
+            "--seed", str(challenge.seed), "--confidence", str(challenge.confidence),
+            "--interval", challenge.interval_method, "--correction", challenge.correction, "--format", "json",
+            *(str(tmp_path / f"{n}.csv") for n in files),
+        ],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    cli = {Path(r["name"]).stem: r for r in json.loads(out.stdout)["rows"]}
+    board = BoardSnapshot.objects.filter(task=task, split="public").latest("sequence")
+    assert [r["name"] for r in board.rows] == sorted(cli, key=lambda n: cli[n]["rank"])
+    for row in board.rows:
+        expected = cli[row["name"]]
+        for field in ("rank", "rank_interval", "simultaneous_rank_interval", "in_best_set", "items_needed"):
+            assert row[field] == expected[field], (row["name"], field)
+        for field in ("value", "difference", "p_value", "adjusted_p_value"):
+            assert row[field] == pytest.approx(expected[field], rel=1e-9, abs=1e-12), (row["name"], field)
+        assert row["interval"] == pytest.approx(expected["interval"], rel=1e-9)
+        assert row["difference_interval"] == pytest.approx(
+            expected["difference_interval"], rel=1e-9, abs=1e-12
+        )
