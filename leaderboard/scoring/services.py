@@ -25,9 +25,32 @@ SCORER_CRASHED = (
 )
 
 
+#: A submission whose scoring was started this many times without finishing (its worker was killed, by
+#: the kernel's OOM killer say, and the task redelivered) is failed instead of crashing workers forever.
+MAX_ATTEMPTS = 5
+SCORER_GAVE_UP = (
+    "Scoring was interrupted {attempts} times (a worker ran out of memory or crashed while scoring it), so "
+    "we stopped trying. It was not counted against your team's limits; the organizers have been told."
+)
+
+
 def submission_claim(*, submission_id: int) -> bool:
-    """queued (or running, when a dead worker's task comes back) -> running; False if there is nothing to do."""
-    claimed = Submission.objects.filter(pk=submission_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
+    """queued (or running, when a dead worker's task comes back) -> running; False if there is nothing to do.
+
+    A conditional UPDATE, so two workers holding the same message cannot both claim a finished submission,
+    and a poison submission (``MAX_ATTEMPTS`` interrupted attempts) ends as failed, uncharged.
+    """
+    active = Submission.objects.filter(pk=submission_id, status__in=[Status.QUEUED, Status.RUNNING])
+    gave_up = active.filter(attempts__gte=MAX_ATTEMPTS).update(
+        status=Status.FAILED,
+        error=SCORER_GAVE_UP.format(attempts=MAX_ATTEMPTS),
+        charged=False,
+        finished_at=timezone.now(),
+    )
+    if gave_up:
+        logger.error("submission %s: giving up after %s interrupted attempts", submission_id, MAX_ATTEMPTS)
+        return False
+    claimed = active.filter(attempts__lt=MAX_ATTEMPTS).update(
         status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
     )
     return bool(claimed)
@@ -142,7 +165,9 @@ def task_rescore(*, task: Task, user: User | None) -> RescoreJob:
         .distinct()
     )
     job = RescoreJob.objects.create(task=task, requested_by=user, total=len(ids))
-    Submission.objects.filter(pk__in=ids).update(status=Status.QUEUED, dispatched_at=None, error="")
+    Submission.objects.filter(pk__in=ids).update(
+        status=Status.QUEUED, dispatched_at=None, error="", attempts=0
+    )
     from leaderboard.submissions.services import submission_dispatch
 
     for pk in ids:

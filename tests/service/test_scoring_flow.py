@@ -169,3 +169,19 @@ def test_the_board_equals_what_python_m_stats_leaderboard_prints_for_the_same_fi
         assert row["difference_interval"] == pytest.approx(
             expected["difference_interval"], rel=1e-9, abs=1e-12
         )
+
+
+def test_a_submission_interrupted_too_often_fails_uncharged_instead_of_crashing_workers_forever(
+    setup,
+) -> None:  # type: ignore[no-untyped-def]
+    from leaderboard.scoring.services import MAX_ATTEMPTS, submission_claim
+
+    _organizer, challenge, _task, ids, truth = setup
+    s = submit(challenge, user("p1"), "poison", predictions(ids, truth, 0.8, 1))
+    # As if a worker had been killed while scoring it MAX_ATTEMPTS times (each redelivery claims again).
+    Submission.objects.filter(pk=s.pk).update(status=Status.RUNNING, attempts=MAX_ATTEMPTS)
+    assert submission_claim(submission_id=s.pk) is False
+    s.refresh_from_db()
+    assert s.status == Status.FAILED
+    assert s.charged is False
+    assert f"interrupted {MAX_ATTEMPTS} times" in s.error
