@@ -108,16 +108,14 @@ class ChallengeOutputSerializer(serializers.ModelSerializer):
 # --- tasks ------------------------------------------------------------------------------------------
 def prediction_format(task: Task) -> dict[str, Any]:
     """What a predictions file for this task looks like (public: derived from the metric and item list)."""
-    from stats.io import prediction_columns
-    from stats.metrics import get_metric
+    from leaderboard.scoring.engine import prediction_format as metric_format
 
-    metric = get_metric(task.metric)
-    kind = metric.prediction_kind
+    fmt = metric_format(task.metric)
     return {
         "file_types": ["csv", "parquet"],
-        "columns": ["id", *prediction_columns(kind, ranks=metric.ranks or 1)],
-        "prediction_kind": kind,
-        "probabilities": metric.scores_are_probabilities,
+        "columns": fmt.columns,
+        "prediction_kind": fmt.kind,
+        "probabilities": fmt.probabilities,
         "labels": task.labels,
         "rows": task.n_items,
         "note": "One row per item id of the task, in any order: no missing, duplicate or unknown ids.",

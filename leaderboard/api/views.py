@@ -27,6 +27,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.accounts.models import User
+from leaderboard.accounts.services import api_token_get_or_create, api_token_revoke, user_register
 from leaderboard.api import serializers as s
 from leaderboard.api.renderers import CSVRenderer, SVGRenderer
 from leaderboard.api.selectors import (
@@ -35,7 +36,6 @@ from leaderboard.api.selectors import (
     submission_list,
     submission_visible_scores,
 )
-from leaderboard.api.services import token_issue, token_revoke, user_register
 from leaderboard.api.throttles import WriteScopedRateThrottle
 from leaderboard.api.uploads import SizeLimitedUploadsMixin
 from leaderboard.challenges.models import Challenge
@@ -125,12 +125,12 @@ class TokenView(APIView):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         user = serializer.validated_data["user"]
-        token = token_issue(user=user)
+        token = api_token_get_or_create(user=user)
         return Response(s.TokenOutputSerializer({"token": token.key, "username": user.get_username()}).data)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request) -> Response:
-        token_revoke(user=_user(request))
+        api_token_revoke(user=_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -148,7 +148,7 @@ class RegisterView(APIView):
         serializer = s.RegisterInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = user_register(**serializer.validated_data)
-        token = token_issue(user=user)
+        token = api_token_get_or_create(user=user)
         data = s.TokenOutputSerializer({"token": token.key, "username": user.get_username()}).data
         return Response(data, status=status.HTTP_201_CREATED)
 

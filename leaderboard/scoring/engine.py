@@ -43,6 +43,31 @@ def input_error(exc: stats_io.InputError) -> ApplicationError:
     return ApplicationError(str(exc), extra={k: v for k, v in extra.items() if v is not None})
 
 
+# --- public description of a task's files -------------------------------------------------------------------
+@dataclass(frozen=True)
+class PredictionFormat:
+    """What a predictions file of a task looks like: public, derived from the metric alone."""
+
+    metric: str
+    description: str
+    higher_is_better: bool
+    kind: str
+    columns: list[str]
+    probabilities: bool
+
+
+def prediction_format(metric_name: str) -> PredictionFormat:
+    metric = get_metric(metric_name)
+    return PredictionFormat(
+        metric=metric.name,
+        description=metric.description,
+        higher_is_better=metric.higher_is_better,
+        kind=metric.prediction_kind,
+        columns=["id", *stats_io.prediction_columns(metric.prediction_kind, ranks=metric.ranks or 1)],
+        probabilities=metric.scores_are_probabilities,
+    )
+
+
 # --- hidden labels -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ParsedTruth:

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass
 
 from leaderboard.challenges.models import Task
-from stats.io import prediction_columns
-from stats.metrics import get_metric
+from leaderboard.scoring.engine import prediction_format
 
 
 @dataclass(frozen=True)
@@ -36,20 +34,15 @@ _WHAT = {
 }
 
 
-def _ranks(metric: str) -> int:
-    match = re.match(r"top(\d+)_", metric)
-    return int(match.group(1)) if match else 1
-
-
 def task_format(task: Task) -> TaskFormat:
-    metric = get_metric(task.metric)
+    fmt = prediction_format(task.metric)
     return TaskFormat(
-        metric=metric.name,
-        description=metric.description,
-        higher_is_better=metric.higher_is_better,
-        kind=metric.prediction_kind,
-        columns=["id", *prediction_columns(metric.prediction_kind, ranks=_ranks(task.metric))],
-        what=_WHAT.get(metric.prediction_kind, metric.prediction_kind),
+        metric=fmt.metric,
+        description=fmt.description,
+        higher_is_better=fmt.higher_is_better,
+        kind=fmt.kind,
+        columns=fmt.columns,
+        what=_WHAT.get(fmt.kind, fmt.kind),
         labels=[str(x) for x in task.labels],
         n_items=task.n_items,
     )

@@ -9,8 +9,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from leaderboard.accounts.services import api_token_get_or_create, api_token_regenerate
 from leaderboard.web.forms import SignupForm
-from leaderboard.web.services import api_token_get_or_create, api_token_regenerate
 
 
 def signup(request: HttpRequest) -> HttpResponse:

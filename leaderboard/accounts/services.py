@@ -1,8 +1,4 @@
-"""API-specific writes: sign-up for API users and DRF tokens.
-
-``user_register`` is not API-specific in spirit (the sign-up page needs it too); it lives here until
-``leaderboard/accounts/services.py`` exists, and should move there.
-"""
+"""Writes of accounts: sign-up and API tokens (DRF's Token model: one token per user)."""
 
 from __future__ import annotations
 
@@ -37,12 +33,19 @@ def user_register(*, username: str, password: str, email: str = "") -> User:
     return user
 
 
-def token_issue(*, user: User) -> Token:
-    """The user's API token (one per user, as DRF's token model has it); created on first use."""
+def api_token_get_or_create(*, user: User) -> Token:
+    """The user's API token; created on first use."""
     token, _ = Token.objects.get_or_create(user=user)
     return token
 
 
-def token_revoke(*, user: User) -> None:
+@transaction.atomic
+def api_token_regenerate(*, user: User) -> Token:
+    """A new token; the old one stops working at once (the CLI must log in again)."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)
+
+
+def api_token_revoke(*, user: User) -> None:
     """Delete the user's token: every client holding it is logged out. A new one is issued on next login."""
     Token.objects.filter(user=user).delete()
