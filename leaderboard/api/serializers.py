@@ -15,7 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.challenges.models import Challenge, Task
+from leaderboard.challenges.models import Challenge, Task, Team
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import Submission, SubmissionFile
@@ -311,3 +311,25 @@ class SummaryOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     summary = serializers.DictField()
     svg_url = serializers.CharField(allow_null=True)
+
+
+# --- teams ------------------------------------------------------------------------------------------
+class TeamOutputSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    members = serializers.SerializerMethodField()
+    is_baseline = serializers.BooleanField()
+
+    def get_members(self, obj: Team) -> list[str]:
+        return sorted(m.get_username() for m in obj.members.all())
+
+
+class MyTeamOutputSerializer(TeamOutputSerializer):
+    invite_code = serializers.CharField(help_text="Give it to the people who should join your team.")
+
+
+class TeamFoundInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+
+
+class TeamJoinInputSerializer(serializers.Serializer):
+    invite_code = serializers.CharField(max_length=32)

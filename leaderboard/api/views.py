@@ -39,7 +39,13 @@ from leaderboard.api.selectors import (
 from leaderboard.api.throttles import WriteScopedRateThrottle
 from leaderboard.api.uploads import SizeLimitedUploadsMixin
 from leaderboard.challenges.models import Challenge
-from leaderboard.challenges.selectors import challenge_get, challenge_list, task_get, user_is_organizer
+from leaderboard.challenges.selectors import (
+    challenge_get,
+    challenge_list,
+    task_get,
+    user_is_organizer,
+    user_team,
+)
 from leaderboard.challenges.services import (
     challenge_create,
     challenge_reveal_private,
@@ -48,6 +54,8 @@ from leaderboard.challenges.services import (
     slug_for,
     task_create,
     task_truth_replace,
+    team_found,
+    team_join,
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
 from leaderboard.rankings.selectors import board_latest, summary_latest
@@ -469,6 +477,71 @@ class SubmissionSelectView(APIView):
         return Response(
             s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
         )
+
+
+# --- teams ------------------------------------------------------------------------------------------
+class TeamListView(APIView):
+    """GET: the teams of a challenge and their members. POST: found a team (you become its member)."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses={200: s.TeamOutputSerializer(many=True), 404: ERROR_RESPONSES[404]})
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        teams = challenge.teams.prefetch_related("members").order_by("name")
+        return Response(s.TeamOutputSerializer(teams, many=True).data)
+
+    @extend_schema(
+        request=s.TeamFoundInputSerializer,
+        responses={
+            201: s.MyTeamOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="Conflict"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        serializer = s.TeamFoundInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        team = team_found(challenge=challenge, user=_user(request), name=serializer.validated_data["name"])
+        return Response(s.MyTeamOutputSerializer(team).data, status=status.HTTP_201_CREATED)
+
+
+class MyTeamView(APIView):
+    """GET: your team in this challenge, with its invite code (members only)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: s.MyTeamOutputSerializer, **ERROR_RESPONSES})
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        team = user_team(challenge=challenge, user=request.user)
+        if team is None:
+            raise NotFoundError("You have no team in this challenge yet; found one or join one.")
+        return Response(s.MyTeamOutputSerializer(team).data)
+
+
+class TeamJoinView(APIView):
+    """POST: join the team whose invite code you were given."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=s.TeamJoinInputSerializer,
+        responses={
+            200: s.MyTeamOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="Conflict"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        serializer = s.TeamJoinInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        team = team_join(
+            challenge=challenge, user=_user(request), invite_code=serializer.validated_data["invite_code"]
+        )
+        return Response(s.MyTeamOutputSerializer(team).data)
 
 
 # --- boards -----------------------------------------------------------------------------------------

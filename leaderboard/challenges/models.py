@@ -7,6 +7,8 @@ The hidden labels of a task live in :class:`TaskTruth`, a separate table read th
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -120,8 +122,15 @@ class TaskTruth(models.Model):
         return f"hidden labels of {self.task} (version {self.version})"
 
 
+def new_invite_code() -> str:
+    return secrets.token_urlsafe(12)
+
+
 class Team(models.Model):
-    """Who submits. A participant who submits alone gets a team of one; limits count per team."""
+    """Who submits. A participant who submits alone gets a team of one; limits count per team.
+
+    Members join with the team's invite code, which only members see.
+    """
 
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="teams")
     name = models.CharField(max_length=100)
@@ -129,6 +138,7 @@ class Team(models.Model):
     is_baseline = models.BooleanField(
         default=False, help_text="Entries of this team are marked as baselines."
     )
+    invite_code = models.CharField(max_length=32, unique=True, default=new_invite_code, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

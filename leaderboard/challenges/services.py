@@ -197,6 +197,57 @@ def team_create(*, challenge: Challenge, name: str, members: list[User], is_base
     return team
 
 
+TEAM_HAS_SUBMISSIONS = (
+    "You are in the team '{team}', which has submissions in this challenge; you cannot move to another "
+    "team (the limits count per team)."
+)
+
+
+def _release_user(*, challenge: Challenge, user: User) -> None:
+    """Take the user out of their current team, if it has no submissions (an empty team is deleted)."""
+    current = Team.objects.select_for_update().filter(challenge=challenge, members=user).first()
+    if current is None:
+        return
+    if current.submissions.exists():
+        raise ConflictError(TEAM_HAS_SUBMISSIONS.format(team=current.name))
+    current.members.remove(user)
+    if not current.members.exists():
+        current.delete()
+
+
+@transaction.atomic
+def team_found(*, challenge: Challenge, user: User, name: str) -> Team:
+    """The user founds a team in this challenge (leaving their empty team of one, if any)."""
+    name = name.strip()
+    if not name:
+        raise ApplicationError("A team needs a name.", extra={"field": "name"})
+    _release_user(challenge=challenge, user=user)
+    if Team.objects.filter(challenge=challenge, name=name).exists():
+        raise ConflictError(
+            f"A team named '{name}' exists in this challenge already.", extra={"field": "name"}
+        )
+    team = Team.objects.create(challenge=challenge, name=name[:100])
+    team.members.add(user)
+    return team
+
+
+@transaction.atomic
+def team_join(*, challenge: Challenge, user: User, invite_code: str) -> Team:
+    """The user joins the team whose invite code they were given (members share it)."""
+    team = (
+        Team.objects.select_for_update().filter(challenge=challenge, invite_code=invite_code.strip()).first()
+    )
+    if team is None:
+        raise ApplicationError(
+            "No team of this challenge has that invite code.", extra={"field": "invite_code"}
+        )
+    if team.members.filter(pk=user.pk).exists():
+        return team
+    _release_user(challenge=challenge, user=user)
+    team.members.add(user)
+    return team
+
+
 def slug_for(title: str) -> str:
     return slugify(title)[:80] or f"challenge-{int(timezone.now().timestamp())}"
 

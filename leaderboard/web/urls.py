@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web.views import account, organizer, participant, public
+from leaderboard.web.views import account, organizer, participant, public, teams
 
 urlpatterns = [
     path("", public.home, name="home"),
@@ -35,6 +35,7 @@ urlpatterns = [
     path("c/<slug:slug>/submit/", participant.submit, name="submit"),
     path("c/<slug:slug>/t/<slug:task_slug>/example.csv", participant.example, name="example"),
     path("c/<slug:slug>/mine/", participant.my_submissions, name="my_submissions"),
+    path("c/<slug:slug>/team/", teams.team, name="team"),
     path("submissions/<int:pk>/", participant.submission_detail, name="submission"),
     path("submissions/<int:pk>/status.json", participant.submission_status, name="submission_status"),
     path("submissions/<int:pk>/cancel/", participant.cancel, name="submission_cancel"),

@@ -201,6 +201,19 @@ MATRIX = [
     Case("GET", "/api/challenges/pub/critical-difference.svg", OK),
     Case("GET", "/api/challenges/pub/critical-difference.svg?split=private", REVEALED_ONLY_TO_ORGANIZERS),
     Case("GET", "/api/challenges/priv/critical-difference.svg", MEMBERS),
+    Case("GET", "/api/challenges/pub/teams/", OK),
+    Case("GET", "/api/challenges/priv/teams/", MEMBERS),
+    Case("GET", "/api/challenges/pub/teams/mine/", (401, 200, 200, 404, 404)),  # the two submitters' teams
+    # Moving out of a team that has submissions is refused (limits count per team).
+    Case(
+        "POST", "/api/challenges/pub/teams/", (401, 409, 409, 201, 201), lambda w, role: {"name": f"t-{role}"}
+    ),
+    Case(
+        "POST",
+        "/api/challenges/pub/teams/join/",
+        (401, 400, 400, 400, 400),
+        lambda w, r: {"invite_code": "x"},
+    ),
     Case("GET", "/api/schema/", OK),
     Case("GET", "/api/docs/", OK),
 ]

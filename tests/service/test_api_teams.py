@@ -1,0 +1,71 @@
+"""Teams over HTTP: found a team, share its invite code, join, and limits counted per team."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.challenges.models import Team
+from leaderboard.challenges.services import TEAM_HAS_SUBMISSIONS
+from tests.service.api_support import FAST_HASHERS, client_for, create_challenge_over_http, file
+from tests.service.factories import predictions, user
+
+
+@pytest.fixture
+def setup(db, settings):  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    organizer = user("org")
+    ids, truth = create_challenge_over_http(client_for(organizer), daily_limit=2)
+    return ids, truth
+
+
+def test_found_share_join_and_share_the_limits(setup) -> None:  # type: ignore[no-untyped-def]
+    ids, truth = setup
+    ada, bob, eve = user("ada"), user("bob"), user("eve")
+    founded = client_for(ada).post("/api/challenges/toy/teams/", {"name": "Lovelace"}, format="json")
+    assert founded.status_code == 201, founded.content
+    code = founded.json()["invite_code"]
+    assert founded.json()["members"] == ["ada"]
+
+    # The code is shown to members only: the public list has names and members, no codes.
+    listing = client_for(eve).get("/api/challenges/toy/teams/").json()
+    assert listing == [{"name": "Lovelace", "members": ["ada"], "is_baseline": False}]
+    assert code not in client_for(None).get("/api/challenges/toy/teams/").content.decode()
+
+    wrong = client_for(bob).post("/api/challenges/toy/teams/join/", {"invite_code": "nope"}, format="json")
+    assert wrong.status_code == 400
+    assert wrong.json()["message"] == "No team of this challenge has that invite code."
+    joined = client_for(bob).post("/api/challenges/toy/teams/join/", {"invite_code": code}, format="json")
+    assert joined.status_code == 200
+    assert joined.json()["members"] == ["ada", "bob"]
+    assert client_for(bob).get("/api/challenges/toy/teams/mine/").json()["invite_code"] == code
+
+    # The daily limit (2) is the team's: ada and bob share it.
+    def submit(who, k):  # type: ignore[no-untyped-def]
+        data = {"name": f"s{k}", "file": file("p.csv", predictions(ids, truth, 0.8, k))}
+        return client_for(who).post("/api/challenges/toy/submissions/", data, format="multipart")
+
+    assert submit(ada, 1).status_code == 201
+    assert submit(bob, 2).status_code == 201
+    third = submit(ada, 3)
+    assert third.status_code == 429
+    assert third.json()["extra"]["limit"] == "daily"
+
+    # A member of a team with submissions cannot move to another team.
+    other = client_for(eve).post("/api/challenges/toy/teams/", {"name": "Eve's"}, format="json")
+    moved = client_for(bob).post(
+        "/api/challenges/toy/teams/join/", {"invite_code": other.json()["invite_code"]}, format="json"
+    )
+    assert moved.status_code == 409
+    assert moved.json()["message"] == TEAM_HAS_SUBMISSIONS.format(team="Lovelace")
+
+
+def test_a_solo_participant_without_submissions_can_found_a_team_and_the_empty_team_goes(setup) -> None:  # type: ignore[no-untyped-def]
+    cy = user("cy")
+    first = client_for(cy).post("/api/challenges/toy/teams/", {"name": "First"}, format="json")
+    assert first.status_code == 201
+    second = client_for(cy).post("/api/challenges/toy/teams/", {"name": "Second"}, format="json")
+    assert second.status_code == 201
+    assert list(Team.objects.filter(members=cy).values_list("name", flat=True)) == ["Second"]
+    assert not Team.objects.filter(name="First").exists()
+    taken = client_for(user("dee")).post("/api/challenges/toy/teams/", {"name": "Second"}, format="json")
+    assert taken.status_code == 409
