@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "InputError",
     "Truth",
+    "decode_text",
     "prediction_columns",
     "read_predictions",
     "read_truth",
@@ -46,6 +47,11 @@ Source = str | os.PathLike[str] | bytes | IO[bytes]
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _NON_FINITE = re.compile(r"^[+-]?(?:nan|inf|infinity)$", re.IGNORECASE)
 _MAX_LISTED = 20
+#: Magic bytes of the archive formats a participant may upload by mistake; archives are never opened.
+_ARCHIVES = ((b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"\x1f\x8b", "gzip"), (b"7z\xbc\xaf", "7z"))
+ARCHIVE_REFUSED = (
+    "the file is a {kind} archive; archives are not accepted: upload the CSV or Parquet file itself"
+)
 
 
 class InputError(ValueError):
@@ -150,6 +156,19 @@ def _read_bytes(source: Source, name: str, max_bytes: int) -> bytes:
     return data
 
 
+def _refuse_archive(data: bytes, name: str) -> None:
+    for magic, kind in _ARCHIVES:
+        if data.startswith(magic):
+            raise InputError(ARCHIVE_REFUSED.format(kind=kind), file=name)
+
+
+def decode_text(data: bytes, *, name: str) -> str:
+    """The text of a CSV file's bytes (UTF-8, an optional BOM), or the :class:`InputError` the readers
+    raise for an archive, UTF-16 or bytes that are not UTF-8 (with line and column)."""
+    _refuse_archive(data, name)
+    return _decode(data, name)
+
+
 def _decode(data: bytes, name: str) -> str:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:4096]:
         raise InputError("the file is UTF-16 encoded; save it as UTF-8", file=name)
@@ -222,6 +241,7 @@ def _load(source: Source, name: str | None, max_bytes: int) -> _Table:
     data = _read_bytes(source, display, max_bytes)
     if not data.strip():
         raise InputError("the file is empty", file=display)
+    _refuse_archive(data, display)
     if data.startswith(b"PAR1"):
         return _read_parquet(data, display)
     return _read_csv(_decode(data, display), display)

@@ -100,9 +100,10 @@ def parse_truth(
     except (KeyError, ValueError) as exc:
         raise ApplicationError(str(exc).strip("'\""), extra={"field": "metric"}) from exc
     private_by_id: dict[str, bool] | None = None
+    split_position = 0  # the removed split column's 1-based position in a CSV file
     try:
         if split_column:
-            data, private_by_id = _split_off_column(data, name=name, column=split_column)
+            data, private_by_id, split_position = _split_off_column(data, name=name, column=split_column)
         truth = stats_io.read_truth(
             io.BytesIO(data),
             name=name,
@@ -112,6 +113,8 @@ def parse_truth(
             max_bytes=settings.UPLOAD_MAX_BYTES,
         )
     except stats_io.InputError as exc:
+        if split_position and exc.column is not None and exc.column >= split_position:
+            exc.column += 1  # the column's position in the organizer's file, split column included
         raise input_error(exc) from exc
     ids = [str(i) for i in truth.ids.tolist()]
     if metric_obj.prediction_kind == "value":
@@ -133,42 +136,93 @@ def parse_truth(
     )
 
 
-def _split_off_column(data: bytes, *, name: str, column: str) -> tuple[bytes, dict[str, bool]]:
-    """Remove the split column from a CSV truth file; return the rest and ``id -> is private``."""
+def _split_off_column(data: bytes, *, name: str, column: str) -> tuple[bytes, dict[str, bool], int]:
+    """Remove the split column from a truth file; return the rest, ``id -> is private`` and the column's
+    1-based position (CSV; 0 for Parquet).
+
+    A CSV file is decoded by the one parser's rules (archives, UTF-16, Latin-1 are refused with their
+    messages) and rewritten so that every row starts on the line it started on in the organizer's file,
+    so the line numbers of later errors are the file's own.
+    """
     import csv
 
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise stats_io.InputError("the file is not UTF-8 text", file=name) from exc
-    rows = list(csv.reader(io.StringIO(text, newline="")))
-    if not rows:
+    if not data.strip():
         raise stats_io.InputError("the file is empty", file=name)
-    header = [h.strip() for h in rows[0]]
-    if column not in header:
-        raise stats_io.InputError(f"missing split column '{column}'", file=name, line=1)
-    if "id" not in header:
-        raise stats_io.InputError("missing column 'id'", file=name, line=1)
-    c, id_col = header.index(column), header.index("id")
-    private: dict[str, bool] = {}
+    if data.startswith(b"PAR1"):
+        return _split_off_parquet_column(data, name=name, column=column)
+    text = stats_io.decode_text(data, name=name)
+    reader = csv.reader(io.StringIO(text, newline=""))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([h for j, h in enumerate(header) if j != c])
-    for line, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        if len(row) != len(header):
+    header: list[str] | None = None
+    private: dict[str, bool] = {}
+    c = id_col = 0
+    written = prev_end = 0  # physical lines written so far / read so far
+    try:
+        for row in reader:
+            start, prev_end = prev_end + 1, reader.line_num
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if header is None:
+                header = [h.strip() for h in row]
+                if column not in header:
+                    if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
+                        label = "';'" if ";" in header[0] else "tabs"
+                        raise stats_io.InputError(
+                            f"the file seems to use {label} as delimiter; use commas", file=name, line=start
+                        )
+                    raise stats_io.InputError(f"missing split column '{column}'", file=name, line=start)
+                if "id" not in header:
+                    raise stats_io.InputError("missing column 'id'", file=name, line=start)
+                c, id_col = header.index(column), header.index("id")
+            else:
+                if len(row) != len(header):
+                    raise stats_io.InputError(
+                        f"expected {len(header)} fields, found {len(row)}", file=name, line=start
+                    )
+                value = row[c].strip().lower()
+                if value not in ("public", "private"):
+                    raise stats_io.InputError(
+                        f"split '{row[c].strip()}' must be 'public' or 'private'",
+                        file=name,
+                        line=start,
+                        column=c + 1,
+                    )
+                private[row[id_col].strip()] = value == "private"
+            out.write("\n" * (start - 1 - written))  # blank lines keep the row on its own line number
+            kept = [v for j, v in enumerate(row) if j != c]
+            writer.writerow(kept)
+            written = start - 1 + 1 + sum(v.count("\n") + v.count("\r") - v.count("\r\n") for v in kept)
+    except csv.Error as exc:
+        raise stats_io.InputError(f"malformed CSV: {exc}", file=name, line=prev_end + 1) from None
+    if header is None:
+        raise stats_io.InputError("the file is empty", file=name)
+    return out.getvalue().encode(), private, c + 1
+
+
+def _split_off_parquet_column(data: bytes, *, name: str, column: str) -> tuple[bytes, dict[str, bool], int]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise stats_io.InputError(f"not a readable Parquet file ({type(exc).__name__})", file=name) from None
+    if column not in table.column_names:
+        raise stats_io.InputError(f"missing split column '{column}'", file=name)
+    if "id" not in table.column_names:
+        raise stats_io.InputError("missing column 'id'", file=name)
+    ids = table.column("id").to_pylist()
+    private: dict[str, bool] = {}
+    for r, value in enumerate(table.column(column).to_pylist(), start=1):
+        text = "" if value is None else str(value).strip()
+        if text.lower() not in ("public", "private"):
             raise stats_io.InputError(
-                f"expected {len(header)} fields, found {len(row)}", file=name, line=line
+                f"row {r}, column '{column}': split '{text}' must be 'public' or 'private'", file=name
             )
-        value = row[c].strip().lower()
-        if value not in ("public", "private"):
-            raise stats_io.InputError(
-                f"split '{row[c].strip()}' must be 'public' or 'private'", file=name, line=line, column=c + 1
-            )
-        private[row[id_col].strip()] = value == "private"
-        writer.writerow([v for j, v in enumerate(row) if j != c])
-    return out.getvalue().encode(), private
+        private["" if ids[r - 1] is None else str(ids[r - 1]).strip()] = text.lower() == "private"
+    out = io.BytesIO()
+    pq.write_table(table.drop_columns([column]), out)
+    return out.getvalue(), private, 0
 
 
 # --- predictions ---------------------------------------------------------------------------------------

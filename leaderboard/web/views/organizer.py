@@ -24,7 +24,7 @@ from leaderboard.scoring.models import RescoreJob
 from leaderboard.scoring.services import task_rescore
 from leaderboard.web.forms import ChallengeForm, TaskForm, TruthReplaceForm
 from leaderboard.web.selectors import organizer_counts, rescore_job_get, rescore_jobs_recent
-from leaderboard.web.views.common import error_context, organizer_challenge, task_for
+from leaderboard.web.views.common import error_context, organizer_challenge, size_limited_uploads, task_for
 
 # Hidden-label files are read whole to be parsed; the service checks the size limit before parsing.
 
@@ -86,6 +86,7 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+@size_limited_uploads
 @login_required
 def task_new(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
@@ -120,6 +121,7 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
     )  # fmt: skip
 
 
+@size_limited_uploads
 @login_required
 def task_labels(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)

@@ -26,9 +26,10 @@ from leaderboard.web.selectors import (
     submission_scores,
     team_submissions,
 )
-from leaderboard.web.views.common import as_http, challenge_for, error_context, task_for
+from leaderboard.web.views.common import as_http, challenge_for, error_context, size_limited_uploads, task_for
 
 
+@size_limited_uploads
 @login_required
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
