@@ -288,6 +288,9 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
 class BoardQuerySerializer(serializers.Serializer):
     task = serializers.SlugField(required=False, help_text="Task slug; the first task by default.")
     split = serializers.ChoiceField(choices=["public", "private"], default="public")
+    sequence = serializers.IntegerField(
+        required=False, min_value=1, help_text="An earlier snapshot of the board; the latest by default."
+    )
 
 
 class BoardOutputSerializer(serializers.Serializer):

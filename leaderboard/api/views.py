@@ -58,7 +58,7 @@ from leaderboard.challenges.services import (
     team_join,
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
-from leaderboard.rankings.selectors import board_latest, summary_latest
+from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_cancel, submission_create, submission_select
@@ -560,6 +560,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
         parameters=[
             OpenApiParameter("task", str, description="Task slug; the first task by default."),
             SPLIT_PARAMETER,
+            OpenApiParameter("sequence", int, description="An earlier snapshot; the latest by default."),
         ],
         responses={200: s.BoardOutputSerializer, 404: ERROR_RESPONSES[404]},
     )
@@ -575,7 +576,12 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             if task is None:
                 raise NotFoundError(NO_TASKS.format(slug=challenge.slug))
         split = query.validated_data["split"]
-        snapshot = board_latest(task=task, split=split, user=request.user)
+        sequence = query.validated_data.get("sequence")
+        snapshot = (
+            board_latest(task=task, split=split, user=request.user)
+            if sequence is None
+            else board_at(task=task, split=split, user=request.user, sequence=sequence)
+        )
         board = {
             "challenge": challenge.slug,
             "task": task.slug,

@@ -21,6 +21,15 @@ def board_latest(*, task: Task, split: str, user: AnyUser) -> BoardSnapshot | No
     return BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
 
 
+def board_at(*, task: Task, split: str, user: AnyUser, sequence: int) -> BoardSnapshot:
+    """An earlier snapshot (boards before a re-score stay readable)."""
+    _check_split(challenge=task.challenge, split=split, user=user)
+    snapshot = BoardSnapshot.objects.filter(task=task, split=split, sequence=sequence).first()
+    if snapshot is None:
+        raise NotFoundError(f"The {split} board of '{task.slug}' has no snapshot {sequence}.")
+    return snapshot
+
+
 def board_history(*, task: Task, split: str, user: AnyUser) -> list[BoardSnapshot]:
     _check_split(challenge=task.challenge, split=split, user=user)
     return list(BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence"))

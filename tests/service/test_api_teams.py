@@ -69,3 +69,20 @@ def test_a_solo_participant_without_submissions_can_found_a_team_and_the_empty_t
     assert not Team.objects.filter(name="First").exists()
     taken = client_for(user("dee")).post("/api/challenges/toy/teams/", {"name": "Second"}, format="json")
     assert taken.status_code == 409
+
+
+def test_an_earlier_snapshot_stays_readable_by_its_sequence(
+    setup, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    ids, truth = setup
+    for k, who in enumerate((user("p1"), user("p2"))):
+        data = {"name": f"s{k}", "file": file("p.csv", predictions(ids, truth, 0.7 + 0.1 * k, k))}
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client_for(who).post("/api/challenges/toy/submissions/", data, format="multipart")
+        assert response.status_code == 201
+    latest = client_for(None).get("/api/challenges/toy/leaderboard/").json()
+    first = client_for(None).get("/api/challenges/toy/leaderboard/?sequence=1").json()
+    assert latest["sequence"] >= 2 and latest["entry_count"] == 2
+    assert first["sequence"] == 1 and first["entry_count"] == 1
+    missing = client_for(None).get("/api/challenges/toy/leaderboard/?sequence=99")
+    assert missing.status_code == 404
