@@ -16,10 +16,11 @@ from typing import Any, TextIO
 
 from stats import __version__
 from stats.cli_compare import add_comparison_parsers
+from stats.cli_inputs import read_inputs
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
-from stats.io import InputError, read_predictions, read_truth
-from stats.metrics import METRICS, get_metric
+from stats.io import InputError
+from stats.metrics import METRICS
 
 __all__ = ["build_parser", "main"]
 
@@ -94,32 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
 def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``score``; returns the exit code."""
     out = out or sys.stdout
-    metric = get_metric(args.metric)
-    label_set = args.labels.split(",") if args.labels else None
-    truth = read_truth(
-        args.truth,
-        kind=metric.prediction_kind if metric.prediction_kind == "value" else "label",
-        label_set=label_set,
-        group_column=args.group_column,
-    )
-    if label_set is None and metric.prediction_kind != "value":
-        label_set = truth.label_set()
-    preds = [
-        read_predictions(
-            path,
-            item_ids=truth.ids,
-            kind=metric.prediction_kind,
-            label_set=label_set,
-            probabilities=metric.scores_are_probabilities,
-            min_ranks=metric.ranks,
-        )
-        for path in args.predictions
-    ]
-    metric_labels = label_set if metric.prediction_kind != "value" else None
-    if metric.prediction_kind == "score" and metric_labels is not None and len(metric_labels) != 2:
-        raise InputError(
-            f"a binary metric needs exactly two labels, the truth has {len(metric_labels)}", file=args.truth
-        )
+    inputs = read_inputs(args)
+    metric, truth, preds, metric_labels = inputs.metric, inputs.truth, inputs.predictions, inputs.labels
     scores = score_entries(
         truth.labels,
         preds,

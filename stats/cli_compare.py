@@ -22,12 +22,13 @@ from typing import Any, TextIO
 import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
+from stats.cli_inputs import read_inputs
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE
-from stats.io import InputError, read_predictions, read_truth
-from stats.metrics import METRICS, get_metric
+from stats.io import InputError
+from stats.metrics import METRICS
 
 __all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
 
@@ -175,35 +176,16 @@ def board_table(board: Board) -> str:
 def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``leaderboard``; returns the exit code."""
     out = out or sys.stdout
-    metric = get_metric(args.metric)
-    label_set = args.labels.split(",") if args.labels else None
-    truth = read_truth(
-        args.truth,
-        kind=metric.prediction_kind if metric.prediction_kind == "value" else "label",
-        label_set=label_set,
-        group_column=args.group_column,
+    inputs = read_inputs(args)
+    metric, truth, preds, names, metric_labels = (
+        inputs.metric,
+        inputs.truth,
+        inputs.predictions,
+        inputs.names,
+        inputs.labels,
     )
-    if label_set is None and metric.prediction_kind != "value":
-        label_set = truth.label_set()
-    preds = [
-        read_predictions(
-            path,
-            item_ids=truth.ids,
-            kind=metric.prediction_kind,
-            label_set=label_set,
-            probabilities=metric.scores_are_probabilities,
-            min_ranks=metric.ranks,
-        )
-        for path in args.predictions
-    ]
-    names = list(args.predictions)
     if len(set(names)) != len(names):
         raise InputError("the same prediction file is given twice", file=names[0])
-    metric_labels = label_set if metric.prediction_kind != "value" else None
-    if metric.prediction_kind == "score" and metric_labels is not None and len(metric_labels) != 2:
-        raise InputError(
-            f"a binary metric needs exactly two labels, the truth has {len(metric_labels)}", file=args.truth
-        )
     scores = score_entries(
         truth.labels,
         preds,

@@ -1,0 +1,55 @@
+"""Reading a command's truth and prediction files, shared by ``score`` and ``leaderboard``."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from numpy.typing import NDArray
+
+from stats.io import InputError, Truth, read_predictions, read_truth
+from stats.metrics import Metric, get_metric
+
+
+@dataclass(frozen=True, eq=False)
+class Inputs:
+    """The metric, the truth, each file's predictions (in the truth's item order) and the label set the
+    metric takes (``None`` for regression)."""
+
+    metric: Metric
+    truth: Truth
+    predictions: list[NDArray[Any]]
+    names: list[str]
+    labels: list[str] | None
+
+
+def read_inputs(args: argparse.Namespace) -> Inputs:
+    """Read ``--truth`` and the prediction files named by ``args``; raises :class:`InputError`."""
+    metric = get_metric(args.metric)
+    label_set = args.labels.split(",") if args.labels else None
+    truth = read_truth(
+        args.truth,
+        kind=metric.prediction_kind if metric.prediction_kind == "value" else "label",
+        label_set=label_set,
+        group_column=args.group_column,
+    )
+    if label_set is None and metric.prediction_kind != "value":
+        label_set = truth.label_set()
+    predictions = [
+        read_predictions(
+            path,
+            item_ids=truth.ids,
+            kind=metric.prediction_kind,
+            label_set=label_set,
+            probabilities=metric.scores_are_probabilities,
+            min_ranks=metric.ranks,
+        )
+        for path in args.predictions
+    ]
+    metric_labels = label_set if metric.prediction_kind != "value" else None
+    if metric.prediction_kind == "score" and metric_labels is not None and len(metric_labels) != 2:
+        raise InputError(
+            f"a binary metric needs exactly two labels, the truth has {len(metric_labels)}", file=args.truth
+        )
+    return Inputs(metric, truth, predictions, list(args.predictions), metric_labels)
