@@ -16,6 +16,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard.challenges.models import Challenge, Task, Team
+from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import Submission, SubmissionFile
@@ -50,22 +51,6 @@ class UserOutputSerializer(serializers.Serializer):
 
 
 # --- challenges -------------------------------------------------------------------------------------
-CHALLENGE_SETTINGS = [
-    "title",
-    "description",
-    "rules",
-    "start",
-    "end",
-    "visibility",
-    "daily_limit",
-    "total_limit",
-    "entry_selection",
-    "confidence",
-    "resamples",
-    "interval_method",
-    "correction",
-    "seed",
-]
 
 
 class ChallengeInputSerializer(serializers.ModelSerializer):
@@ -81,7 +66,7 @@ class ChallengeInputSerializer(serializers.ModelSerializer):
 class ChallengeUpdateSerializer(serializers.ModelSerializer):
     class Meta:
         model = Challenge
-        fields = CHALLENGE_SETTINGS
+        fields = list(CHALLENGE_SETTINGS)
 
 
 class ChallengeOutputSerializer(serializers.ModelSerializer):

@@ -14,7 +14,8 @@ from leaderboard.challenges.models import Challenge, Task, TaskTruth, Team
 from leaderboard.core.exceptions import ApplicationError, ConflictError, PermissionDeniedError
 from leaderboard.scoring import engine
 
-CHALLENGE_FIELDS = {
+#: The settings an organizer chooses, in form order (the API and the pages offer these fields).
+CHALLENGE_SETTINGS = (
     "title",
     "description",
     "rules",
@@ -29,7 +30,8 @@ CHALLENGE_FIELDS = {
     "interval_method",
     "correction",
     "seed",
-}
+)
+CHALLENGE_FIELDS = frozenset(CHALLENGE_SETTINGS)
 # Changing these changes every number on the board, so they are frozen once a submission was scored.
 STATISTICS_FIELDS = {"confidence", "resamples", "interval_method", "correction", "seed"}
 
