@@ -1,0 +1,234 @@
+"""Fixtures of the fault tests: private Redis and PostgreSQL servers, and workers with fault knobs.
+
+The machine's shared PostgreSQL and Redis are never stopped: a test that needs a server to go down starts
+its own (``redis-server`` on a free port, a throw-away PostgreSQL cluster from ``initdb``) and stops that.
+Every process started here is stopped in a ``finally``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, WorkerProcess, database_url_of_current_connection, need
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+RLIMIT_WRAPPER = Path(__file__).with_name("rlimit_exec.py")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None, *, timeout: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL after ``timeout``: the process (group) is gone when this returns."""
+    if proc is None or proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+class RedisServer:
+    """A private ``redis-server`` on a free port, which a test may stop and start again."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.workdir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 15.0) -> None:
+        import redis
+
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        log = (self.workdir / "redis.log").open("ab")
+        self.proc = subprocess.Popen(
+            [
+                REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--daemonize", "no", "--dir", str(self.workdir),
+            ],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        log.close()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                redis.Redis.from_url(self.url, socket_connect_timeout=0.5).ping()
+                return
+            except redis.RedisError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server on port {self.port} did not start") from None
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+        self.proc = None
+
+
+@pytest.fixture
+def private_redis(redis_url: str) -> Iterator[RedisServer]:
+    """A Redis of this test only (``redis_url`` first: the suite's services must be configured)."""
+    need("redis-server", Path(REDIS_SERVER).exists(), f"{REDIS_SERVER} not found")
+    workdir = Path(tempfile.mkdtemp(prefix="lb-redis-"))
+    server = RedisServer(workdir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def celery_broker(url: str) -> Iterator[None]:
+    """Point this test process's Celery app at another broker (its pools are rebuilt), then back."""
+    from leaderboard.config.celery import app
+
+    def reset_pools() -> None:
+        if app._pool is not None:
+            with contextlib.suppress(Exception):
+                app._pool.force_close_all()
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    previous = app.conf.broker_url
+    app.conf.broker_url = url
+    reset_pools()
+    try:
+        yield
+    finally:
+        app.conf.broker_url = previous
+        reset_pools()
+
+
+class FaultWorker(WorkerProcess):
+    """A ``celery worker`` as in tests/conftest.py, optionally under an address-space limit (RLIMIT_AS)."""
+
+    def __init__(self, *, rlimit_as: int | None = None, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.rlimit_as = rlimit_as
+
+    def start(self, concurrency: int = 1) -> None:
+        self.log = self.log_path.open("ab")
+        prefix = [sys.executable] if self.rlimit_as is None else [
+            sys.executable, str(RLIMIT_WRAPPER), str(self.rlimit_as), sys.executable,
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(
+            [
+                *prefix, "-m", "celery", "-A", "leaderboard", "worker",
+                "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork",
+                "-Q", self.queue, "-n", f"{self.name}@%h",
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+            ],
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        self.wait_ready()
+
+    def pool_children(self) -> list[int]:
+        """The pids of the prefork pool's children (from /proc, no psutil)."""
+        assert self.proc is not None
+        path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        try:
+            return [int(p) for p in path.read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (main process and pool children), as a machine losing power would."""
+        assert self.proc is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+WorkerStarter = Callable[..., FaultWorker]
+
+
+@pytest.fixture
+def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[WorkerStarter]:
+    """Start real workers on a queue private to this test: ``start(broker=..., rlimit_as=..., env=...)``.
+
+    Like ``worker_factory`` (tasks leave this process for real workers), with a choice of broker (a
+    private Redis), an address-space limit and extra environment. Every worker is stopped at the end.
+    """
+    import redis
+
+    from leaderboard.config.celery import app
+
+    queue = f"faults-{uuid.uuid4().hex[:12]}"
+    previous_queue, previous_eager = app.conf.task_default_queue, app.conf.task_always_eager
+    app.conf.task_default_queue = queue
+    app.conf.task_always_eager = False
+    workers: list[FaultWorker] = []
+    brokers = {redis_url}
+
+    def start(
+        *,
+        broker: str | None = None,
+        rlimit_as: int | None = None,
+        env: dict[str, str] | None = None,
+        concurrency: int = 1,
+    ) -> FaultWorker:
+        brokers.add(broker or redis_url)
+        w = FaultWorker(
+            queue=queue,
+            env={
+                **os.environ,
+                "DATABASE_URL": database_url_of_current_connection(),
+                "REDIS_URL": broker or redis_url,
+                "LEADERBOARD_QUEUE": queue,
+                "PYTHONUNBUFFERED": "1",
+                **(env or {}),
+            },
+            log_path=tmp_path / f"worker{len(workers)}.log",
+            name=f"w{len(workers)}-{queue}",
+            rlimit_as=rlimit_as,
+        )
+        workers.append(w)
+        w.start(concurrency=concurrency)
+        return w
+
+    try:
+        yield start
+    finally:
+        for w in workers:
+            w.stop()
+        app.conf.task_default_queue = previous_queue
+        app.conf.task_always_eager = previous_eager
+        for url in brokers:
+            with contextlib.suppress(redis.RedisError):
+                _forget_queue(redis.Redis.from_url(url, socket_connect_timeout=1), queue)
+
+
+def _forget_queue(client: object, queue: str) -> None:
+    """Delete the queue and the unacknowledged messages a killed worker left for it in kombu's
+    ``unacked`` hash (they would be restored into a queue nobody consumes after the visibility timeout)."""
+    import json
+
+    client.delete(queue)  # type: ignore[attr-defined]
+    for tag, raw in client.hgetall("unacked").items():  # type: ignore[attr-defined]
+        with contextlib.suppress(ValueError, TypeError, IndexError):
+            if json.loads(raw)[2] == queue:
+                client.hdel("unacked", tag)  # type: ignore[attr-defined]
+                client.zrem("unacked_index", tag)  # type: ignore[attr-defined]

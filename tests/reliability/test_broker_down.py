@@ -1,0 +1,114 @@
+"""Redis stopped while participants submit: every upload is accepted and stored (its scoring task waits in
+the database: ``queued`` with no ``dispatched_at``), or refused with a clear 503, never a 500 and never
+half-stored, and fast. Once Redis is back, the sweeper sends every stored submission and all are scored
+without anyone re-submitting.
+
+Redis here is a private ``redis-server`` of the test (broker *and* cache, as in production, where one
+``REDIS_URL`` serves both); the machine's shared Redis is never stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.utils import timezone
+
+from leaderboard.scoring.tasks import sweep_stuck_submissions
+from leaderboard.submissions.models import Status, Submission
+from tests.conftest import wait_for
+from tests.reliability.conftest import celery_broker
+from tests.service.api_support import FAST_HASHERS, client_for, file
+from tests.service.factories import challenge_with_task, predictions, user
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+UPLOADS = 4
+#: An upload must not hang on a dead broker: kombu's retries are bounded (settings: max_retries 2,
+#: intervals <= 0.5 s, connect timeout 2 s).
+MAX_UPLOAD_SECONDS = 5.0
+
+
+def test_uploads_while_redis_is_down_are_stored_and_scored_once_it_is_back(
+    private_redis, fault_workers, settings
+) -> None:
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    # One Redis for broker and cache (throttle counters), as one REDIS_URL gives in production.
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": private_redis.url,
+        }
+    }
+    challenge, _task, ids, truth = challenge_with_task(user("org"), resamples=200)
+    with celery_broker(private_redis.url):
+        private_redis.stop()
+        outcomes: list[tuple[str, int, float, dict[str, object]]] = []
+        for k in range(UPLOADS):
+            client = client_for(user(f"p{k}"))
+            client.raise_request_exception = False  # a bug must show as the 500 a participant would get
+            started = time.monotonic()
+            r = client.post(
+                f"/api/challenges/{challenge.slug}/submissions/",
+                {"name": f"down-{k}", "file": file(f"down-{k}.csv", predictions(ids, truth, 0.8, k))},
+                format="multipart",
+            )
+            outcomes.append((f"down-{k}", r.status_code, time.monotonic() - started, r.json()))
+
+        for name, code, seconds, body in outcomes:
+            assert code in (201, 503), (name, code, body)
+            assert seconds < MAX_UPLOAD_SECONDS, (name, seconds)
+            stored = Submission.objects.filter(name=name).first()
+            if code == 503:
+                assert body["message"], body  # a clear message, in the API's one error shape
+                assert stored is None  # refused: nothing stored
+                continue
+            assert stored is not None and body["id"] == stored.pk
+            assert stored.status == Status.QUEUED and stored.dispatched_at is None  # waiting in the outbox
+            (f,) = stored.files.all()  # whole: its file row and its bytes on disk
+            assert Path(django_settings.MEDIA_ROOT, f.file.name).stat().st_size == f.size
+        accepted = [name for name, code, _, _ in outcomes if code == 201]
+        assert accepted, "no upload was accepted while Redis was down"
+
+        private_redis.start()
+        back = time.monotonic()
+        fault_workers(broker=private_redis.url)
+        # Beat's sweeper sends submissions nobody dispatched for 30 s; move them 60 s into the past
+        # rather than wait, and run the sweeper as beat does: through the broker, on a worker.
+        Submission.objects.filter(name__in=accepted).update(created_at=timezone.now() - timedelta(seconds=60))
+        sweep_stuck_submissions.delay()
+        wait_for(
+            lambda: (
+                Submission.objects.filter(name__in=accepted, status=Status.SCORED).count() == len(accepted)
+            ),
+            timeout=90,
+            what="every stored submission scored",
+        )
+        recovered = time.monotonic() - back
+    for s in Submission.objects.filter(name__in=accepted):
+        assert s.dispatched_at is not None and s.scores.count() == 1, s
+    slowest = max(seconds for _, _, seconds, _ in outcomes)
+    print(
+        f"\n[figure] Redis down: {len(accepted)}/{UPLOADS} uploads accepted (others 503), slowest "
+        f"{slowest:.2f} s; all scored {recovered:.1f} s after Redis came back (worker start included)"
+    )
+
+
+def test_a_token_request_while_redis_is_down_is_a_clear_503_not_a_500(private_redis, settings) -> None:
+    """Login and token requests are refused while their throttle cannot count (no unthrottled guessing)."""
+    from leaderboard.api.throttles import THROTTLE_UNAVAILABLE
+
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": private_redis.url}
+    }
+    user("alice")
+    private_redis.stop()
+    client = client_for(None)
+    client.raise_request_exception = False
+    r = client.post("/api/auth/token/", {"username": "alice", "password": "a-long-test-password-123"})
+    assert r.status_code == 503, r.content
+    assert r.json() == {"message": THROTTLE_UNAVAILABLE, "extra": {}}
