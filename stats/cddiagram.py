@@ -67,6 +67,13 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
     left_half = (k + 1) // 2
     n_cliques = len(result.cliques)
     rows = max(left_half, k - left_half)
+    # Room for the longest label on each side ("(2.12) logistic-regression"), so no name is clipped:
+    # about 0.075 inch per character at the diagram's font size, and at least 3 inches of axis.
+    longest = max(
+        len(f"({float(r):.2f}) {n}") for n, r in zip(result.names, result.average_ranks, strict=True)
+    )
+    margin = max(1.6, 0.25 + 0.075 * longest)
+    width = max(width, 2 * margin + 3.0)
     line = 0.22  # inches per text row
     top = 0.75 + (0.3 if title else 0.0)
     clique_space = 0.12 * (n_cliques + 1)
@@ -80,7 +87,6 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
         ax.set_ylim(height, 0.0)  # y grows downwards, in inches
         ax.set_axis_off()
 
-        margin = 1.6
         lo_rank, hi_rank = 1.0, float(k)
 
         def x_of(rank: float) -> float:
