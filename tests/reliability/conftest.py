@@ -232,3 +232,83 @@ def _forget_queue(client: object, queue: str) -> None:
             if json.loads(raw)[2] == queue:
                 client.hdel("unacked", tag)  # type: ignore[attr-defined]
                 client.zrem("unacked_index", tag)  # type: ignore[attr-defined]
+
+
+def _postgres_bin(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
+    return str(candidates[-1]) if candidates else None
+
+
+class PostgresCluster:
+    """A throw-away PostgreSQL cluster (``initdb`` in a temporary directory) on a free port, trust auth.
+
+    PostgreSQL refuses to run as root: as root the server runs as the ``postgres`` system user.
+    """
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.data = workdir / "data"
+        self.port = free_port()
+        self.initdb = _postgres_bin("initdb")
+        self.pg_ctl = _postgres_bin("pg_ctl")
+
+    def url(self, dbname: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{dbname}"
+
+    def _run(self, *argv: str, timeout: float = 60) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*prefix, *argv], check=True, timeout=timeout, capture_output=True)
+
+    def create(self) -> None:
+        assert self.initdb is not None
+        if os.geteuid() == 0:
+            shutil.chown(self.workdir, user="postgres", group="postgres")
+        self._run(
+            self.initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"
+        )
+
+    def _ctl(self, action: str, *extra: str) -> None:
+        assert self.pg_ctl is not None
+        options = f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(
+            self.pg_ctl, action, "-D", str(self.data), "-w", "-t", "30", "-m", "fast",
+            "-l", str(self.workdir / "server.log"), "-o", options, *extra,
+        )  # fmt: skip
+
+    def start(self) -> None:
+        self._ctl("start")
+
+    def restart(self) -> None:
+        self._ctl("restart")
+
+    def stop(self) -> None:
+        if (self.data / "postmaster.pid").exists():
+            self._ctl("stop")
+
+    def connect(self, dbname: str = "postgres") -> object:
+        import psycopg
+
+        return psycopg.connect(self.url(dbname), autocommit=True, connect_timeout=5)
+
+
+@pytest.fixture
+def private_postgres(postgres: None) -> Iterator[PostgresCluster]:
+    """A PostgreSQL server of this test only, which the test may restart; removed at the end."""
+    workdir = Path(tempfile.mkdtemp(prefix="lb-pg-"))
+    cluster = PostgresCluster(workdir)
+    need("PostgreSQL binaries", cluster.initdb is not None and cluster.pg_ctl is not None, "initdb not found")
+    try:
+        cluster.create()
+        cluster.start()
+        yield cluster
+    finally:
+        try:
+            cluster.stop()
+        except Exception:  # never leave a server behind: kill the postmaster by its pid file
+            with contextlib.suppress(Exception):
+                pid = int((cluster.data / "postmaster.pid").read_text().split()[0])
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(workdir, ignore_errors=True)
