@@ -15,7 +15,7 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from leaderboard.challenges.models import Task
@@ -233,3 +233,66 @@ def test_the_line_reported_is_the_line_where_the_bad_row_starts(
         read_predictions(data, item_ids=[i for i, _ in rows], kind="label", label_set=LABELS, name="f.csv")
     assert (info.value.line, info.value.column) == (start_of_bad, 2), str(info.value)
     assert str(info.value) == f"f.csv:{start_of_bad}:2: unknown label 'cow' (labels: cat, dog)"
+
+
+# --- the REST API from its OpenAPI schema (schemathesis) --------------------------------------------------
+API_EXAMPLES = 15  # per operation and role: ~20 operations x 2 roles stay well under two minutes
+API_SETTINGS = settings(
+    max_examples=API_EXAMPLES,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("role", ["anonymous", "organizer"])
+def test_no_api_operation_answers_500_to_generated_requests(transactional_db, settings, role: str) -> None:  # type: ignore[no-untyped-def]
+    """Every operation of /api/schema/, fed schemathesis' generated requests (valid and invalid), as an
+    anonymous visitor and as the organizer of a challenge with a task, a submission and a board: no 500.
+    Half of the examples use identifiers that exist, so the requests reach past the 404s."""
+    import schemathesis
+    from django.core.cache import cache
+    from rest_framework.authtoken.models import Token
+    from schemathesis.checks import not_a_server_error
+
+    from leaderboard.config.wsgi import application
+    from leaderboard.submissions.services import submission_create
+    from tests.service.factories import challenge_with_task, predictions, upload, user
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    organizer = user("fuzz-org")
+    challenge, _task, ids, truth = challenge_with_task(organizer, slug="pub", resamples=100, n=30)
+    sub = submission_create(
+        challenge=challenge, user=user("fuzz-p"), name="p",
+        files={"main": [upload("p.csv", predictions(ids, truth, 0.8, 1))]},
+    )  # fmt: skip
+    key = Token.objects.create(user=organizer).key
+    real: dict[str, object] = {"slug": "pub", "task": "main", "id": sub.pk, "pk": sub.pk}
+    headers = {"Authorization": f"Token {key}"} if role == "organizer" else {}
+
+    schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 20, [o.label for o in operations]
+    failures: list[str] = []
+    for operation in operations:
+
+        @API_SETTINGS
+        @given(case=operation.as_strategy(), use_real=st.booleans())
+        def run(case, use_real: bool) -> None:  # type: ignore[no-untyped-def]
+            if use_real and case.path_parameters:
+                case.path_parameters = {k: real.get(k, v) for k, v in case.path_parameters.items()}
+            if role == "organizer":  # a generated DELETE /api/auth/token/ revokes the token
+                Token.objects.get_or_create(user=organizer, defaults={"key": key})
+            cache.clear()  # throttles would turn most examples into 429s
+            response = case.call(headers=headers)
+            case.validate_response(response, checks=[not_a_server_error])
+
+        try:
+            run()
+        except Exception as exc:  # every operation's failure, then one assertion
+            failures.append(f"{operation.label}: {type(exc).__name__}: {str(exc)[:1500]}")
+    assert not failures, "\n\n".join(failures)
