@@ -16,9 +16,20 @@ def _check_split(*, challenge: Challenge, split: str, user: AnyUser) -> None:
         raise NotFoundError("The private board is not revealed yet.")
 
 
+#: The heavy JSON columns of a snapshot (K = 1,000: rows about 0.9 MB, the K x K rank distribution about
+#: 5 MB) are loaded only when read: a page served from its cache needs neither (docs/reliability.md, Load).
+HEAVY_SNAPSHOT_FIELDS = ("rows", "rank_distribution", "pairwise")
+
+
 def board_latest(*, task: Task, split: str, user: AnyUser) -> BoardSnapshot | None:
+    """The latest snapshot; its heavy fields (``HEAVY_SNAPSHOT_FIELDS``) load on first access."""
     _check_split(challenge=task.challenge, split=split, user=user)
-    return BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
+    return (
+        BoardSnapshot.objects.filter(task=task, split=split)
+        .defer(*HEAVY_SNAPSHOT_FIELDS)
+        .order_by("-sequence")
+        .first()
+    )
 
 
 def board_at(*, task: Task, split: str, user: AnyUser, sequence: int) -> BoardSnapshot:
@@ -28,11 +39,6 @@ def board_at(*, task: Task, split: str, user: AnyUser, sequence: int) -> BoardSn
     if snapshot is None:
         raise NotFoundError(f"The {split} board of '{task.slug}' has no snapshot {sequence}.")
     return snapshot
-
-
-def board_history(*, task: Task, split: str, user: AnyUser) -> list[BoardSnapshot]:
-    _check_split(challenge=task.challenge, split=split, user=user)
-    return list(BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence"))
 
 
 def summary_latest(*, challenge: Challenge, split: str, user: AnyUser) -> ChallengeSummary | None:

@@ -12,9 +12,8 @@ import json
 import logging
 from dataclasses import dataclass
 
-import numpy as np
+from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Max
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
 from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
@@ -23,6 +22,12 @@ from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status
 
 logger = logging.getLogger(__name__)
+
+#: The scores' binary columns (replicates, jackknife, item statistics: ~240 KB per entry at B = N = 10,000)
+#: are read only when a board is really rebuilt, not to decide whether it must be.
+SCORE_DATA_FIELDS = ("replicates", "jackknife", "item_statistics")
+#: How long a "rebuild queued, not started" marker lives (a lost message delays a board by this, no more).
+REBUILD_PENDING_SECONDS = 300
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ def _choose_entries(task: Task, split: str) -> list[Entry]:
             truth_version=task.truth_version,
             submission__status=Status.SCORED,
         )
+        .defer(*SCORE_DATA_FIELDS)
         .select_related("submission", "submission__team")
         .order_by("submission__created_at", "submission_id")
     )
@@ -97,14 +103,68 @@ def _digest(task: Task, split: str, entries: list[Entry]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _load_score_data(entries: list[Entry]) -> None:
+    """Read the binary columns of the entries' scores in one query (``_choose_entries`` defers them)."""
+    data = {
+        pk: rest
+        for pk, *rest in Score.objects.filter(pk__in=[e.score.pk for e in entries]).values_list(
+            "pk", *SCORE_DATA_FIELDS
+        )
+    }
+    for e in entries:
+        for name, value in zip(SCORE_DATA_FIELDS, data[e.score.pk], strict=True):
+            setattr(e.score, name, value)
+
+
+def _pending_key(task_id: int, split: str) -> str:
+    return f"rebuild-pending:{task_id}:{split}"
+
+
+def _mark_rebuild_pending(task_id: int, split: str) -> bool:
+    """Mark a rebuild of this board as queued; False if one is queued already and has not started."""
+    try:
+        return bool(cache.add(_pending_key(task_id, split), 1, REBUILD_PENDING_SECONDS))
+    except Exception:  # the cache (Redis) is unreachable: send the rebuild anyway
+        logger.warning("cache unreachable; rebuild of board %s/%s sent uncoalesced", task_id, split)
+        return True
+
+
+def _clear_rebuild_pending(task_id: int, split: str) -> None:
+    try:
+        cache.delete(_pending_key(task_id, split))
+    except Exception:  # the marker then expires by itself
+        logger.warning("cache unreachable; rebuild marker of board %s/%s left to expire", task_id, split)
+
+
 def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
+    """Rebuild one board from the scores committed so far; write a snapshot only if its inputs changed.
+
+    Rebuilds are coalesced: :func:`boards_rebuild_dispatch` sends none while one is queued and not yet
+    started, because that one will read every score committed before it starts. The marker is cleared
+    here, with the task locked and before the scores are read, so a score committed after this read
+    finds no marker and sends a new rebuild: no score is left off the board.
+    """
     with transaction.atomic():
-        task = Task.objects.select_for_update().select_related("challenge").get(pk=task_id)
+        # Only the task's row (of=self; a plain FOR UPDATE with select_related also locked the challenge,
+        # which deadlocked with uploads), and FOR NO KEY UPDATE: rebuilds of one task wait for each other
+        # but inserts that reference the task (scores, uploaded files) never wait for a rebuild.
+        task = (
+            Task.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("challenge")
+            .get(pk=task_id)
+        )
+        _clear_rebuild_pending(task_id, split)
         entries = _choose_entries(task, split)
-        latest = BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
+        latest = (
+            BoardSnapshot.objects.filter(task=task, split=split)
+            .defer("rows", "rank_distribution", "pairwise")
+            .order_by("-sequence")
+            .first()
+        )
         digest = _digest(task, split, entries)
         if latest is not None and latest.signature.get("inputs") == digest:
             return latest
+        _load_score_data(entries)
         board = engine.build_board(task=task, split=split, entries=entries)
         sequence = (latest.sequence if latest else 0) + 1
         snapshot = BoardSnapshot.objects.create(
@@ -126,7 +186,8 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
 def challenge_summary_rebuild(*, challenge_id: int, split: str) -> ChallengeSummary | None:
     """Cross-task summary from the latest snapshot of every task: entries present on every task."""
     with transaction.atomic():
-        challenge = Challenge.objects.select_for_update().get(pk=challenge_id)
+        # NO KEY UPDATE: summaries of one challenge are serialised; uploads (which reference it) do not wait.
+        challenge = Challenge.objects.select_for_update(no_key=True).get(pk=challenge_id)
         tasks = list(challenge.tasks.order_by("position", "slug"))
         snapshots = []
         for task in tasks:
@@ -150,7 +211,13 @@ def boards_rebuild_dispatch(*, task_ids: list[int]) -> None:
 
     for task in Task.objects.filter(pk__in=task_ids):
         for split in splits_of(task):
-            rebuild_leaderboard.apply_async(args=[task.pk, split])
+            if not _mark_rebuild_pending(task.pk, split):
+                continue  # a queued rebuild that has not started yet will read this score too
+            try:
+                rebuild_leaderboard.apply_async(args=[task.pk, split])
+            except Exception:
+                _clear_rebuild_pending(task.pk, split)  # nothing is queued: let the next score send one
+                raise
 
 
 def summary_rebuild_dispatch(*, challenge_id: int, split: str) -> None:
@@ -161,11 +228,3 @@ def summary_rebuild_dispatch(*, challenge_id: int, split: str) -> None:
 
 def splits_of(task: Task) -> list[str]:
     return [Split.PUBLIC, Split.PRIVATE] if task.has_private_split else [Split.PUBLIC]
-
-
-def latest_sequence(*, task: Task, split: str) -> int:
-    return BoardSnapshot.objects.filter(task=task, split=split).aggregate(m=Max("sequence"))["m"] or 0
-
-
-def replicate_matrix(entries: list[Entry]) -> np.ndarray:
-    return np.column_stack([e.score.replicate_array() for e in entries]) if entries else np.empty((0, 0))

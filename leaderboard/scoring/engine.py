@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
+from django.utils import timezone
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
@@ -331,7 +332,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
 
     challenge = task.challenge
     metric = get_metric(task.metric)
-    now = timezone_now_iso()
+    now = timezone.now().isoformat()
     if not entries:
         return BuiltBoard(
             rows=[],
@@ -373,7 +374,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
         finalize=metric.finalize if have_items else None,
         zero_one=metric.zero_one,
-        n_items=len(theta) and int(e_n_items(entries)),
+        n_items=_n_items(entries),
         runs=runs if any(r is not None for r in runs) else None,
         grouped=task.grouped,
     )
@@ -442,18 +443,13 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
     return BuiltBoard(rows=rows, signature=signature, rank_distribution=rank_distribution, pairwise=pairwise)
 
 
-def e_n_items(entries: list[Entry]) -> int:
+def _n_items(entries: list[Entry]) -> int:
+    """The number of test items behind the entries' scores (for the items-needed calculation)."""
     shapes = [e.score.item_statistics_shape for e in entries if e.score.item_statistics_shape]
     if shapes:
         return int(shapes[0][0])
     jack = entries[0].score.jackknife_array()
     return len(jack) if jack is not None else 0
-
-
-def timezone_now_iso() -> str:
-    from django.utils import timezone
-
-    return timezone.now().isoformat()
 
 
 # --- cross-task summary ----------------------------------------------------------------------------------
