@@ -172,16 +172,23 @@ def team_for_user(*, challenge: Challenge, user: User) -> Team:
     team = Team.objects.filter(challenge=challenge, members=user).first()
     if team is not None:
         return team
-    base = user.get_username()
-    name = base
-    for attempt in range(1, 100):
-        try:
-            with transaction.atomic():
-                team = Team.objects.create(challenge=challenge, name=name)
-                team.members.add(user)
-                return team
-        except IntegrityError:
-            name = f"{base}-{attempt + 1}"
+    with transaction.atomic():
+        # Parallel first submissions of one user each made a team of one (and each team had its own
+        # limits): the user's row lock, held until the caller commits, lets one make it and the rest find it.
+        User.objects.select_for_update(no_key=True).filter(pk=user.pk).first()
+        team = Team.objects.filter(challenge=challenge, members=user).first()
+        if team is not None:
+            return team
+        base = user.get_username()
+        name = base
+        for attempt in range(1, 100):
+            try:
+                with transaction.atomic():
+                    team = Team.objects.create(challenge=challenge, name=name)
+                    team.members.add(user)
+                    return team
+            except IntegrityError:
+                name = f"{base}-{attempt + 1}"
     raise ConflictError("Could not create a team for you; pick a team name.")
 
 
