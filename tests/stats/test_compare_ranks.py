@@ -44,6 +44,22 @@ def test_rank_distribution_percentiles_of_a_coin_flip() -> None:
     np.testing.assert_array_equal(rd.high, [2, 2])
 
 
+
+@pytest.mark.parametrize("chunk", [1, 7, 30, 1 << 20])
+def test_rank_distribution_in_chunks_of_resamples_counts_the_same(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The resamples are ranked in row chunks (memory O(chunk x K)); chunking must not change a count.
+    import stats.compare_ranks as cr
+
+    rng = np.random.default_rng(3)
+    theta = rng.integers(0, 4, size=(53, 6)).astype(float)  # many ties across entries
+    ranks = min_ranks(theta, higher_is_better=False)
+    expected = np.stack([np.bincount(ranks[:, j] - 1, minlength=6) for j in range(6)]) / 53
+    monkeypatch.setattr(cr, "_RANK_CHUNK_ELEMENTS", chunk)
+    rd = rank_distribution(theta, higher_is_better=False)
+    np.testing.assert_array_equal(rd.probabilities, expected)
+
 def _brute_force_critical_value(theta: np.ndarray, point: np.ndarray, confidence: float) -> float:
     """Straightforward per-pair loop of the max-t statistic (an independent implementation)."""
     b, k = theta.shape
