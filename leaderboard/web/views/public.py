@@ -9,6 +9,7 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.models import Challenge, Task
@@ -45,6 +46,26 @@ def _board(request: HttpRequest, task: Task, split: str) -> BoardSnapshot | None
         return board_latest(task=task, split=split, user=request.user)
 
 
+#: The drawn board (table, legend, signature) is cached per snapshot and sort order: snapshots never change,
+#: and drawing 1,000 rows takes about 0.4 s (docs/reliability.md, "Load").
+BOARD_CACHE_SECONDS = 3600
+
+
+def _board_sort(raw: str) -> str:
+    """The sort order a board is drawn with, normalised (unknown keys sort by rank), so cache keys stay few."""
+    key = raw.lstrip("-")
+    if key not in boards.SORT_KEYS:
+        return boards.DEFAULT_SORT
+    return ("-" if raw.startswith("-") else "") + key
+
+
+def _lazy_board_view(snapshot: BoardSnapshot, sort: str) -> boards.BoardView:
+    """Computed (and the snapshot's rows read) only when the template's cached board block is missing."""
+    return SimpleLazyObject(  # type: ignore[return-value]
+        lambda: boards.board_view(rows=snapshot.rows, signature=snapshot.signature, sort=sort)
+    )
+
+
 @require_GET
 def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
@@ -54,11 +75,7 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split) if task is not None else None
-    view = (
-        boards.board_view(rows=snapshot.rows, signature=snapshot.signature, sort=request.GET.get("sort", ""))
-        if snapshot is not None
-        else None
-    )
+    sort = _board_sort(request.GET.get("sort", ""))
     return render(
         request,
         "web/challenge.html",
@@ -71,7 +88,9 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "private_visible": private_visible,
             "has_private": any(t.has_private_split for t in tasks),
             "snapshot": snapshot,
-            "view": view,
+            "view": _lazy_board_view(snapshot, sort) if snapshot is not None else None,
+            "sort": sort,
+            "board_cache_seconds": BOARD_CACHE_SECONDS,
             "is_organizer": user_is_organizer(challenge=challenge, user=request.user),
             "team": user_team(challenge=challenge, user=request.user),
         },
