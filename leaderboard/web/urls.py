@@ -6,7 +6,7 @@ from leaderboard.web.views import account, organizer, participant, public, teams
 urlpatterns = [
     path("", public.home, name="home"),
     # account
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", account.login_view, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account.signup, name="signup"),
     path("accounts/", account.account, name="account"),

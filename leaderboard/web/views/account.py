@@ -2,17 +2,59 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
+from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.accounts.services import api_token_get_or_create, api_token_regenerate
 from leaderboard.web.forms import SignupForm
 
+TOO_MANY_ATTEMPTS = "Too many attempts from your address; try again in {wait} seconds."
 
+
+class _FormThrottle(SimpleRateThrottle):
+    """The API's ``login`` rate (``LEADERBOARD_THROTTLE_LOGIN``), per client address, for the site's forms."""
+
+    scope = "login"
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        return self.cache_format % {"scope": "web-login", "ident": self.get_ident(request)}
+
+
+def throttled_posts(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """Log-in and sign-up forms: POSTs over the rate answer 429 with ``Retry-After`` (no password guessing
+    through the site while the API's token endpoint is throttled). Reading the form is never throttled."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if request.method == "POST":
+            throttle = _FormThrottle()
+            if not throttle.allow_request(request, None):  # type: ignore[arg-type]
+                wait = max(1, math.ceil(throttle.wait() or 1))
+                response = HttpResponse(
+                    TOO_MANY_ATTEMPTS.format(wait=wait), status=429, content_type="text/plain; charset=utf-8"
+                )
+                response["Retry-After"] = str(wait)
+                return response
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+login_view = throttled_posts(auth_views.LoginView.as_view())
+
+
+@throttled_posts
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("account")

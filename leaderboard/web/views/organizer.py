@@ -24,7 +24,13 @@ from leaderboard.scoring.models import RescoreJob
 from leaderboard.scoring.services import task_rescore
 from leaderboard.web.forms import ChallengeForm, TaskForm, TruthReplaceForm
 from leaderboard.web.selectors import organizer_counts, rescore_job_get, rescore_jobs_recent
-from leaderboard.web.views.common import error_context, organizer_challenge, size_limited_uploads, task_for
+from leaderboard.web.views.common import (
+    as_http,
+    error_context,
+    organizer_challenge,
+    size_limited_uploads,
+    task_for,
+)
 
 # Hidden-label files are read whole to be parsed; the service checks the size limit before parsing.
 
@@ -173,7 +179,8 @@ def _job_payload(job: RescoreJob) -> dict[str, Any]:
 @require_GET
 def rescore_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
-    job = rescore_job_get(challenge=challenge, pk=pk)
+    with as_http():  # a job of another challenge, or none: 404, not a 500
+        job = rescore_job_get(challenge=challenge, pk=pk)
     if request.GET.get("format") == "json":
         return JsonResponse(_job_payload(job))
     return render(
