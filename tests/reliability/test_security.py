@@ -697,3 +697,12 @@ def test_production_settings_turn_on_hsts_secure_cookies_and_ssl_redirect_and_ke
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["31536000", "True", "True", "True", "True", "False", "DENY", "True",
                                   "PBKDF2PasswordHasher", "4"]  # fmt: skip
+
+
+def test_a_rescore_job_of_another_challenge_is_404_not_500(world: World) -> None:
+    """Regression: the job page looked the job up without mapping "not found" to a 404 (a 500 before)."""
+    job = RescoreJob.objects.get(task__challenge__slug="sec")
+    client = web_client(world, "organizer")
+    assert client.get(f"/c/sec/rescore/{job.pk}/").status_code == 200
+    assert client.get(f"/c/secreg/rescore/{job.pk}/").status_code == 404
+    assert client.get(f"/c/sec/rescore/{job.pk + 1000}/?format=json").status_code == 404
