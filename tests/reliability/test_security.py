@@ -41,6 +41,7 @@ from leaderboard.challenges.models import Challenge
 from leaderboard.cli import main as lb_main
 from leaderboard.scoring.models import RescoreJob
 from leaderboard.submissions.models import Submission, SubmissionFile
+from tests.conftest import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "a-long-test-password-123"
@@ -160,7 +161,7 @@ def build_world(django_capture_on_commit_callbacks: Any) -> World:  # type: igno
                 format="multipart"))  # fmt: skip
         assert r.status_code == 201, r.content
         world.submissions[f"reg-{role}"] = r.json()["id"]
-    assert Submission.objects.filter(status="scored").count() == 4
+    wait_for(lambda: Submission.objects.filter(status="scored").count() == 4, timeout=120, what="scoring")
 
     # Refused uploads: their messages are scanned too.
     wrong = _predictions_csv(ids[:-1], truth["cls"][:-1])  # the participant's "predictions" are the labels
@@ -423,10 +424,8 @@ def test_the_cli_shows_no_hidden_label_and_no_private_board_until_revealed(
 
 @pytest.mark.services
 @pytest.mark.timeout(300)
-def test_a_real_worker_logs_no_hidden_label(worker_factory, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_real_worker_logs_no_hidden_label(transactional_db, worker_factory, settings) -> None:  # type: ignore[no-untyped-def]
     """The same flow scored by a real Celery worker process (PostgreSQL, Redis): its log has no label."""
-    from tests.conftest import wait_for
-
     settings.PASSWORD_HASHERS = FAST_HASHERS
     worker = worker_factory()
     world = build_world(_NoCapture())
