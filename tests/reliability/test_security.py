@@ -334,6 +334,7 @@ def test_no_route_shows_hidden_labels_or_per_item_correctness_to_any_role(world:
     Challenge.objects.update(private_revealed=True)
     for role in ROLES:
         outputs += get_everything(world, role)
+    print(f"scanned {len(outputs)} outputs")
     assert len(outputs) > 500
     assert_no_leak(world, outputs)
     assert_no_leak(world, [("log", caplog.text)] + [("log record", repr(r.args)) for r in caplog.records])
