@@ -211,6 +211,9 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
+    # Throttles key on the client address. 0 trusts no X-Forwarded-For (a client could forge it); behind
+    # one TLS proxy that sets the header, set LEADERBOARD_NUM_PROXIES=1.
+    "NUM_PROXIES": env.int("LEADERBOARD_NUM_PROXIES", default=0),
     "DEFAULT_THROTTLE_RATES": {
         "token": env.str("LEADERBOARD_THROTTLE_TOKEN", default="20/min"),
         "submit": env.str("LEADERBOARD_THROTTLE_SUBMIT", default="60/min"),
