@@ -105,9 +105,11 @@ def celery_broker(url: str) -> Iterator[None]:
     from leaderboard.config.celery import app
 
     def reset_pools() -> None:
-        if app._pool is not None:
-            with contextlib.suppress(Exception):
-                app._pool.force_close_all()
+        # kombu keeps connection and producer pools in global registries keyed by URL: closing one
+        # pool would leave a closed pool registered for that URL, so empty the registries instead.
+        from kombu import pools
+
+        pools.reset()
         app._pool = None
         app.amqp._producer_pool = None
 
