@@ -184,7 +184,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_step": 0.2,
     "interval_max": 0.5,
     "socket_connect_timeout": 2,
-    "socket_timeout": 5,
+    # A hung Redis (accepting connections, never answering) held each upload for this long in publish;
+    # measured with a SIGSTOPped Redis in tests/reliability/test_broker_down.py (docs/reliability.md).
+    "socket_timeout": 2,
 }
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -233,7 +235,13 @@ SPECTACULAR_SETTINGS = {
 # --- Cache (throttling counters) ------------------------------------------------------------------
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Fail fast when Redis hangs: the throttle's counter read then lets an upload through (see
+            # leaderboard/api/throttles.py) after 1 s instead of 5 s (docs/reliability.md, "Faults").
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

@@ -84,6 +84,15 @@ class RedisServer:
         stop_process(self.proc)
         self.proc = None
 
+    def freeze(self) -> None:
+        """SIGSTOP: connections are still accepted (by the kernel) but nothing answers, as in a partition."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+
 
 @pytest.fixture
 def private_redis(redis_url: str) -> Iterator[RedisServer]:
@@ -95,6 +104,7 @@ def private_redis(redis_url: str) -> Iterator[RedisServer]:
         server.start()
         yield server
     finally:
+        server.thaw()  # a stopped (SIGSTOP) process would ignore SIGTERM
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
