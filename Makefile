@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint types unit install serve migrate bench slow clean
+.PHONY: demo test lint types unit install serve migrate bench load slow clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version' 
@@ -55,6 +55,10 @@ slow: install
 bench: install
 	$(BIN)/python -m stats.bench
 	$(BIN)/python -m stats.bench_compare
+
+## The load test (PostgreSQL and Redis on 127.0.0.1; figures in docs/reliability.md, "Load").
+load: install
+	$(BIN)/python deploy/loadtest.py $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache .hypothesis test-output *.egg-info
