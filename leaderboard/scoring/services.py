@@ -134,8 +134,16 @@ def submission_fail(*, submission_id: int, message: str = SCORER_CRASHED) -> Non
     )
 
 
-def submissions_requeue_stuck(*, running_for: int = 900, undispatched_for: int = 30) -> list[int]:
-    """The sweeper: re-send submissions a dead worker left running, and queued ones the broker never got."""
+def submissions_requeue_stuck(
+    *, running_for: int = 900, undispatched_for: int = 30, dispatched_for: int = 3600
+) -> list[int]:
+    """The sweeper: re-send submissions a dead worker left running, queued ones the broker never got, and
+    queued ones whose message was lost (a Redis restarted without persistence) an hour after it was sent.
+
+    A re-sent submission's clock (``started_at``, ``dispatched_at``) restarts, so it is not sent again at
+    every sweep while its message waits in a busy queue: duplicates claimed at once by several workers
+    would count as interrupted attempts and trip the poison guard.
+    """
     from leaderboard.submissions.services import submission_dispatch
 
     now = timezone.now()
@@ -146,11 +154,17 @@ def submissions_requeue_stuck(*, running_for: int = 900, undispatched_for: int =
             dispatched_at__isnull=True,
             created_at__lt=now - timedelta(seconds=undispatched_for),
         )
+        | Q(status=Status.QUEUED, dispatched_at__lt=now - timedelta(seconds=dispatched_for))
     ).values_list("pk", flat=True)
     sent = []
     for pk in stuck:
         if submission_dispatch(submission_id=pk):
             sent.append(pk)
+            again = timezone.now()
+            Submission.objects.filter(pk=pk, status=Status.QUEUED).update(dispatched_at=again)
+            Submission.objects.filter(
+                pk=pk, status=Status.RUNNING, started_at__lt=now - timedelta(seconds=running_for)
+            ).update(started_at=again)
     if sent:
         logger.warning("sweeper re-sent submissions %s", sent)
     return sent

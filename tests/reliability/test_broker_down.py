@@ -17,10 +17,12 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from leaderboard.scoring.services import submissions_requeue_stuck
 from leaderboard.scoring.tasks import sweep_stuck_submissions
 from leaderboard.submissions.models import Status, Submission
 from tests.conftest import wait_for
 from tests.reliability.conftest import celery_broker
+from tests.reliability.support import submit
 from tests.service.api_support import FAST_HASHERS, client_for, file
 from tests.service.factories import challenge_with_task, predictions, user
 
@@ -121,3 +123,51 @@ def test_a_token_request_while_redis_is_down_is_a_clear_503_not_a_500(private_re
     r = client.post("/api/auth/token/", {"username": "alice", "password": "a-long-test-password-123"})
     assert r.status_code == 503, r.content
     assert r.json() == {"message": THROTTLE_UNAVAILABLE, "extra": {}}
+
+
+def test_a_message_lost_with_redis_is_sent_again_by_the_sweeper_and_scored(
+    private_redis, fault_workers
+) -> None:
+    """Redis restarted without persistence (as CI runs it) loses queued messages: the submission was
+    dispatched, so only the sweeper's third rule (queued, dispatched over an hour ago) sends it again."""
+    import redis
+
+    from leaderboard.config.celery import app
+
+    challenge, _task, ids, truth = challenge_with_task(user("org"), resamples=200)
+    with celery_broker(private_redis.url):
+        s = submit(challenge, user("p1"), "lost", predictions(ids, truth, 0.8, 1))
+        s.refresh_from_db()
+        assert s.status == Status.QUEUED and s.dispatched_at is not None  # it reached the broker
+        private_redis.stop()
+        private_redis.start()  # --save "" --appendonly no: the queue is gone
+        assert redis.Redis.from_url(private_redis.url).llen(app.conf.task_default_queue) == 0
+        fault_workers(broker=private_redis.url)
+        assert submissions_requeue_stuck() == []  # within the hour its message may still be waiting
+        Submission.objects.filter(pk=s.pk).update(dispatched_at=timezone.now() - timedelta(hours=2))
+        sweep_stuck_submissions.delay()  # as beat does
+        wait_for(
+            lambda: Submission.objects.filter(pk=s.pk, status=Status.SCORED).exists(),
+            timeout=90,
+            what="the lost submission scored",
+        )
+    assert s.scores.count() == 1
+
+
+def test_the_sweeper_sends_a_stuck_submission_once_per_threshold_not_at_every_sweep(fault_workers) -> None:
+    """A re-sent submission's clock restarts: no pile of duplicates while its message waits in a queue."""
+    import redis
+
+    from leaderboard.config.celery import app
+
+    challenge, _task, ids, truth = challenge_with_task(user("org"), resamples=200)
+    running = submit(challenge, user("p1"), "running", predictions(ids, truth, 0.8, 1))  # no worker: waits
+    queued = submit(challenge, user("p2"), "queued", predictions(ids, truth, 0.8, 2))
+    long_ago = timezone.now() - timedelta(hours=2)
+    Submission.objects.filter(pk=running.pk).update(status=Status.RUNNING, started_at=long_ago, attempts=1)
+    Submission.objects.filter(pk=queued.pk).update(dispatched_at=long_ago)
+    assert sorted(submissions_requeue_stuck()) == sorted([running.pk, queued.pk])
+    assert submissions_requeue_stuck() == []
+    assert submissions_requeue_stuck(running_for=60, dispatched_for=60) == []
+    queue = redis.Redis.from_url(django_settings.REDIS_URL).llen(app.conf.task_default_queue)
+    assert queue == 4  # the two uploads' messages and one re-send each
