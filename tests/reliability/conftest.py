@@ -25,7 +25,6 @@ import pytest
 from tests.conftest import ROOT, WorkerProcess, database_url_of_current_connection, need
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-RLIMIT_WRAPPER = Path(__file__).with_name("rlimit_exec.py")
 
 
 def free_port() -> int:
@@ -134,20 +133,13 @@ def celery_broker(url: str) -> Iterator[None]:
 
 
 class FaultWorker(WorkerProcess):
-    """A ``celery worker`` as in tests/conftest.py, optionally under an address-space limit (RLIMIT_AS)."""
-
-    def __init__(self, *, rlimit_as: int | None = None, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.rlimit_as = rlimit_as
+    """A ``celery worker`` as in tests/conftest.py, which a test can find the pool children of and kill."""
 
     def start(self, concurrency: int = 1) -> None:
         self.log = self.log_path.open("ab")
-        prefix = [sys.executable] if self.rlimit_as is None else [
-            sys.executable, str(RLIMIT_WRAPPER), str(self.rlimit_as), sys.executable,
-        ]  # fmt: skip
         self.proc = subprocess.Popen(
             [
-                *prefix, "-m", "celery", "-A", "leaderboard", "worker",
+                sys.executable, "-m", "celery", "-A", "leaderboard", "worker",
                 "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork",
                 "-Q", self.queue, "-n", f"{self.name}@%h",
                 "--without-gossip", "--without-mingle", "--without-heartbeat",
@@ -179,10 +171,10 @@ WorkerStarter = Callable[..., FaultWorker]
 
 @pytest.fixture
 def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[WorkerStarter]:
-    """Start real workers on a queue private to this test: ``start(broker=..., rlimit_as=..., env=...)``.
+    """Start real workers on a queue private to this test: ``start(broker=..., env=...)``.
 
     Like ``worker_factory`` (tasks leave this process for real workers), with a choice of broker (a
-    private Redis), an address-space limit and extra environment. Every worker is stopped at the end.
+    private Redis) and extra environment. Every worker is stopped at the end.
     """
     import redis
 
@@ -198,7 +190,6 @@ def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[Wo
     def start(
         *,
         broker: str | None = None,
-        rlimit_as: int | None = None,
         env: dict[str, str] | None = None,
         concurrency: int = 1,
     ) -> FaultWorker:
@@ -215,7 +206,6 @@ def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[Wo
             },
             log_path=tmp_path / f"worker{len(workers)}.log",
             name=f"w{len(workers)}-{queue}",
-            rlimit_as=rlimit_as,
         )
         workers.append(w)
         w.start(concurrency=concurrency)
