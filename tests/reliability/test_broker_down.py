@@ -39,7 +39,7 @@ def _caches_on(url: str) -> dict[str, dict[str, object]]:
     """The service's cache settings (timeouts included), on the test's Redis."""
     default = dict(django_settings.CACHES["default"])
     assert default["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
-    return {"default": {**default, "LOCATION": url}}
+    return {**django_settings.CACHES, "default": {**default, "LOCATION": url}}
 
 
 @pytest.mark.parametrize("fault", ["stopped", "frozen"])
