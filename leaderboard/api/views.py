@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 import django_filters
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import HttpResponse
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
@@ -603,13 +603,13 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             # A snapshot never changes, so its rendered JSON is cached (1,000 rows: ~0.9 MB, ~0.1 s to
             # serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
             key = f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:{task.metric}"
-            body = cache.get(key)
+            body = caches["boards"].get(key)
             if body is None:
                 data = s.BoardOutputSerializer(board()).data
                 body = request.accepted_renderer.render(
                     data, JSONRenderer.media_type, self.get_renderer_context()
                 )
-                cache.set(key, body, BOARD_CACHE_SECONDS)
+                caches["boards"].set(key, body, BOARD_CACHE_SECONDS)
             return HttpResponse(body, content_type=JSONRenderer.media_type)  # type: ignore[return-value]
         response = Response(s.BoardOutputSerializer(board()).data)
         if isinstance(request.accepted_renderer, CSVRenderer):

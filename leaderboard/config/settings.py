@@ -244,7 +244,16 @@ CACHES = {
         }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
+    ),
+    # Drawn boards (the page's board block, the API's JSON), keyed by snapshot: snapshots never change, so
+    # each web process keeps its own copy. No network round trip for ~1.5 MB per read, and board reads
+    # keep working when Redis is down (docs/reliability.md, "Load").
+    "boards": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "boards",
+        "TIMEOUT": 3600,
+        "OPTIONS": {"MAX_ENTRIES": 32},
+    },
 }
 
 # --- Security ------------------------------------------------------------------------------------

@@ -68,3 +68,19 @@ def _table(html: str) -> str:
     return html[
         html.index('<table class="board"') : html.index("</table>", html.index('<table class="board"'))
     ]
+
+
+def test_boards_are_read_while_the_shared_cache_is_down(client, board, settings) -> None:  # type: ignore[no-untyped-def]
+    # The drawn boards live in each web process ("boards" cache), not in Redis: reads never wait for it.
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+            "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
+        },
+    }
+    page = client.get(reverse("challenge", args=["cached"]))
+    api = client.get("/api/challenges/cached/leaderboard/?task=main")
+    assert page.status_code == 200 and '<span class="name">alpha</span>' in page.content.decode()
+    assert api.status_code == 200 and len(json.loads(api.content)["rows"]) == 2
