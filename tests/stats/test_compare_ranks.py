@@ -44,7 +44,6 @@ def test_rank_distribution_percentiles_of_a_coin_flip() -> None:
     np.testing.assert_array_equal(rd.high, [2, 2])
 
 
-
 @pytest.mark.parametrize("chunk", [1, 7, 30, 1 << 20])
 def test_rank_distribution_in_chunks_of_resamples_counts_the_same(
     chunk: int, monkeypatch: pytest.MonkeyPatch
@@ -59,6 +58,7 @@ def test_rank_distribution_in_chunks_of_resamples_counts_the_same(
     monkeypatch.setattr(cr, "_RANK_CHUNK_ELEMENTS", chunk)
     rd = rank_distribution(theta, higher_is_better=False)
     np.testing.assert_array_equal(rd.probabilities, expected)
+
 
 def _brute_force_critical_value(theta: np.ndarray, point: np.ndarray, confidence: float) -> float:
     """Straightforward per-pair loop of the max-t statistic (an independent implementation)."""
