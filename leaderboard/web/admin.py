@@ -7,6 +7,7 @@ registered: the admin is a page like any other, and no page shows a hidden label
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 from django.http import HttpRequest
 
 from leaderboard.challenges.models import Challenge, Task, Team
@@ -76,6 +77,8 @@ class SubmissionFileInline(admin.TabularInline):
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
+    # Django 6 will assume https for scheme-less links; say so now (and silence the transition warning).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = ("pk", "name", "challenge", "team", "status", "is_baseline", "charged", "created_at")
     list_filter = ("status", "is_baseline", "charged", "challenge")
     search_fields = ("name", "team__name", "challenge__slug")
