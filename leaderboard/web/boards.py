@@ -140,6 +140,11 @@ class SortLink:
 @dataclass
 class BoardView:
     rows: list[BoardRow]
+    total: int  # rows on the whole board
+    page: int | None  # the page drawn (None: every row)
+    pages: int
+    first_row: int  # 1-based positions of the drawn rows in the sorted board
+    last_row: int
     axis: Axis | None
     diff_axis: Axis | None
     sort: str
@@ -323,10 +328,21 @@ def normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return d
 
 
+#: Rows per page of a drawn board; ``page=None`` draws every row.
+ROWS_PER_PAGE = 100
+
+
 def board_view(
-    *, rows: Sequence[Mapping[str, Any]], signature: Mapping[str, Any], sort: str = ""
+    *,
+    rows: Sequence[Mapping[str, Any]],
+    signature: Mapping[str, Any],
+    sort: str = "",
+    page: int | None = None,
 ) -> BoardView:
-    """Everything a template needs to draw one stored board."""
+    """Everything a template needs to draw one stored board (one page of it when ``page`` is given).
+
+    The axes of the interval bars span every row, so bars on different pages are on the same scale.
+    """
     sort = sort or DEFAULT_SORT
     rows = [normalise_row(r) for r in rows]
     signature = flat_signature(signature)
@@ -341,6 +357,11 @@ def board_view(
     else:
         leader_ids = {r.get("submission_id") for r in rows if r.get("rank") == 1}
     ordered, sort = _sort_rows(list(rows), sort)
+    total = len(ordered)
+    pages = max(1, -(-total // ROWS_PER_PAGE))
+    if page is not None:
+        page = min(max(page, 1), pages)
+        ordered = ordered[(page - 1) * ROWS_PER_PAGE : page * ROWS_PER_PAGE]
     out = []
     for r in ordered:
         name = str(r.get("name", ""))
@@ -362,8 +383,14 @@ def board_view(
         out.append(
             BoardRow(data=r, bar=bar, diff_bar=diff_bar, is_leader=r.get("submission_id") in leader_ids)
         )
+    first = 0 if page is None else (page - 1) * ROWS_PER_PAGE
     return BoardView(
         rows=out,
+        total=total,
+        page=page,
+        pages=pages,
+        first_row=first + 1 if out else 0,
+        last_row=first + len(out),
         axis=axis,
         diff_axis=diff_axis,
         sort=sort,

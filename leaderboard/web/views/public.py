@@ -59,10 +59,22 @@ def _board_sort(raw: str) -> str:
     return ("-" if raw.startswith("-") else "") + key
 
 
-def _lazy_board_view(snapshot: BoardSnapshot, sort: str) -> boards.BoardView:
+def _board_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int | None:
+    """The page of the board to draw: ``?rows=all`` for every row, else ``?page=N`` (clamped), 1 by default."""
+    if request.GET.get("rows") == "all":
+        return None
+    try:
+        page = int(request.GET.get("page", "1"))
+    except ValueError:
+        page = 1
+    pages = max(1, -(-(snapshot.entry_count if snapshot else 0) // boards.ROWS_PER_PAGE))
+    return min(max(page, 1), pages)
+
+
+def _lazy_board_view(snapshot: BoardSnapshot, sort: str, page: int | None) -> boards.BoardView:
     """Computed (and the snapshot's rows read) only when the template's cached board block is missing."""
     return SimpleLazyObject(  # type: ignore[return-value]
-        lambda: boards.board_view(rows=snapshot.rows, signature=snapshot.signature, sort=sort)
+        lambda: boards.board_view(rows=snapshot.rows, signature=snapshot.signature, sort=sort, page=page)
     )
 
 
@@ -76,6 +88,7 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split) if task is not None else None
     sort = _board_sort(request.GET.get("sort", ""))
+    page = _board_page(request, snapshot)
     return render(
         request,
         "web/challenge.html",
@@ -88,8 +101,9 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "private_visible": private_visible,
             "has_private": any(t.has_private_split for t in tasks),
             "snapshot": snapshot,
-            "view": _lazy_board_view(snapshot, sort) if snapshot is not None else None,
+            "view": _lazy_board_view(snapshot, sort, page) if snapshot is not None else None,
             "sort": sort,
+            "page": page if page is not None else "all",
             "board_cache_seconds": BOARD_CACHE_SECONDS,
             "is_organizer": user_is_organizer(challenge=challenge, user=request.user),
             "team": user_team(challenge=challenge, user=request.user),
