@@ -270,12 +270,25 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
 
 
 # --- boards -----------------------------------------------------------------------------------------
+#: Board rows per API page, as the API's other lists are paginated (a 1,000-row board is 650 KB of JSON).
+BOARD_PAGE_SIZE = 100
+BOARD_MAX_LIMIT = 1000
+
+
 class BoardQuerySerializer(serializers.Serializer):
     task = serializers.SlugField(required=False, help_text="Task slug; the first task by default.")
     split = serializers.ChoiceField(choices=["public", "private"], default="public")
     sequence = serializers.IntegerField(
         required=False, min_value=1, help_text="An earlier snapshot of the board; the latest by default."
     )
+    limit = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=BOARD_MAX_LIMIT,
+        default=BOARD_PAGE_SIZE,
+        help_text=f"Rows per page (at most {BOARD_MAX_LIMIT}); CSV exports always hold every row.",
+    )
+    offset = serializers.IntegerField(required=False, min_value=0, default=0)
 
 
 class BoardOutputSerializer(serializers.Serializer):
@@ -287,9 +300,13 @@ class BoardOutputSerializer(serializers.Serializer):
         allow_null=True, help_text="The snapshot's number; null: no board yet."
     )
     created_at = serializers.DateTimeField(allow_null=True)
-    entry_count = serializers.IntegerField()
+    entry_count = serializers.IntegerField(help_text="Rows on the whole board.")
     signature = serializers.DictField()
-    rows = serializers.ListField(child=serializers.DictField())
+    offset = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True, help_text="The next page of rows; null on the last.")
+    previous = serializers.URLField(allow_null=True)
+    rows = serializers.ListField(child=serializers.DictField(), help_text="In rank order, this page only.")
 
 
 class SummaryOutputSerializer(serializers.Serializer):

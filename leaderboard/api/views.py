@@ -25,6 +25,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated, IsAuthenticate
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from leaderboard.accounts.models import User
@@ -564,6 +565,8 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             OpenApiParameter("task", str, description="Task slug; the first task by default."),
             SPLIT_PARAMETER,
             OpenApiParameter("sequence", int, description="An earlier snapshot; the latest by default."),
+            OpenApiParameter("limit", int, description="Rows per page (default 100, at most 1,000)."),
+            OpenApiParameter("offset", int, description="The first row of the page (default 0)."),
         ],
         responses={200: s.BoardOutputSerializer, 404: ERROR_RESPONSES[404]},
     )
@@ -586,7 +589,20 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             else board_at(task=task, split=split, user=request.user, sequence=sequence)
         )
 
+        csv = isinstance(request.accepted_renderer, CSVRenderer)
+        total = snapshot.entry_count if snapshot else 0
+        # A CSV export is a download of the whole board; JSON answers are paginated like the API's lists.
+        offset = 0 if csv else query.validated_data["offset"]
+        limit = max(total, 1) if csv else query.validated_data["limit"]
+
+        def page_url(new_offset: int | None) -> str | None:
+            if new_offset is None:
+                return None
+            url = replace_query_param(request.build_absolute_uri(), "limit", limit)
+            return replace_query_param(url, "offset", new_offset)
+
         def board() -> dict[str, Any]:
+            rows = snapshot.rows[offset : offset + limit] if snapshot else []
             return {
                 "challenge": challenge.slug,
                 "task": task.slug,
@@ -594,15 +610,22 @@ class LeaderboardView(JSONErrorsMixin, APIView):
                 "metric": task.metric,
                 "sequence": snapshot.sequence if snapshot else None,
                 "created_at": snapshot.created_at if snapshot else None,
-                "entry_count": snapshot.entry_count if snapshot else 0,
+                "entry_count": total,
                 "signature": snapshot.signature if snapshot else {},
-                "rows": snapshot.rows if snapshot else [],
+                "offset": offset,
+                "limit": limit,
+                "next": page_url(offset + limit if offset + limit < total else None),
+                "previous": page_url(max(offset - limit, 0) if offset > 0 else None),
+                "rows": rows,
             }
 
         if snapshot is not None and request.accepted_media_type == JSONRenderer.media_type:
-            # A snapshot never changes, so its rendered JSON is cached (1,000 rows: ~0.9 MB, ~0.1 s to
-            # serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
-            key = f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:{task.metric}"
+            # A snapshot never changes, so each page's rendered JSON is cached (1,000 rows: ~0.9 MB, ~0.1 s
+            # to serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
+            key = (
+                f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:"
+                f"{task.metric}:{offset}:{limit}:{request.build_absolute_uri()}"
+            )
             body = caches["boards"].get(key)
             if body is None:
                 data = s.BoardOutputSerializer(board()).data
@@ -612,7 +635,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
                 caches["boards"].set(key, body, BOARD_CACHE_SECONDS)
             return HttpResponse(body, content_type=JSONRenderer.media_type)  # type: ignore[return-value]
         response = Response(s.BoardOutputSerializer(board()).data)
-        if isinstance(request.accepted_renderer, CSVRenderer):
+        if csv:
             response["Content-Disposition"] = (
                 f'attachment; filename="{challenge.slug}-{task.slug}-{split}.csv"'
             )

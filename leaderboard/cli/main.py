@@ -262,10 +262,8 @@ def submit(
     if sub["status"] != "scored":
         fail(f"submission {sub['id']} {sub['status']}: {sub['error'] or 'no message'}", API_REFUSED)
     for score in sub["scores"]:
-        board = api.json(
-            "GET",
-            f"/api/challenges/{challenge}/leaderboard/",
-            params={"task": score["task"], "split": score["split"]},
+        board = board_all(
+            api, f"/api/challenges/{challenge}/leaderboard/", {"task": score["task"], "split": score["split"]}
         )
         rows = [r for r in board["rows"] if r.get("submission_id") == sub["id"]]
         click.echo(f"{score['task']} ({score['split']}): {score['value']:.4f}")
@@ -273,6 +271,17 @@ def submit(
             click.echo(table(rows, BOARD_COLUMNS))
         else:
             click.echo("  (not your team's entry on this board, by the challenge's entry rule)")
+
+
+def board_all(api: Api, path: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A board with every row: the API pages rows (100 by default), so follow ``next`` to the end."""
+    board = api.json("GET", path, params={**params, "limit": 1000})
+    rows = list(board["rows"])
+    page = board
+    while page.get("next"):
+        page = api.json("GET", page["next"])
+        rows.extend(page["rows"])
+    return {**board, "rows": rows, "offset": 0, "limit": len(rows), "next": None, "previous": None}
 
 
 def follow(api: Api, sub: dict[str, Any], *, timeout: float, interval: float) -> dict[str, Any]:
@@ -328,7 +337,7 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     if output == "csv":
         click.echo(api.request("GET", path, params={**params, "format": "csv"}).text, nl=False)
         return
-    board = api.json("GET", path, params=params)
+    board = board_all(api, path, params)
     if output == "json":
         click.echo(json.dumps(board, indent=2))
         return

@@ -86,3 +86,26 @@ def test_an_earlier_snapshot_stays_readable_by_its_sequence(
     assert first["sequence"] == 1 and first["entry_count"] == 1
     missing = client_for(None).get("/api/challenges/toy/leaderboard/?sequence=99")
     assert missing.status_code == 404
+
+
+def test_board_rows_are_paged_like_the_apis_lists_and_csv_holds_every_row(setup) -> None:  # type: ignore[no-untyped-def]
+    from leaderboard.challenges.models import Task
+    from leaderboard.rankings.models import BoardSnapshot
+
+    task = Task.objects.get(challenge__slug="toy")
+    rows = [{"rank": i + 1, "name": f"e{i}", "value": 1.0 - i / 1000} for i in range(250)]
+    BoardSnapshot.objects.create(
+        task=task, split="public", sequence=1, entry_count=250, signature={}, rows=rows
+    )
+    api = client_for(None)
+    first = api.get("/api/challenges/toy/leaderboard/").json()
+    assert (first["entry_count"], first["offset"], first["limit"], len(first["rows"])) == (250, 0, 100, 100)
+    assert first["previous"] is None and "offset=100" in first["next"]
+    last = api.get(first["next"]).json()
+    last = api.get(last["next"]).json()
+    assert [r["name"] for r in last["rows"]][:1] == ["e200"] and len(last["rows"]) == 50
+    assert last["next"] is None and "offset=100" in last["previous"]
+    assert len(api.get("/api/challenges/toy/leaderboard/?limit=1000").json()["rows"]) == 250
+    assert api.get("/api/challenges/toy/leaderboard/?limit=1001").status_code == 400
+    csv_text = api.get("/api/challenges/toy/leaderboard/?format=csv&limit=5").content.decode()
+    assert len(csv_text.strip().splitlines()) == 1 + 250  # header and every row
