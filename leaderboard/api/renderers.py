@@ -1,9 +1,4 @@
-"""CSV downloads, safe to open in a spreadsheet.
-
-A cell that starts with ``=``, ``+``, ``-``, ``@`` (or a tab or carriage return) is a formula to Excel,
-LibreOffice and Google Sheets; a team named ``=HYPERLINK(...)`` would run on the organizer's machine
-(OWASP, "CSV Injection"). Such text cells get a leading apostrophe. Numbers are written as numbers.
-"""
+"""CSV downloads of the API, safe to open in a spreadsheet (``leaderboard.core.exports.neutralise``)."""
 
 from __future__ import annotations
 
@@ -14,13 +9,7 @@ from typing import Any
 
 from rest_framework.renderers import BaseRenderer
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
+from leaderboard.core.exports import neutralise
 
 
 def flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

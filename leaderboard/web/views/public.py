@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -14,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.core.exports import neutralise
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.selectors import board_latest, summary_latest
 from leaderboard.scoring.models import Split
@@ -26,7 +26,6 @@ CSV_COLUMNS = [
     "value", "low", "high", "diff", "diff_low", "diff_high", "p_value", "p_adjusted", "in_best_set",
     "items_needed", "n_runs", "run_mean", "run_sd", "run_min", "run_max", "submission_id",
 ]  # fmt: skip
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @require_GET
@@ -111,13 +110,6 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _neutralise(value: Any) -> Any:
-    """Spreadsheet formula injection: a text cell starting with = + - @ gets a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
 @require_GET
 def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
@@ -150,7 +142,7 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS + extra)
     for r in rows:
-        writer.writerow([_neutralise("" if r.get(c) is None else r.get(c)) for c in CSV_COLUMNS + extra])
+        writer.writerow([neutralise("" if r.get(c) is None else r.get(c)) for c in CSV_COLUMNS + extra])
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
     return response
