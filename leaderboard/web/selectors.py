@@ -111,6 +111,8 @@ def rows_of_submission(*, submission: Submission, include_private: bool) -> list
         for split in splits:
             snap = (
                 BoardSnapshot.objects.filter(task_id=task_id, split=split)
+                # Polled every few seconds while a participant waits: never read the K x K tables.
+                .defer("rank_distribution", "pairwise")
                 .select_related("task")
                 .order_by("-sequence")
                 .first()

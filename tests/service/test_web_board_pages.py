@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.submissions.models import Submission
 from leaderboard.web.boards import ROWS_PER_PAGE, board_view
 from tests.service import web_support as ws
 
@@ -54,3 +55,19 @@ def test_the_board_page_shows_one_page_and_links_to_the_rest(
     every = client.get(url, {"rows": "all"}).content.decode()
     assert "entry-0249" in every and "All 250 entries." in every
     assert "entries 1\u2013100 of 250" in client.get(url, {"page": "nonsense"}).content.decode()
+
+
+def test_the_status_page_draws_the_board_page_that_holds_the_submission(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    mine = snap.rows[0]
+    rows = _rows(250)
+    rows[180] = {**mine, "rank": 181}  # the participant's entry, far down a long board
+    BoardSnapshot.objects.filter(pk=snap.pk).update(rows=rows, entry_count=250)
+    sub = Submission.objects.get(pk=mine["submission_id"])
+    client.force_login(sub.submitted_by)
+    html = client.get(reverse("submission", args=[sub.pk])).content.decode()
+    assert "entries 101\u2013200 of 250" in html
+    assert "entry-0150" in html and "entry-0099" not in html

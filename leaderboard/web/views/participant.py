@@ -129,7 +129,18 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         sub = submission_for_user(pk=pk, user=request.user)
     private = private_board_visible(challenge=sub.challenge, user=request.user)
     found = rows_of_submission(submission=sub, include_private=private)
-    board_rows = [(snap, boards.board_view(rows=snap.rows, signature=snap.signature)) for snap, _ in found]
+    # The page of each board that holds the submission's row (boards are drawn 100 rows a page).
+    board_rows = [
+        (
+            snap,
+            boards.board_view(
+                rows=snap.rows,
+                signature=snap.signature,
+                page=snap.rows.index(row) // boards.ROWS_PER_PAGE + 1,
+            ),
+        )
+        for snap, row in found
+    ]
     payload = _status_payload(sub, found)
     scores = submission_scores(submission_ids=[sub.pk], include_private=private).get(sub.pk, [])
     return render(
