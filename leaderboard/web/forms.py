@@ -163,7 +163,11 @@ class TaskForm(forms.Form):
         required=False, help_text="Column of the group (writer, patient...) for the grouped bootstrap."
     )
     split_column = forms.CharField(
-        required=False, help_text="Column that marks private items (true/false) for a private board."
+        required=False,
+        help_text=(
+            "Column that says, per item, 'public' or 'private' (the private items form the board "
+            "revealed at the end)."
+        ),
     )
     truth = forms.FileField(
         label="Hidden labels file",
