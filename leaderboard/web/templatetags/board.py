@@ -46,4 +46,7 @@ def get(mapping: Any, key: Any) -> Any:
 
 @register.filter
 def bytes_mb(value: int) -> str:
-    return f"{value / (1024 * 1024):g} MB"
+    """A byte limit in binary units, as the browser's and the server's checks count it (50 MiB, not MB)."""
+    if value >= 1024 * 1024:
+        return f"{value / (1024 * 1024):g} MiB ({value:,} bytes)"
+    return f"{value / 1024:g} KiB ({value:,} bytes)"
