@@ -335,7 +335,11 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     params = {"split": split, **({"task": task} if task else {})}
     path = f"/api/challenges/{challenge}/leaderboard/"
     if output == "csv":
-        click.echo(api.request("GET", path, params={**params, "format": "csv"}).text, nl=False)
+        # Ask for CSV in the Accept header too: the client's default Accept (JSON) with ?format=csv is a 406.
+        response = api.request(
+            "GET", path, params={**params, "format": "csv"}, headers={"Accept": "text/csv"}
+        )
+        click.echo(response.text, nl=False)
         return
     board = board_all(api, path, params)
     if output == "json":

@@ -100,6 +100,11 @@ def test_submit_wait_prints_the_row_then_status_and_leaderboard(env) -> None:  #
     as_json = json.loads(lb("leaderboard", "toy", "--task", "main", "--format", "json").output)
     assert as_json["rows"][0]["name"] == "my model"
     assert lb("leaderboard", "toy", "--split", "private").exit_code == 1  # no private board here
+    # --format csv was always a 406 (issue 13, bug 4): the CSV download of the same board.
+    as_csv = lb("leaderboard", "toy", "--task", "main", "--format", "csv")
+    assert as_csv.exit_code == 0, as_csv.output
+    header, first = as_csv.output.splitlines()[:2]
+    assert "name" in header.split(",") and "my model" in first
 
     listing = lb("challenges")
     assert listing.exit_code == 0 and "toy" in listing.output and "main" in listing.output
