@@ -159,6 +159,9 @@ class BoardView:
     any_runs: bool
     any_items_needed: bool
     any_baseline: bool
+    # The leader and the next entry by rank, whatever the sort and page: the "compare" links' anchors.
+    leader_id: Any = None
+    runner_up_id: Any = None
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -356,6 +359,8 @@ def board_view(
         leader_ids = {r.get("submission_id") for r in rows if r.get("is_leader")}
     else:
         leader_ids = {r.get("submission_id") for r in rows if r.get("rank") == 1}
+    by_rank = [r.get("submission_id") for r in rows if r.get("submission_id") in leader_ids]
+    by_rank += [r.get("submission_id") for r in rows if r.get("submission_id") not in leader_ids]
     ordered, sort = _sort_rows(list(rows), sort)
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
@@ -412,6 +417,8 @@ def board_view(
         any_runs=any((_num(r.get("n_runs")) or 1) > 1 for r in rows),
         any_items_needed=any(r.get("items_needed") is not None for r in rows),
         any_baseline=any(r.get("is_baseline") for r in rows),
+        leader_id=by_rank[0] if by_rank else None,
+        runner_up_id=by_rank[1] if len(by_rank) > 1 else None,
     )
 
 

@@ -54,3 +54,55 @@ def test_task_form_names_the_split_values_the_server_accepts(client: Client) -> 
     html = client.get(reverse("task_new", args=[c.slug])).content.decode()
     assert "true/false" not in html
     assert "&#x27;public&#x27; or &#x27;private&#x27;" in html
+
+
+def test_the_leaders_compare_link_compares_it_with_the_next_entry(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    # The leader's own link was pairwise/?a=X&b=X: "Entries alpha and alpha" (issue 13, bug 8).
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    html = client.get(reverse("challenge", args=[board.challenge.slug]), {"sort": "name"}).content.decode()
+    links = re.findall(r'pairwise/\?split=public&amp;a=(\d+)&amp;b=(\d+)"', html)
+    assert len(links) == 3
+    assert all(a != b for a, b in links)
+    from leaderboard.submissions.models import Submission
+
+    alpha, beta = (Submission.objects.get(name=n).pk for n in ("alpha", "beta"))
+    assert (str(alpha), str(beta)) in links  # the leader against the runner-up, even when sorted by name
+    # and the pairwise page opens on the leader against the runner-up without pressing "Compare"
+    page = client.get(reverse("pairwise", args=[board.challenge.slug, board.task.slug])).content.decode()
+    assert "Paired difference: alpha \u2212 beta" in page
+
+
+def test_no_private_switch_or_cross_task_link_where_there_is_nothing_to_show(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    # Bug 10: "Private (revealed by the organizers at the end)" on challenges without a private split;
+    # the nav's "Across tasks" on a one-task challenge, where it can never show anything.
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    slug, task = board.challenge.slug, board.task.slug
+    for url in (reverse("ranks", args=[slug, task]), reverse("summary", args=[slug])):
+        html = client.get(url).content.decode()
+        assert "split-switch" not in html, url
+        assert "Across tasks (CD diagram)" not in html, url
+
+
+def test_private_switch_stays_where_a_private_board_exists(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    board = ws.make_board(django_capture_on_commit_callbacks, private_every=3)
+    html = client.get(reverse("ranks", args=[board.challenge.slug, board.task.slug])).content.decode()
+    assert "split-switch" in html
+
+
+def test_cross_task_signature_prints_no_raw_none_or_zero_resamples(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    # Bug 11: "resamples 0", "seed None", "confidence None" on the summary page.
+    board = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
+    html = client.get(reverse("summary", args=[board.challenge.slug])).content.decode()
+    signature = html.split("<h3>Signature</h3>", 1)[1].split("</section>", 1)[0]
+    assert "<dt>metric</dt>" in signature
+    for raw in ("<dd>None</dd>", "<dt>resamples</dt>", "<dt>seed</dt>", "<dt>confidence</dt>"):
+        assert raw not in signature, raw
+    assert "Across tasks (CD diagram)" in html

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -162,6 +163,7 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
             "challenge": challenge,
             "task": task,
             "split": split,
+            "has_private": task.has_private_split,
             "private_visible": private_visible,
             "snapshot": snapshot,
             "plot": plot,
@@ -181,12 +183,28 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "challenge": challenge,
             "split": split,
+            "has_private": challenge.tasks.filter(has_private_split=True).exists(),
             "private_visible": private_visible,
             "summary": summ,
             "data": summ.data if summ else {},
+            "signature_items": _readable_signature(summ.data.get("signature") if summ else None),
             "data_json": json.dumps(summ.data, indent=2, default=str) if summ else "",
         },
     )
+
+
+def _readable_signature(signature: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The signature's settings that apply, without raw ``None`` or "resamples 0" for a rank test that
+    draws no resamples."""
+    if not signature:
+        return []
+    items = [(k, v) for k, v in signature.items() if k != "extra"]
+    items += list((signature.get("extra") or {}).items())
+    return [
+        (k, v)
+        for k, v in items
+        if v not in (None, "", "None", "none") and not (k == "resamples" and v in (0, "0"))
+    ]
 
 
 @require_GET
@@ -212,7 +230,11 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     snapshot = _board(request, task, split)
     rows = [boards.normalise_row(r) for r in snapshot.rows] if snapshot else []
     position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
-    ia, ib = position.get(request.GET.get("a", "")), position.get(request.GET.get("b", ""))
+    # Without a choice, the page opens on the leader against the second entry (it was empty until "Compare").
+    default_a = str(rows[0].get("submission_id")) if rows else ""
+    default_b = str(rows[1].get("submission_id")) if len(rows) > 1 else ""
+    ia = position.get(request.GET.get("a", default_a))
+    ib = position.get(request.GET.get("b", default_b))
     a = rows[ia] if ia is not None else None
     b = rows[ib] if ib is not None else None
     pair = None
