@@ -34,6 +34,10 @@ urlpatterns = [
     path("submissions/<int:pk>/", views.SubmissionDetailView.as_view(), name="submission-detail"),
     path("submissions/<int:pk>/select/", views.SubmissionSelectView.as_view(), name="submission-select"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"),
+        name="docs",
+    ),
     re_path(r"^.*$", not_found),  # unknown API paths answer in the API's shape, not with an HTML page
 ]

@@ -1,4 +1,5 @@
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -16,3 +17,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in checks},
     }
     return JsonResponse(body, status=200 if healthy else 503)
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponseRedirect:
+    """Browsers ask for /favicon.ico whatever a page links: answer with the site's icon, not a 404.
+
+    Resolved per request (not when the URLs load), so the hashed name of the production static storage
+    is looked up only once collectstatic has run.
+    """
+    return HttpResponseRedirect(static("web/favicon.svg"))

@@ -106,3 +106,33 @@ def test_cross_task_signature_prints_no_raw_none_or_zero_resamples(
     for raw in ("<dd>None</dd>", "<dt>resamples</dt>", "<dt>seed</dt>", "<dt>confidence</dt>"):
         assert raw not in signature, raw
     assert "Across tasks (CD diagram)" in html
+
+
+def test_error_pages_are_the_sites_own_with_a_way_back(client: Client, settings) -> None:
+    # Bare "Not Found" in Times with no navigation (issue 13, point 3).
+    settings.DEBUG = False
+    response = client.get("/c/no-such-challenge/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert "site.css" in html and 'class="brand"' in html and "Back to the challenges" in html
+    assert '<html lang="en">' in html and "favicon.svg" in html
+
+
+def test_server_error_page_is_styled_and_needs_no_request_context() -> None:
+    from django.template.loader import render_to_string
+
+    html = render_to_string("500.html")  # what django.views.defaults.server_error renders: no context
+    assert "Server error (500)" in html and "site.css" in html and "Back to the challenges" in html
+
+
+def test_favicon(client: Client) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 302 and response["Location"].endswith("web/favicon.svg")
+    from django.contrib.staticfiles import finders
+
+    assert finders.find("web/favicon.svg")
+
+
+def test_api_docs_page_declares_its_language(client: Client) -> None:
+    html = client.get("/api/docs/").content.decode()
+    assert '<html lang="en">' in html and 'id="swagger-ui"' in html and "swagger-ui-bundle" in html
