@@ -136,3 +136,32 @@ def test_favicon(client: Client) -> None:
 def test_api_docs_page_declares_its_language(client: Client) -> None:
     html = client.get("/api/docs/").content.decode()
     assert '<html lang="en">' in html and 'id="swagger-ui"' in html and "swagger-ui-bundle" in html
+
+
+def test_demo_load_keeps_the_services_info_logs_off_the_console(monkeypatch, caplog) -> None:
+    # `make demo` printed 212 log lines before the demo accounts line (issue 13, point 3).
+    import io
+    import logging
+
+    from django.core.management import call_command
+
+    from leaderboard.core.management.commands import demo_load as command
+
+    def fake_load(*, reset: bool, say) -> list:
+        logging.getLogger("leaderboard.scoring.tasks").info("scored submission 1")
+        logging.getLogger("leaderboard.scoring.tasks").warning("a warning still shows")
+        say("computing ...")
+        return []
+
+    monkeypatch.setattr(command, "demo_load", fake_load)
+    out = io.StringIO()
+    with caplog.at_level(logging.NOTSET):
+        logging.getLogger().setLevel(logging.INFO)
+        call_command("demo_load", stdout=out)
+        messages = [r.getMessage() for r in caplog.records]
+        assert "scored submission 1" not in messages and "a warning still shows" in messages
+        assert logging.getLogger().level == logging.INFO  # restored
+        caplog.clear()
+        call_command("demo_load", "--verbosity", "2", stdout=out)
+        assert "scored submission 1" in [r.getMessage() for r in caplog.records]
+    assert "computing ..." in out.getvalue() and "Demo accounts:" in out.getvalue()
