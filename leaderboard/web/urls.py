@@ -11,6 +11,14 @@ urlpatterns = [
     path("accounts/signup/", account.signup, name="signup"),
     path("accounts/", account.account, name="account"),
     path("accounts/token/", account.token_regenerate, name="token_regenerate"),
+    path("accounts/password-reset/", account.password_reset, name="password_reset"),
+    path("accounts/password-reset/sent/", account.password_reset_done, name="password_reset_done"),
+    path(
+        "accounts/password-reset/<uidb64>/<token>/",
+        account.password_reset_confirm,
+        name="password_reset_confirm",
+    ),
+    path("accounts/password-reset/done/", account.password_reset_complete, name="password_reset_complete"),
     # organizer
     path("challenges/new/", organizer.challenge_new, name="challenge_new"),
     path("c/<slug:slug>/edit/", organizer.challenge_edit, name="challenge_edit"),

@@ -90,3 +90,31 @@ def token_regenerate(request: HttpRequest) -> HttpResponse:
     api_token_regenerate(user=request.user)  # type: ignore[arg-type]
     messages.success(request, "A new API token was made; the old one no longer works.")
     return redirect("account")
+
+
+# --- password reset: Django's views with the site's templates (email through EMAIL_BACKEND) ---------------
+def _reset_timeout_days() -> int:
+    from django.conf import settings
+
+    return max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)
+
+
+# Asking for a reset link sends an email: throttled like log-in, per client address.
+password_reset = throttled_posts(
+    auth_views.PasswordResetView.as_view(
+        template_name="web/account/password_reset_form.html",
+        email_template_name="web/account/password_reset_email.txt",
+        subject_template_name="web/account/password_reset_subject.txt",
+        extra_context={"timeout_days": _reset_timeout_days},
+        extra_email_context={"timeout_days": _reset_timeout_days},
+    )
+)
+password_reset_done = auth_views.PasswordResetDoneView.as_view(
+    template_name="web/account/password_reset_done.html"
+)
+password_reset_confirm = throttled_posts(
+    auth_views.PasswordResetConfirmView.as_view(template_name="web/account/password_reset_confirm.html")
+)
+password_reset_complete = auth_views.PasswordResetCompleteView.as_view(
+    template_name="web/account/password_reset_complete.html"
+)
