@@ -6,7 +6,6 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import IO
 
 from django.conf import settings
@@ -26,6 +25,7 @@ from leaderboard.core.exceptions import (
 )
 from leaderboard.scoring import engine
 from leaderboard.submissions.models import Status, Submission, SubmissionFile
+from leaderboard.submissions.selectors import team_quota, wait_text
 
 logger = logging.getLogger(__name__)
 
@@ -138,19 +138,21 @@ def submission_create(
 
 
 def _check_limits(*, challenge: Challenge, team: Team) -> None:
-    charged = Submission.objects.filter(team=team, charged=True)
-    total = charged.count()
-    if total >= challenge.total_limit:
+    quota = team_quota(challenge=challenge, team=team)
+    if quota.total_used_up:
         raise LimitReachedError(
             f"Your team has used all {challenge.total_limit} submissions of this challenge.",
-            extra={"limit": "total", "used": total},
+            extra={"limit": "total", "used": quota.used_total},
         )
-    since = timezone.now() - timedelta(days=1)
-    today = charged.filter(created_at__gte=since).count()
-    if today >= challenge.daily_limit:
+    if quota.daily_used_up:
+        when = f"; the next slot opens {wait_text(quota.next_slot_at)}" if quota.next_slot_at else ""
         raise LimitReachedError(
-            f"Your team has used its {challenge.daily_limit} submissions of the last 24 hours; try again later.",
-            extra={"limit": "daily", "used": today},
+            f"Your team has used its {challenge.daily_limit} submissions of the last 24 hours{when}.",
+            extra={
+                "limit": "daily",
+                "used": quota.used_today,
+                **({"next_slot_at": quota.next_slot_at.isoformat()} if quota.next_slot_at else {}),
+            },
         )
 
 

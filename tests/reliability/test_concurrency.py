@@ -181,10 +181,12 @@ def _assert_exactly_the_limit_accepted(responses: list[Any], team_ids: set[int])
     assert codes == [201] * LIMIT + [429] * (PARALLEL - LIMIT), codes
     for r in responses:
         if r.status_code == 429:
-            assert r.json() == {
-                "message": f"Your team has used its {LIMIT} submissions of the last 24 hours; try again later.",
-                "extra": {"limit": "daily", "used": LIMIT},
-            }
+            body = r.json()
+            assert body["message"].startswith(
+                f"Your team has used its {LIMIT} submissions of the last 24 hours; the next slot opens at "
+            )
+            assert {k: body["extra"][k] for k in ("limit", "used")} == {"limit": "daily", "used": LIMIT}
+            assert "next_slot_at" in body["extra"]
     assert Submission.objects.filter(charged=True).count() == LIMIT
     assert set(Submission.objects.values_list("team_id", flat=True)) == team_ids
 

@@ -163,7 +163,10 @@ def test_refused_upload_is_400_with_file_line_column_stores_nothing_and_is_not_c
     for k in range(5):
         assert submit(client, f"ok{k}", predictions(ids, truth, 0.8, k)).status_code == 201
     over = submit(client, "over", predictions(ids, truth, 0.8, 9))
-    assert over.status_code == 429 and over.json()["extra"] == {"limit": "daily", "used": 5}
+    assert over.status_code == 429
+    extra = over.json()["extra"]
+    assert {k: extra[k] for k in ("limit", "used")} == {"limit": "daily", "used": 5}
+    assert "next_slot_at" in extra and "the next slot opens at" in over.json()["message"]
 
 
 def test_a_file_over_the_limit_is_refused_while_it_streams_in(board, settings) -> None:

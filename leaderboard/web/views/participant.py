@@ -16,6 +16,7 @@ from leaderboard.challenges.models import EntrySelection
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.submissions.models import Status, Submission
+from leaderboard.submissions.selectors import team_quota, wait_text
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
 from leaderboard.web import boards
 from leaderboard.web.formats import example_file, task_format
@@ -63,11 +64,14 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("submission", pk=submission.pk)
         else:
             status = 400
+    team = user_team(challenge=challenge, user=request.user)
     return render(
         request,
         "web/submit.html",
         {
             "challenge": challenge,
+            "quota": None if organizer else _quota_view(challenge, team),
+            "replaces": None if organizer else _counted_entry_replaced(challenge, team),
             "form": form,
             "task_rows": [(t, field, task_format(t)) for t, field in form.task_fields()],
             "error": error,
@@ -76,6 +80,26 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         },
         status=status,
     )
+
+
+def _quota_view(challenge: Any, team: Any) -> dict[str, Any]:
+    """What the submit and "my submissions" pages say about the limits, before a file is chosen."""
+    quota = team_quota(challenge=challenge, team=team)
+    return {
+        "quota": quota,
+        "next_slot": wait_text(quota.next_slot_at) if quota.next_slot_at else "",
+    }
+
+
+def _counted_entry_replaced(challenge: Any, team: Any) -> Submission | None:
+    """The team's submission that a new scored one would push off the board: under the "latest" rule (and
+    under "selected" while nothing is selected) the newest scored submission counts, better or worse."""
+    if team is None or challenge.entry_selection == EntrySelection.BEST:
+        return None
+    subs = Submission.objects.filter(team=team, is_baseline=False)
+    if challenge.entry_selection == EntrySelection.SELECTED and subs.filter(selected=True).exists():
+        return None
+    return subs.filter(status=Status.SCORED).order_by("-created_at", "-pk").first()
 
 
 def _attach_error(form: SubmissionForm, exc: ApplicationError, tasks: list, error: dict[str, Any]) -> None:
@@ -183,6 +207,7 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             "items": [(s, scores.get(s.pk, [])) for s in subs],
             "selection_on": challenge.entry_selection == EntrySelection.SELECTED,
             "limits_used": sum(1 for s in subs if s.charged),
+            "quota": _quota_view(challenge, team),
         },
     )
 
