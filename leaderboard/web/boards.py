@@ -162,6 +162,7 @@ class BoardView:
     # The leader and the next entry by rank, whatever the sort and page: the "compare" links' anchors.
     leader_id: Any = None
     runner_up_id: Any = None
+    board_total: int = 0  # rows on the whole board, before a search filtered them
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -341,10 +342,13 @@ def board_view(
     signature: Mapping[str, Any],
     sort: str = "",
     page: int | None = None,
+    query: str = "",
 ) -> BoardView:
     """Everything a template needs to draw one stored board (one page of it when ``page`` is given).
 
     The axes of the interval bars span every row, so bars on different pages are on the same scale.
+    ``query`` keeps the rows whose entry or team name contains it (case-insensitive); ranks, intervals and
+    axes stay those of the whole board.
     """
     sort = sort or DEFAULT_SORT
     rows = [normalise_row(r) for r in rows]
@@ -362,6 +366,9 @@ def board_view(
     by_rank = [r.get("submission_id") for r in rows if r.get("submission_id") in leader_ids]
     by_rank += [r.get("submission_id") for r in rows if r.get("submission_id") not in leader_ids]
     ordered, sort = _sort_rows(list(rows), sort)
+    if query:
+        needle = query.casefold()
+        ordered = [r for r in ordered if needle in f"{r.get('name', '')}\n{r.get('team', '')}".casefold()]
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
     if page is not None:
@@ -417,6 +424,7 @@ def board_view(
         any_runs=any((_num(r.get("n_runs")) or 1) > 1 for r in rows),
         any_items_needed=any(r.get("items_needed") is not None for r in rows),
         any_baseline=any(r.get("is_baseline") for r in rows),
+        board_total=len(rows),
         leader_id=by_rank[0] if by_rank else None,
         runner_up_id=by_rank[1] if len(by_rank) > 1 else None,
     )

@@ -5,10 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
@@ -16,7 +19,7 @@ from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.core.exports import neutralise
 from leaderboard.rankings.models import BoardSnapshot
-from leaderboard.rankings.selectors import board_latest, summary_latest
+from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
 from leaderboard.web.selectors import challenge_phase, home_challenges
@@ -71,10 +74,74 @@ def _board_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int | N
     return min(max(page, 1), pages)
 
 
-def _lazy_board_view(snapshot: BoardSnapshot, sort: str, page: int | None) -> boards.BoardView:
+def _lazy_board_view(
+    snapshot: BoardSnapshot, sort: str, page: int | None, query: str = ""
+) -> boards.BoardView:
     """Computed (and the snapshot's rows read) only when the template's cached board block is missing."""
     return SimpleLazyObject(  # type: ignore[return-value]
-        lambda: boards.board_view(rows=snapshot.rows, signature=snapshot.signature, sort=sort, page=page)
+        lambda: boards.board_view(
+            rows=snapshot.rows, signature=snapshot.signature, sort=sort, page=page, query=query
+        )
+    )
+
+
+def _sequence_of(request: HttpRequest) -> int | None:
+    """``?sequence=N``: an earlier snapshot of the board (old boards stay readable after a re-score)."""
+    raw = request.GET.get("sequence", "")
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise Http404("A snapshot's sequence is a whole number.")
+    return int(raw)
+
+
+#: Earlier snapshots listed under a board (the newest first); older ones stay readable by ?sequence=.
+HISTORY_LISTED = 20
+
+
+def _history(task: Task, split: str) -> list[dict[str, Any]]:
+    rows = (
+        BoardSnapshot.objects.filter(task=task, split=split)
+        .order_by("-sequence")
+        .values("sequence", "created_at", "entry_count")[:HISTORY_LISTED]
+    )
+    return [dict(r) for r in rows]
+
+
+def _bibtex(
+    request: HttpRequest, challenge: Challenge, task: Task, split: str, snapshot: BoardSnapshot
+) -> str:
+    """A BibTeX entry that pins the snapshot (its URL carries the sequence, so the cited board stays the
+    board a reader finds). Braces and backslashes in titles are dropped: BibTeX would read them as markup."""
+
+    def clean(text: str) -> str:
+        return "".join(ch for ch in text if ch not in "{}\\")
+
+    url = request.build_absolute_uri(
+        reverse("challenge", args=[challenge.slug])
+        + "?"
+        + urlencode({"task": task.slug, "split": split, "sequence": snapshot.sequence})
+    )
+    key = re.sub(r"[^A-Za-z0-9]+", "_", f"{challenge.slug}_{task.slug}_{split}_{snapshot.sequence}")
+    created = snapshot.created_at
+    signature = clean(str(snapshot.signature.get("signature_text", "")))
+    note = f"{snapshot.entry_count} entries; metric {task.metric}; snapshot built {created:%Y-%m-%d}"
+    if signature:
+        note += f"; signature {signature}"
+    title = (
+        f"{clean(challenge.title)}: {clean(task.title)} ({split} leaderboard, snapshot {snapshot.sequence})"
+    )
+    return "\n".join(
+        [
+            f"@misc{{{key},",
+            f"  title = {{{title}}},",
+            f"  author = {{{{Organizers of {clean(challenge.title)}}}}},",
+            f"  howpublished = {{\\url{{{url}}}}},",
+            f"  year = {{{created:%Y}}},",
+            f"  month = {created.strftime('%b').lower()},",
+            f"  note = {{{note}}}",
+            "}",
+        ]
     )
 
 
@@ -86,9 +153,23 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
         task_for(challenge, request.GET["task"]) if request.GET.get("task") else (tasks[0] if tasks else None)
     )
     split, private_visible = _split_of(request, challenge)
-    snapshot = _board(request, task, split) if task is not None else None
+    sequence = _sequence_of(request)
+    latest = _board(request, task, split) if task is not None else None
+    snapshot = latest
+    if task is not None and sequence is not None and latest is not None and sequence != latest.sequence:
+        with as_http():
+            snapshot = board_at(task=task, split=split, user=request.user, sequence=sequence)
+    query = " ".join(request.GET.get("q", "").split())[:100]
     sort = _board_sort(request.GET.get("sort", ""))
     page = _board_page(request, snapshot)
+    board_qs = urlencode(
+        {
+            **({"task": task.slug} if task else {}),
+            "split": split,
+            **({"sequence": snapshot.sequence} if snapshot is not latest and snapshot else {}),
+            **({"q": query} if query else {}),
+        }
+    )
     return render(
         request,
         "web/challenge.html",
@@ -101,7 +182,12 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "private_visible": private_visible,
             "has_private": any(t.has_private_split for t in tasks),
             "snapshot": snapshot,
-            "view": _lazy_board_view(snapshot, sort, page) if snapshot is not None else None,
+            "latest": latest,
+            "history": _history(task, split) if task and latest and latest.sequence > 1 else [],
+            "bibtex": _bibtex(request, challenge, task, split, snapshot) if task and snapshot else "",
+            "query": query,
+            "board_qs": board_qs,
+            "view": _lazy_board_view(snapshot, sort, page, query) if snapshot is not None else None,
             "sort": sort,
             "page": page if page is not None else "all",
             "board_cache_seconds": BOARD_CACHE_SECONDS,
@@ -118,7 +204,12 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, _ = _split_of(request, challenge)
-    snapshot = _board(request, task, split)
+    sequence = _sequence_of(request)
+    if sequence is None:
+        snapshot = _board(request, task, split)
+    else:
+        with as_http():
+            snapshot = board_at(task=task, split=split, user=request.user, sequence=sequence)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
     rows = [boards.normalise_row(r) for r in snapshot.rows]
