@@ -165,3 +165,18 @@ def test_demo_load_keeps_the_services_info_logs_off_the_console(monkeypatch, cap
         call_command("demo_load", "--verbosity", "2", stdout=out)
         assert "scored submission 1" in [r.getMessage() for r in caplog.records]
     assert "computing ..." in out.getvalue() and "Demo accounts:" in out.getvalue()
+
+
+def test_cross_task_page_has_an_entries_by_tasks_table(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    board = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
+    html = client.get(reverse("summary", args=[board.challenge.slug])).content.decode()
+    table = html.split('<table class="plain matrix">', 1)[1].split("</table>", 1)[0]
+    head = table.split("</thead>", 1)[0]
+    assert "Task main" in head and "Task second" in head and "Average rank" in head
+    body_rows = re.findall(r"<tr><th scope=\"row\">([^<]+)</th>(.*?)</tr>", table)
+    assert [name for name, _ in body_rows] == ["alpha", "beta", "gamma"]  # by average rank
+    # alpha: 5 and 7 wrong of 60 on the two tasks
+    cells = re.findall(r'<td class="num">([^<]+)</td>', body_rows[0][1])
+    assert cells[:2] == [f"{55 / 60:.4f}", f"{53 / 60:.4f}"]

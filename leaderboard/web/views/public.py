@@ -279,9 +279,34 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
             "summary": summ,
             "data": summ.data if summ else {},
             "signature_items": _readable_signature(summ.data.get("signature") if summ else None),
+            "matrix": _entries_by_tasks(challenge, summ.data) if summ else None,
             "data_json": json.dumps(summ.data, indent=2, default=str) if summ else "",
         },
     )
+
+
+def _entries_by_tasks(challenge: Challenge, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The entries x tasks table of values (what a Papers-with-Code reader looks for first), ordered by
+    average rank, from the values the summary was computed on (one board snapshot per task)."""
+    names, scores, slugs = list(data.get("keys") or {}), data.get("scores"), data.get("tasks")
+    if not names or not scores or not slugs:
+        return None
+    titles = dict(challenge.tasks.filter(slug__in=slugs).values_list("slug", "title"))
+    column = {name: i for i, name in enumerate(names)}
+    order = [e["name"] for e in data.get("entries", []) if e.get("name") in column] or names
+    average = {e["name"]: e.get("average_rank") for e in data.get("entries", [])}
+    return {
+        "tasks": [titles.get(slug, slug) for slug in slugs],
+        "snapshots": data.get("snapshots") or [],
+        "rows": [
+            {
+                "name": name,
+                "average_rank": average.get(name),
+                "values": [scores[t][column[name]] for t in range(len(slugs))],
+            }
+            for name in order
+        ],
+    }
 
 
 def _readable_signature(signature: dict[str, Any] | None) -> list[tuple[str, Any]]:
