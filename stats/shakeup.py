@@ -25,6 +25,7 @@ says it is not available rather than inventing one. Monte Carlo p-values are ``(
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -229,8 +230,10 @@ def shakeup(
     if resplits < 1:
         raise ValueError("resplits must be at least 1")
     notes: list[str] = []
-    spearman = float(sps.spearmanr(pub, priv).statistic)
-    kendall = float(sps.kendalltau(pub, priv).statistic)
+    with warnings.catch_warnings():  # a constant board: the correlations are undefined, said in a note
+        warnings.simplefilter("ignore", sps.ConstantInputWarning)
+        spearman = float(sps.spearmanr(pub, priv).statistic)
+        kendall = float(sps.kendalltau(pub, priv).statistic)
     if not np.isfinite(spearman):
         notes.append("Every entry has the same value on one board: the rank correlations are undefined.")
 
@@ -243,7 +246,9 @@ def shakeup(
         if pr.shape != vr.shape or pr.ndim != 2 or pr.shape[1] != k:
             raise ValueError(f"replicates must both have shape (B, {k})")
         sp_int = _interval(_rowwise_spearman(pr, vr), confidence)
-        taus = np.array([sps.kendalltau(pr[b], vr[b]).statistic for b in range(pr.shape[0])])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sps.ConstantInputWarning)
+            taus = np.array([sps.kendalltau(pr[b], vr[b]).statistic for b in range(pr.shape[0])])
         kt_int = _interval(taus, confidence)
 
     sign = 1.0 if higher_is_better else -1.0
@@ -385,3 +390,58 @@ def _resplit(
         exceed += (sign * (pub_r - priv_r) >= obs_gap - 1e-12).sum(axis=0)
         done += size
     return rho, (1 + exceed) / (1 + resplits), obs_rho
+
+
+#: Teams drawn in the slope chart (the public top; the table has every team).
+SLOPE_CHART_TEAMS = 30
+
+
+def slope_chart_svg(
+    report: ShakeupReport, *, title: str | None = None, higher_is_better: bool = True
+) -> bytes:
+    """A slope chart of the public and private ranks of the public board's top teams, as SVG bytes.
+
+    Each team is a line from its public rank (left) to its private rank (right); a line that leaves the
+    team's public simultaneous rank set is drawn solid red, one inside it grey. Deterministic bytes, as the
+    critical-difference diagram (text as ``<text>``, fixed hash salt, no date).
+    """
+    import io
+
+    import matplotlib as mpl
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    from stats.cddiagram import _RC
+
+    teams = list(report.teams[:SLOPE_CHART_TEAMS])
+    k = len(report.teams)
+    height = 1.0 + 0.26 * len(teams)
+    with mpl.rc_context(_RC):  # type: ignore[arg-type]
+        fig = Figure(figsize=(6.5, height))
+        FigureCanvasSVG(fig)
+        ax = fig.add_axes((0.3, 0.06, 0.4, 0.84 if title else 0.9))
+        worst = max([t.public_rank for t in teams] + [t.private_rank for t in teams] + [1])
+        for t in teams:
+            outside = t.inside_rank_set is False
+            ax.plot(
+                [0, 1],
+                [t.public_rank, t.private_rank],
+                color="#b3261e" if outside else "#7a7a7a",
+                linewidth=1.6 if outside else 0.9,
+                marker="o",
+                markersize=3,
+            )
+            ax.text(-0.04, t.public_rank, f"{t.public_rank}. {t.name}", ha="right", va="center")
+            ax.text(1.04, t.private_rank, f"{t.private_rank}. {t.name}", ha="left", va="center")
+        ax.set_ylim(worst + 0.5, 0.5)
+        ax.set_xlim(0, 1)
+        ax.set_xticks([0, 1], ["public rank", "private rank"])
+        ax.set_yticks([])
+        for side in ("left", "right", "top"):
+            ax.spines[side].set_visible(False)
+        if title:
+            shown = f" (top {len(teams)} of {k})" if len(teams) < k else ""
+            fig.suptitle(f"{title}: public to private{shown}", fontsize=9)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from leaderboard.api import views
 from leaderboard.api.exception_handlers import not_found
+from leaderboard.api.shakeup import ShakeupChartView, ShakeupView
 
 app_name = "api"
 
@@ -33,6 +34,8 @@ urlpatterns = [
     ),
     path("submissions/<int:pk>/", views.SubmissionDetailView.as_view(), name="submission-detail"),
     path("submissions/<int:pk>/select/", views.SubmissionSelectView.as_view(), name="submission-select"),
+    path("challenges/<slug:slug>/shakeup/", ShakeupView.as_view(), name="shakeup"),
+    path("challenges/<slug:slug>/shakeup.svg", ShakeupChartView.as_view(), name="shakeup-chart"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path(
         "docs/",

@@ -50,3 +50,30 @@ class ChallengeSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.challenge} {self.split} summary #{self.sequence}"
+
+
+class ShakeupReport(models.Model):
+    """The shake-up report of a task: its public board against its private board (one pair of snapshots).
+
+    Built by a worker after a board of a task with a private split is rebuilt (it reads per-item
+    statistics, which never leave the ranking code); pages and the API only read it. Visible to organizers
+    always and to everyone once the private board is revealed.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="shakeup_reports")
+    public_sequence = models.PositiveIntegerField()
+    private_sequence = models.PositiveIntegerField()
+    data = models.JSONField()
+    svg = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "-private_sequence", "-public_sequence"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task", "public_sequence", "private_sequence"], name="unique_shakeup_per_snapshots"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task} shake-up (public #{self.public_sequence}, private #{self.private_sequence})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import AnyUser, private_board_visible
 from leaderboard.core.exceptions import NotFoundError
-from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
+from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary, ShakeupReport
 from leaderboard.scoring.models import Split
 
 
@@ -44,3 +44,11 @@ def board_at(*, task: Task, split: str, user: AnyUser, sequence: int) -> BoardSn
 def summary_latest(*, challenge: Challenge, split: str, user: AnyUser) -> ChallengeSummary | None:
     _check_split(challenge=challenge, split=split, user=user)
     return ChallengeSummary.objects.filter(challenge=challenge, split=split).order_by("-sequence").first()
+
+
+def shakeup_latest(*, task: Task, user: AnyUser) -> ShakeupReport | None:
+    """The latest shake-up report of a task: organizers always, everyone once the private board is revealed."""
+    if not task.has_private_split:
+        raise NotFoundError(f"Task '{task.slug}' has no private split: there is no reveal to report on.")
+    _check_split(challenge=task.challenge, split=Split.PRIVATE, user=user)
+    return ShakeupReport.objects.filter(task=task).order_by("-private_sequence", "-public_sequence").first()

@@ -16,7 +16,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
-from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
+from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary, ShakeupReport
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status
@@ -179,6 +179,8 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         )
         challenge_id = task.challenge_id
         transaction.on_commit(lambda: summary_rebuild_dispatch(challenge_id=challenge_id, split=split))
+        if task.has_private_split:
+            transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
     logger.info("board %s/%s rebuilt: snapshot %s with %s entries", task_id, split, sequence, len(entries))
     return snapshot
 
@@ -228,3 +230,59 @@ def summary_rebuild_dispatch(*, challenge_id: int, split: str) -> None:
 
 def splits_of(task: Task) -> list[str]:
     return [Split.PUBLIC, Split.PRIVATE] if task.has_private_split else [Split.PUBLIC]
+
+
+def shakeup_rebuild(*, task_id: int) -> ShakeupReport | None:
+    """The shake-up report of the latest public and private snapshots of a task (once per pair)."""
+    with transaction.atomic():
+        task = (
+            Task.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("challenge")
+            .get(pk=task_id)
+        )
+        if not task.has_private_split:
+            return None
+        latest = {
+            split: BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
+            for split in (Split.PUBLIC, Split.PRIVATE)
+        }
+        public, private = latest[Split.PUBLIC], latest[Split.PRIVATE]
+        if public is None or private is None:
+            return None
+        existing = ShakeupReport.objects.filter(
+            task=task, public_sequence=public.sequence, private_sequence=private.sequence
+        ).first()
+        if existing is not None:
+            return existing
+        scores = {
+            split: {
+                s.submission_id: s
+                for s in Score.objects.filter(
+                    task=task,
+                    split=split,
+                    truth_version=task.truth_version,
+                    submission_id__in=[r["submission_id"] for r in snap.rows],
+                )
+            }
+            for split, snap in ((Split.PUBLIC, public), (Split.PRIVATE, private))
+        }
+        data, svg = engine.build_shakeup(
+            task=task,
+            public=public,
+            private=private,
+            public_scores=scores[Split.PUBLIC],
+            private_scores=scores[Split.PRIVATE],
+        )
+        report = ShakeupReport.objects.create(
+            task=task, public_sequence=public.sequence, private_sequence=private.sequence, data=data, svg=svg
+        )
+    logger.info(
+        "shake-up report of task %s: public #%s, private #%s", task_id, public.sequence, private.sequence
+    )
+    return report
+
+
+def shakeup_rebuild_dispatch(*, task_id: int) -> None:
+    from leaderboard.rankings.tasks import rebuild_shakeup
+
+    rebuild_shakeup.apply_async(args=[task_id])

@@ -452,6 +452,87 @@ def _n_items(entries: list[Entry]) -> int:
     return len(jack) if jack is not None else 0
 
 
+# --- shake-up report at the reveal ---------------------------------------------------------------------
+#: Re-splits of the shake-up report's reference (the Monte Carlo p-values resolve to 1/1001).
+SHAKEUP_RESPLITS = 1000
+
+
+def build_shakeup(
+    *,
+    task: Task,
+    public: BoardSnapshot,
+    private: BoardSnapshot,
+    public_scores: dict[int, Any],
+    private_scores: dict[int, Any],
+) -> tuple[dict[str, Any], str]:
+    """The shake-up report of the entries on both boards (teams; baselines are left out), and its chart.
+
+    ``public_scores`` and ``private_scores`` map a submission id to its stored Score on that split; their
+    per-item statistics feed the re-split reference and stay here (only aggregates leave).
+    """
+    from stats.shakeup import shakeup, slope_chart_svg
+
+    metric = get_metric(task.metric)
+    pub_rows = {r["key"]: r for r in public.rows if not r.get("is_baseline")}
+    priv_rows = {r["key"]: r for r in private.rows if not r.get("is_baseline")}
+    keys = sorted(set(pub_rows) & set(priv_rows))
+    keys = [k for k in keys if pub_rows[k]["submission_id"] in public_scores]
+    keys = [k for k in keys if priv_rows[k]["submission_id"] in private_scores]
+    if len(keys) < 2:
+        return {
+            "available": False,
+            "reason": "Fewer than two teams are on both the public and the private board.",
+        }, ""
+    pub_s = [public_scores[pub_rows[k]["submission_id"]] for k in keys]
+    priv_s = [private_scores[priv_rows[k]["submission_id"]] for k in keys]
+    names = [str(pub_rows[k]["name"]) for k in keys]
+    if len(set(names)) != len(names):
+        names = [f"{pub_rows[k]['name']} ({pub_rows[k]['team']})" for k in keys]
+    item_stats = [
+        (a.item_statistics_array(), b.item_statistics_array()) for a, b in zip(pub_s, priv_s, strict=True)
+    ]
+    have_items = not metric.rank_based and all(a is not None and b is not None for a, b in item_stats)
+    pub_rep = np.column_stack([s.replicate_array() for s in pub_s])
+    priv_rep = np.column_stack([s.replicate_array() for s in priv_s])
+    paired = pub_rep.shape == priv_rep.shape
+    challenge = task.challenge
+    report = shakeup(
+        [float(pub_rows[k]["value"]) for k in keys],
+        [float(priv_rows[k]["value"]) for k in keys],
+        names=names,
+        higher_is_better=metric.higher_is_better,
+        metric=metric.name,
+        public_rank_sets=[_rank_set(pub_rows[k]) for k in keys],
+        private_best_set=[priv_rows[k].get("in_best_set") for k in keys],
+        public_replicates=pub_rep if paired else None,
+        private_replicates=priv_rep if paired else None,
+        item_statistics=[(np.asarray(a, np.float64), np.asarray(b, np.float64)) for a, b in item_stats]
+        if have_items
+        else None,
+        finalize=metric.finalize if have_items else None,
+        resplits=SHAKEUP_RESPLITS,
+        seed=challenge.seed,
+        confidence=challenge.confidence,
+    )
+    data = report.as_dict()
+    data["available"] = True
+    data["public_sequence"] = public.sequence
+    data["private_sequence"] = private.sequence
+    data["higher_is_better"] = metric.higher_is_better
+    data["keys"] = dict(zip(names, keys, strict=True))
+    title = f"{challenge.title}: {task.title}"
+    return data, slope_chart_svg(report, title=title).decode()
+
+
+def _rank_set(row: dict[str, Any]) -> tuple[int, int] | None:
+    sim = row.get("simultaneous_rank_interval")
+    if isinstance(sim, list | tuple) and len(sim) == 2:
+        return int(sim[0]), int(sim[1])
+    if row.get("rank_sim_low") is not None and row.get("rank_sim_high") is not None:
+        return int(row["rank_sim_low"]), int(row["rank_sim_high"])
+    return None
+
+
 # --- cross-task summary ----------------------------------------------------------------------------------
 def build_summary(
     *, challenge: Challenge, snapshots: list[tuple[Task, BoardSnapshot]]

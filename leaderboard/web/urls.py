@@ -34,6 +34,9 @@ urlpatterns = [
     path("c/<slug:slug>/critical-difference.svg", public.cd_svg, name="cd_svg"),
     path("c/<slug:slug>/t/<slug:task_slug>/ranks/", public.rank_distribution, name="ranks"),
     path("c/<slug:slug>/t/<slug:task_slug>/pairwise/", public.pairwise, name="pairwise"),
+    path("c/<slug:slug>/t/<slug:task_slug>/shakeup/", public.shakeup, name="shakeup"),
+    path("c/<slug:slug>/t/<slug:task_slug>/shakeup.csv", public.shakeup_download, name="shakeup_csv"),
+    path("c/<slug:slug>/t/<slug:task_slug>/shakeup.svg", public.shakeup_svg, name="shakeup_svg"),
     path(
         "c/<slug:slug>/t/<slug:task_slug>/board.<str:fmt>",
         public.board_download,

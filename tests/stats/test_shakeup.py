@@ -111,7 +111,7 @@ def _exact_resplit(items: list[list[int]], n_pub: int, sign: float = 1.0) -> tup
             rho = sps.spearmanr(pv, qv).statistic
             rho_defined += 1
             rho_le += rho <= obs_rho + 1e-12
-        for j, c in enumerate(items):
+        for j in range(len(items)):
             gap_obs = sign * (obs[j][0] - obs[j][1])
             gap_ge[j] += sign * (pv[j] - qv[j]) >= gap_obs - 1e-12
     assert observed_pub == list(range(n_pub))

@@ -19,7 +19,7 @@ from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.core.exports import neutralise
 from leaderboard.rankings.models import BoardSnapshot
-from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
+from leaderboard.rankings.selectors import board_at, board_latest, shakeup_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
 from leaderboard.web.selectors import challenge_phase, home_challenges
@@ -376,3 +376,56 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
             "view": view,
         },
     )
+
+
+# --- the shake-up report at the reveal ----------------------------------------------------------------
+def _shakeup(request: HttpRequest, slug: str, task_slug: str) -> tuple[Challenge, Task, Any]:
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    with as_http():
+        report = shakeup_latest(task=task, user=request.user)
+    return challenge, task, report
+
+
+@require_GET
+def shakeup(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """Public against private at the reveal: organizers always, everyone once the private board is out."""
+    challenge, task, report = _shakeup(request, slug, task_slug)
+    return render(
+        request,
+        "web/shakeup.html",
+        {
+            "challenge": challenge,
+            "task": task,
+            "report": report,
+            "data": report.data if report else {},
+            "revealed": challenge.private_revealed,
+            "signature_items": _readable_signature(report.data.get("signature") if report else None),
+        },
+    )
+
+
+@require_GET
+def shakeup_download(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """The report's teams as CSV: the same bytes as the API's ``?format=csv`` (one writer for both)."""
+    from leaderboard.api.renderers import rows_to_csv
+    from leaderboard.api.shakeup import team_rows
+
+    challenge, task, report = _shakeup(request, slug, task_slug)
+    if report is None:
+        raise Http404("No shake-up report yet.")
+    response = HttpResponse(rows_to_csv(team_rows(report.data)), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{challenge.slug}-{task.slug}-shakeup-{report.private_sequence}.csv"'
+    )
+    return response
+
+
+@require_GET
+def shakeup_svg(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    _challenge, _task, report = _shakeup(request, slug, task_slug)
+    if report is None or not report.svg:
+        raise Http404("No shake-up chart yet.")
+    response = HttpResponse(report.svg, content_type="image/svg+xml; charset=utf-8")
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    return response
