@@ -302,6 +302,13 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
     return tasks, header[1:], np.asarray(rows, dtype=np.float64)
 
 
+def _p_eq(p: float) -> str:
+    """``= 0.0278`` or ``< 1e-300``: a p-value is never printed as 0."""
+    if p <= 0.0:
+        return "< 1e-300"
+    return f"= {p:.4g}"
+
+
 def cd_table(result: CrossTaskResult) -> str:
     """The cross-task comparison as text."""
     fr = result.friedman
@@ -311,10 +318,15 @@ def cd_table(result: CrossTaskResult) -> str:
     out.write(f"{'entry':<{width}}  average rank\n")
     for i in order:
         out.write(f"{result.names[i]:<{width}}  {result.average_ranks[i]:12.3f}\n")
+    f_p = "undefined" if fr.f_p is None else _p_eq(fr.f_p)
     out.write(
-        f"Friedman chi2 = {fr.chi2:.3f} (df {fr.df1}, p = {fr.chi2_p:.4g}); "
-        f"Iman-Davenport F = {fr.f:.3f} (df {fr.df1}, {fr.df2}, p = {fr.f_p:.4g})\n"
+        f"Friedman chi2 = {fr.chi2:.3f} (df {fr.df1}, asymptotic p {_p_eq(fr.chi2_p)}); "
+        f"tie-corrected chi2 = {fr.chi2_tie_corrected:.3f} (p {_p_eq(fr.chi2_tie_corrected_p)}); "
+        f"Iman-Davenport F = {fr.f:.3f} (df {fr.df1}, {fr.df2}, p {f_p})\n"
     )
+    out.write(f"exact p ({fr.exact_method}) {_p_eq(fr.exact_p)}\n")
+    for warning in fr.warnings:
+        out.write(f"warning: {warning}\n")
     out.write(
         f"Nemenyi CD = {result.critical_difference:.3f} (q = {result.q_alpha:.3f}, alpha {result.alpha:g}, "
         f"k = {fr.n_entries}, N = {fr.n_tasks}); post-hoc: {result.posthoc}\n"
