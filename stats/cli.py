@@ -15,8 +15,11 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from stats import __version__
+from stats.checks import value_warnings
 from stats.cli_compare import add_comparison_parsers
+from stats.cli_edges import add_edge_arguments, sampling_for, warn
 from stats.cli_inputs import read_inputs
+from stats.delong import delong_intervals
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
 from stats.io import InputError
@@ -75,10 +78,11 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument("--confidence", type=_confidence, default=DEFAULT_CONFIDENCE)
     p.add_argument(
         "--interval",
-        choices=["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald"],
+        choices=["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald", "delong"],
         default=DEFAULT_METHOD,
     )
     p.add_argument("--format", choices=["table", "json"], default="table")
+    add_edge_arguments(p)
     p.set_defaults(handler=run_score)
 
 
@@ -96,19 +100,28 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``score``; returns the exit code."""
     out = out or sys.stdout
     inputs = read_inputs(args)
-    metric, truth, preds, metric_labels = inputs.metric, inputs.truth, inputs.predictions, inputs.labels
+    metric, truth, preds = inputs.metric, inputs.truth, inputs.predictions
+    sampling = sampling_for(args, inputs)
+    warn(sampling.warnings)
     scores = score_entries(
         truth.labels,
         preds,
         metric=metric,
-        labels=metric_labels,
+        labels=sampling.labels,
         names=list(args.predictions),
         resamples=args.resamples,
         seed=args.seed,
         groups=truth.groups,
+        strata=sampling.strata,
         jackknife=args.interval == "bca",
     )
-    intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
+    warn(value_warnings(metric, [s.value for s in scores], [s.name for s in scores]))
+    if args.interval == "delong":
+        intervals = delong_intervals(
+            truth.labels, preds, scores, labels=sampling.labels, confidence=args.confidence
+        )
+    else:
+        intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
     if args.format == "json":
         rows = [
             {
@@ -120,7 +133,7 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
             }
             for s, iv in zip(scores, intervals, strict=True)
         ]
-        json.dump(rows, out, indent=2)
+        json.dump(rows, out, indent=2, allow_nan=False)
         out.write("\n")
         return EXIT_OK
     width = max(len("name"), *(len(s.name) for s in scores))
@@ -128,6 +141,8 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     out.write(f"{'name':<{width}}  {'value':>8}  {pct}\n")
     for s, iv in zip(scores, intervals, strict=True):
         out.write(f"{s.name:<{width}}  {s.value:>8.4f}  [{iv.low:.4f}, {iv.high:.4f}]\n")
+    for note in sampling.notes:
+        out.write(f"{note}\n")
     out.write(f"signature: {intervals[0].signature}\n")
     return EXIT_OK
 

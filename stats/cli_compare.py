@@ -22,6 +22,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
+from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
+from stats.cli_edges import add_edge_arguments, sampling_for, warn
 from stats.cli_inputs import read_inputs
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
@@ -85,6 +87,7 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--randomizations", type=_integer(1), default=10_000)
     lb.add_argument("--power", type=_level, default=0.8)
     lb.add_argument("--format", choices=["table", "json"], default="table")
+    add_edge_arguments(lb)
     lb.set_defaults(handler=run_leaderboard)
 
     cd = subparsers.add_parser(
@@ -186,6 +189,9 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
     )
     if len(set(names)) != len(names):
         raise InputError("the same prediction file is given twice", file=names[0])
+    sampling = sampling_for(args, inputs)
+    metric_labels = sampling.labels
+    warn(sampling.warnings)
     scores = score_entries(
         truth.labels,
         preds,
@@ -195,15 +201,20 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         resamples=args.resamples,
         seed=args.seed,
         groups=truth.groups,
+        strata=sampling.strata,
         jackknife=args.interval == "bca",
     )
+    warn(value_warnings(metric, [s.value for s in scores], names))
     item_statistics = None
     if not metric.rank_based:
         item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+    theta = np.column_stack([s.replicates for s in scores])
+    keep, undefined = defined_rows(theta)  # the stated rule of stats.checks for undefined resamples
     board = build_board(
         names=names,
         values=[s.value for s in scores],
-        replicates=np.column_stack([s.replicates for s in scores]),
+        replicates=theta[keep],
+        groups=truth.groups,
         jackknife=np.column_stack([s.jackknife for s in scores]) if args.interval == "bca" else None,
         higher_is_better=metric.higher_is_better,
         metric_name=metric.name,
@@ -222,11 +233,22 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         power=args.power,
         grouped=truth.groups is not None,
     )
+    sampling_info = {
+        "stratified": sampling.stratified,
+        "undefined_resamples": undefined,
+        "undefined_rule": UNDEFINED_RULE,
+        "warnings": sampling.warnings,
+        **({"positive": metric_labels[1]} if metric.prediction_kind == "score" and metric_labels else {}),
+    }
     if args.format == "json":
-        json.dump(board.as_dict(), out, indent=2, allow_nan=False)
+        json.dump({**board.as_dict(), "sampling": sampling_info}, out, indent=2, allow_nan=False)
         out.write("\n")
     else:
         out.write(board_table(board))
+        for note in sampling.notes:
+            out.write(f"{note}\n")
+        if undefined:
+            out.write(f"undefined resamples dropped: {undefined} ({UNDEFINED_RULE})\n")
     return EXIT_OK
 
 
