@@ -1,0 +1,115 @@
+"""Issue 11 in the service: the positive class and class-stratified resampling as task settings, refusal
+of a test set on which the metric is undefined at upload (a clear 400), and boards that build for a rare
+positive class."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.scoring.models import Score
+from leaderboard.submissions.models import Status, Submission
+from tests.conftest import wait_for
+from tests.service.api_support import FAST_HASHERS, client_for, file, reset_throttles
+from tests.service.factories import user
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles(settings) -> Iterator[None]:
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    reset_throttles()
+    yield
+    reset_throttles()
+
+
+def _challenge(client, slug: str = "edge", resamples: int = 1000) -> None:
+    r = client.post("/api/challenges/", {"slug": slug, "title": slug, "resamples": resamples}, format="json")
+    assert r.status_code == 201, r.content
+
+
+def _task(client, rows: list[tuple[str, str]], *, slug: str = "edge", metric: str = "roc_auc", **extra):
+    body = "id,label\n" + "".join(f"{i},{y}\n" for i, y in rows)
+    return client.post(
+        f"/api/challenges/{slug}/tasks/",
+        {
+            "slug": "t",
+            "title": "T",
+            "metric": metric,
+            "truth": SimpleUploadedFile("truth.csv", body.encode(), content_type="text/csv"),
+            **extra,
+        },
+        format="multipart",
+    )
+
+
+def _rare(n: int = 1000, positives: int = 10) -> tuple[list[str], np.ndarray]:
+    rng = np.random.default_rng(3)
+    y = np.zeros(n, dtype=bool)
+    y[rng.choice(n, positives, replace=False)] = True
+    return [f"i{i:04d}" for i in range(n)], y
+
+
+@pytest.mark.django_db
+def test_one_class_truth_is_a_clear_400_at_upload() -> None:
+    client = client_for(user("org"))
+    _challenge(client)
+    r = _task(client, [(f"i{i}", "healthy") for i in range(20)], labels="cancer,healthy")
+    assert r.status_code == 400
+    assert "ROC AUC is undefined on this test set" in r.json()["message"]
+    r = _task(client, [(f"i{i}", "3.5") for i in range(20)], metric="r2")
+    assert r.status_code == 400 and "R^2 is undefined" in r.json()["message"]
+    r = _task(client, [("i0", "a")], metric="accuracy")
+    assert r.status_code == 400 and "at least 2 items" in r.json()["message"]
+
+
+@pytest.mark.django_db
+def test_positive_class_is_a_task_setting_shown_through_the_api() -> None:
+    client = client_for(user("org"))
+    _challenge(client)
+    rows = [(f"i{i}", "cancer" if i % 3 == 0 else "healthy") for i in range(30)]
+    r = _task(client, rows, positive="benign")
+    assert r.status_code == 400 and "'benign' is not in the label set" in r.json()["message"]
+    r = _task(client, rows, positive="cancer")
+    assert r.status_code == 201, r.content
+    data = r.json()
+    assert data["positive_label"] == "cancer" and data["stratify"] == "auto"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rare_positive_board_builds_with_positive_class_and_stratification(client) -> None:
+    organizer = user("org")
+    api = client_for(organizer)
+    _challenge(api)
+    ids, y = _rare()
+    r = _task(
+        api, [(i, "cancer" if p else "healthy") for i, p in zip(ids, y, strict=True)], positive="cancer"
+    )
+    assert r.status_code == 201, r.content
+    rng = np.random.default_rng(5)
+    for k, (name, strength) in enumerate((("good", 0.4), ("poor", 0.0))):
+        s = np.clip(strength * y + rng.random(len(ids)) * 0.8, 0, 1)
+        body = "id,score\n" + "".join(f"{i},{v:.6f}\n" for i, v in zip(ids, s, strict=True))
+        participant = client_for(user(f"p{k}"))
+        r = participant.post(
+            "/api/challenges/edge/submissions/",
+            {"name": name, "file": file(f"{name}.csv", body.encode())},
+            format="multipart",
+        )
+        assert r.status_code == 201, r.content
+    wait_for(lambda: Submission.objects.filter(status=Status.SCORED).count() == 2, timeout=60)
+    good = Score.objects.get(submission__name="good")
+    assert good.value > 0.6  # 'cancer' positive: sorted order would have made it 'healthy' (AUC < 0.5)
+    wait_for(lambda: BoardSnapshot.objects.filter(task__slug="t").exists(), timeout=60)
+    snap = BoardSnapshot.objects.filter(task__slug="t").order_by("-sequence").first()
+    assert snap.signature["positive"] == "cancer"
+    assert snap.signature["stratify"] == "auto"
+    assert snap.signature["undefined_resamples"] == 0
+    assert all(r["interval"][0] is not None for r in snap.rows)
+    page = client.get("/c/edge/?task=t")
+    assert page.status_code == 200
+    assert b"positive class: cancer" in page.content
+    assert b"Positive class: <strong>cancer</strong>" in page.content
