@@ -128,16 +128,9 @@ class Task(models.Model):
     @property
     def positive_class(self) -> str | None:
         """The positive class of a binary-score metric (named, or the second label in sorted order)."""
-        from leaderboard.scoring.engine import task_metric_labels
-        from stats.metrics import get_metric
+        from leaderboard.scoring.engine import task_positive_class
 
-        try:
-            if get_metric(self.metric).prediction_kind != "score":
-                return None
-            labels = task_metric_labels(self)
-        except ValueError:
-            return None
-        return None if labels is None else str(labels[1])
+        return task_positive_class(self)
 
 
 class TaskTruth(models.Model):

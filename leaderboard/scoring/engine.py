@@ -174,6 +174,17 @@ def task_metric_labels(task: Task) -> list[str] | None:
     return list(task.labels)
 
 
+def task_positive_class(task: Task) -> str | None:
+    """The positive class of a task with a binary-score metric (None for other metrics)."""
+    try:
+        if get_metric(task.metric).prediction_kind != "score":
+            return None
+        labels = task_metric_labels(task)
+    except ValueError:
+        return None
+    return None if labels is None else str(labels[1])
+
+
 def _check_truth_edges(
     metric: Any,
     labels: np.ndarray,
