@@ -113,3 +113,73 @@ def test_rare_positive_board_builds_with_positive_class_and_stratification(clien
     assert page.status_code == 200
     assert b"positive class: cancer" in page.content
     assert b"Positive class: <strong>cancer</strong>" in page.content
+
+
+@pytest.mark.django_db
+def test_task_form_names_the_positive_class_and_stratification(client) -> None:
+    from django.urls import reverse
+
+    from tests.service import web_support as ws
+
+    olga = ws.user("olga")
+    c = ws.challenge(olga)
+    client.force_login(olga)
+    rows = "".join(f"item{i:03d},{'cat' if i % 3 else 'dog'}\n" for i in range(40))
+    response = client.post(
+        reverse("task_new", args=[c.slug]),
+        {
+            "title": "Main",
+            "slug": "main",
+            "metric": "roc_auc",
+            "positive": "dog",
+            "stratify": "class",
+            "truth": SimpleUploadedFile("truth.csv", ("id,label\n" + rows).encode()),
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    task = c.tasks.get()
+    assert (task.positive_label, task.stratify, task.positive_class) == ("dog", "class", "dog")
+    assert b"positive class: dog" in client.get(f"/c/{c.slug}/").content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_grouped_task_with_three_groups_uses_the_exact_cluster_test() -> None:
+    api = client_for(user("org"))
+    _challenge(api, slug="few")
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 60)
+    body = "id,label,site\n" + "".join(f"i{i:02d},{y[i]},s{i % 3}\n" for i in range(60))
+    r = api.post(
+        "/api/challenges/few/tasks/",
+        {
+            "slug": "t",
+            "title": "T",
+            "metric": "accuracy",
+            "group_column": "site",
+            "truth": SimpleUploadedFile("truth.csv", body.encode(), content_type="text/csv"),
+        },
+        format="multipart",
+    )
+    assert r.status_code == 201, r.content
+    for k, wrong_every in enumerate((0, 4)):
+        pred = [y[i] if not wrong_every or i % wrong_every else 1 - y[i] for i in range(60)]
+        data = "id,prediction\n" + "".join(f"i{i:02d},{p}\n" for i, p in enumerate(pred))
+        r = client_for(user(f"q{k}")).post(
+            "/api/challenges/few/submissions/",
+            {"name": f"e{k}", "file": file(f"e{k}.csv", data.encode())},
+            format="multipart",
+        )
+        assert r.status_code == 201, r.content
+    wait_for(lambda: Submission.objects.filter(status=Status.SCORED).count() == 2, timeout=60)
+
+    def settled() -> bool:
+        snap = BoardSnapshot.objects.filter(task__slug="t").order_by("-sequence").first()
+        return snap is not None and snap.entry_count == 2
+
+    wait_for(settled, timeout=60)
+    snap = BoardSnapshot.objects.filter(task__slug="t").order_by("-sequence").first()
+    assert snap.signature["test"] == "cluster-sign-flip-exact"
+    assert any("only 3 groups" in w for w in snap.signature["warnings"])
+    worse = next(r for r in snap.rows if not r["is_leader"])
+    assert worse["p_value"] == pytest.approx(0.25)
