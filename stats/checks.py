@@ -18,7 +18,8 @@ Every rule here is stated once and used by the engine, the command line and the 
   task whose groups mix classes, R^2 on a resample of identical values) the rule is
   :data:`UNDEFINED_RULE`: such resamples are left out (the bootstrap conditional on the metric being
   defined), for every entry of a board alike so the comparison stays paired, their number is stated in
-  the signature (``undefined_resamples``), and more than :data:`UNDEFINED_LIMIT` of them is refused.
+  the signature (``undefined_resamples``), and more than :data:`UNDEFINED_LIMIT` of them is refused
+  (the command line) or warned about (a service board, which must not fail).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "defined_rows",
     "design_warnings",
     "truth_problem",
+    "undefined_warning",
 ]
 
 #: Fewest resampled units (items, or groups) for an interval or a test.
@@ -147,18 +149,24 @@ def class_strata(
     return y, "class"
 
 
-def defined_rows(replicates: ArrayLike) -> tuple[NDArray[np.bool_], int]:
+def defined_rows(replicates: ArrayLike, *, limit: float = UNDEFINED_LIMIT) -> tuple[NDArray[np.bool_], int]:
     """Rows (resamples) in which every column is defined, and how many are not.
+
+    Parameters
+    ----------
+    limit : float, default :data:`UNDEFINED_LIMIT`
+        Largest share of undefined resamples accepted. A board built from stored scores passes 1.0 (it
+        must not fail; it warns instead, see :func:`undefined_warning`).
 
     Raises
     ------
     ValueError
-        When more than :data:`UNDEFINED_LIMIT` of the resamples are undefined.
+        When more than ``limit`` of the resamples, or all but one, are undefined.
     """
     theta = np.asarray(replicates, dtype=np.float64)
     keep = np.all(np.isfinite(theta.reshape(theta.shape[0], -1)), axis=1)
     dropped = int((~keep).sum())
-    if dropped > UNDEFINED_LIMIT * theta.shape[0] or keep.sum() < 2:
+    if dropped > limit * theta.shape[0] or keep.sum() < 2:
         raise ValueError(
             f"the metric is undefined in {dropped} of {theta.shape[0]} resamples (more than "
             f"{UNDEFINED_LIMIT:.0%}): too few items of a class, or groups that mix classes; add items or "
@@ -210,3 +218,13 @@ def value_warnings(metric: str | Metric, values: Sequence[float], names: Sequenc
                     "the right one? Its scores must be the probability of the positive class"
                 )
     return out
+
+
+def undefined_warning(undefined: int, resamples: int) -> list[str]:
+    """A warning when more than :data:`UNDEFINED_LIMIT` of a board's resamples were dropped."""
+    if resamples and undefined > UNDEFINED_LIMIT * resamples:
+        return [
+            f"the metric is undefined in {undefined} of {resamples} resamples, which were left out: the "
+            "intervals hold conditionally on the metric being defined; stratify by class or add items"
+        ]
+    return []

@@ -25,6 +25,7 @@ from stats.checks import (
     design_warnings,
     order_positive,
     truth_problem,
+    undefined_warning,
     units_problem,
     value_warnings,
 )
@@ -440,11 +441,13 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
     keys = [e.key for e in entries]
     values = np.array([e.score.value for e in entries])
     theta = np.column_stack([e.score.replicate_array() for e in entries])
-    # resamples in which the metric is undefined: the stated rule of stats.checks (dropped for all, counted)
+    # resamples in which the metric is undefined: the stated rule of stats.checks (dropped for all, counted);
+    # a board never fails for it, it warns when more than UNDEFINED_LIMIT are dropped
     try:
-        keep, undefined = defined_rows(theta)
+        keep, undefined = defined_rows(theta, limit=1.0)
     except ValueError as exc:
         raise ApplicationError(f"The board of {task} cannot be built: {exc}.") from exc
+    resamples_stored = theta.shape[0]
     theta = theta[keep]
     jack_list = [e.score.jackknife_array() for e in entries]
     jackknife = np.column_stack(jack_list) if all(j is not None and len(j) for j in jack_list) else None  # type: ignore[arg-type]
@@ -462,6 +465,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         if have_items and codes is not None and len(codes) == len(item_stats[0]):  # type: ignore[arg-type]
             group_codes = np.asarray(codes)
     edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
+    edge_warnings += undefined_warning(undefined, resamples_stored)
     board = stats_build_board(
         names=keys,
         values=values,

@@ -183,3 +183,46 @@ def test_grouped_task_with_three_groups_uses_the_exact_cluster_test() -> None:
     assert any("only 3 groups" in w for w in snap.signature["warnings"])
     worse = next(r for r in snap.rows if not r["is_leader"])
     assert worse["p_value"] == pytest.approx(0.25)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_board_builds_when_groups_mix_classes_and_resamples_are_undefined() -> None:
+    api = client_for(user("org"))
+    _challenge(api, slug="mix")
+    y = np.zeros(40, dtype=int)
+    y[[0, 3]] = 1  # two positives, in groups that also hold negatives: no stratification possible
+    body = "id,label,site\n" + "".join(f"i{i:02d},{y[i]},s{i // 2}\n" for i in range(40))
+    r = api.post(
+        "/api/challenges/mix/tasks/",
+        {
+            "slug": "t",
+            "title": "T",
+            "metric": "roc_auc",
+            "labels": "0,1",
+            "group_column": "site",
+            "truth": SimpleUploadedFile("truth.csv", body.encode(), content_type="text/csv"),
+        },
+        format="multipart",
+    )
+    assert r.status_code == 201, r.content
+    rng = np.random.default_rng(1)
+    for k in range(2):
+        s = np.clip(0.5 * y + rng.random(40), 0, 1.5) / 1.5
+        data = "id,score\n" + "".join(f"i{i:02d},{v:.5f}\n" for i, v in enumerate(s))
+        r = client_for(user(f"m{k}")).post(
+            "/api/challenges/mix/submissions/",
+            {"name": f"e{k}", "file": file(f"e{k}.csv", data.encode())},
+            format="multipart",
+        )
+        assert r.status_code == 201, r.content
+    wait_for(lambda: Submission.objects.filter(status=Status.SCORED).count() == 2, timeout=60)
+
+    def settled() -> bool:
+        snap = BoardSnapshot.objects.filter(task__slug="t").order_by("-sequence").first()
+        return snap is not None and snap.entry_count == 2
+
+    wait_for(settled, timeout=60)
+    snap = BoardSnapshot.objects.filter(task__slug="t").order_by("-sequence").first()
+    assert snap.signature["undefined_resamples"] > 50  # of 1,000: both positives' groups left out
+    assert any("undefined in" in w for w in snap.signature["warnings"])
+    assert all(r["interval"][0] is not None and r["interval"][1] is not None for r in snap.rows)
