@@ -358,3 +358,23 @@ def test_board_accepts_leave_one_out_values_with_an_undefined_entry() -> None:
         seed=0,
     )
     assert all(np.isfinite(r.interval.low) for r in board.rows)
+
+
+def test_delong_command_prints_intervals_and_paired_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = np.random.default_rng(12)
+    y = rng.integers(0, 2, 120)
+    a = np.round(y * 0.7 + rng.normal(size=120), 3)
+    b = np.round(y * 0.2 + rng.normal(size=120), 3)
+    t = _write(tmp_path / "t.csv", "id,label", [f"i{i},{'pos' if y[i] else 'neg'}" for i in range(120)])
+    pa = _write(tmp_path / "a.csv", "id,score", [f"i{i},{v}" for i, v in enumerate(a)])
+    pb = _write(tmp_path / "b.csv", "id,score", [f"i{i},{v}" for i, v in enumerate(b)])
+    code, out, _ = _run(["delong", "--truth", t, "--positive", "pos", "--format", "json", pa, pb], capsys)
+    assert code == 0
+    data = json.loads(out)
+    ref_aucs, ref_cov = _delong_brute_force(y, [a, b])
+    assert [e["auc"] for e in data["entries"]] == pytest.approx(ref_aucs.tolist())
+    (pair,) = data["pairs"]
+    assert pair["standard_error"] == pytest.approx(np.sqrt(ref_cov[0, 0] + ref_cov[1, 1] - 2 * ref_cov[0, 1]))
+    assert data["positive"] == "pos"
