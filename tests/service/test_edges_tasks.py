@@ -226,3 +226,18 @@ def test_board_builds_when_groups_mix_classes_and_resamples_are_undefined() -> N
     assert snap.signature["undefined_resamples"] > 50  # of 1,000: both positives' groups left out
     assert any("undefined in" in w for w in snap.signature["warnings"])
     assert all(r["interval"][0] is not None and r["interval"][1] is not None for r in snap.rows)
+
+
+@pytest.mark.django_db
+def test_summary_page_shows_the_exact_friedman_p_and_the_few_tasks_warning(
+    client, django_capture_on_commit_callbacks
+) -> None:
+    from django.urls import reverse
+
+    from tests.service import web_support as ws
+
+    board = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
+    html = client.get(reverse("summary", args=[board.challenge.slug])).content.decode()
+    assert "Exact p (enumeration)" in html and "Tie-corrected" in html
+    assert "Warning: only 2 tasks" in html
+    assert "p = 0<" not in html and "p = 0 " not in html
