@@ -9,9 +9,9 @@ Every rule here is stated once and used by the engine, the command line and the 
   few distinct resamples, undercoverage); :func:`design_warnings` says so, and the board tests a grouped
   task's entries with the exact cluster sign-flip test (:func:`stats.compare.cluster_sign_flip`).
 - **Undefined point value.** A metric that the test set itself leaves undefined (ROC AUC with one class,
-  average precision without a positive item, R^2 with a constant truth) is refused before anything is
-  computed (:func:`truth_problem`); a point value still undefined for one entry (Cohen's kappa when the
-  truth and that entry's predictions are one single class) is refused by the engine, naming the entry.
+  average precision without a positive item, R^2 with a constant truth, Cohen's kappa with one class) is
+  refused before anything is computed (:func:`truth_problem`); a point value still undefined for one
+  entry is refused by the engine, naming the entry.
 - **Undefined replicates.** Class-based metrics are resampled within each true class by default
   (:func:`class_strata`), which keeps every class of the truth in every resample, so ROC AUC, average
   precision, kappa and the macro averages stay defined. Where a replicate is still undefined (a grouped
@@ -111,6 +111,11 @@ def truth_problem(
             )
         if m.name == "average_precision" and n_pos == 0:
             return "average precision is undefined on this test set: it has no positive item"
+    if m.name == "cohen_kappa" and np.unique(y.astype(str)).shape[0] < 2:
+        return (
+            "Cohen's kappa is undefined on this test set: the truth holds only one class (kappa is then 0 "
+            "or undefined for every entry)"
+        )
     if m.prediction_kind == "value" and m.name == "r2":
         values = y.astype(np.float64)
         if np.all(values == values[0]):

@@ -260,8 +260,8 @@ def score_entries(
     for score in out:
         if not np.isfinite(score.value):
             raise ValueError(
-                f"{metric_obj.name} is undefined for '{score.name}' on this test set (for Cohen's kappa: the "
-                "truth and the predictions are all one single class); no interval or rank can be given"
+                f"{metric_obj.name} is undefined for '{score.name}' on this test set; no interval or rank "
+                "can be given"
             )
     return out
 

@@ -197,10 +197,33 @@ def test_undefined_point_values_exit_2(
     assert message in err
 
 
-def test_kappa_undefined_for_one_entry_names_it() -> None:
+def test_kappa_with_one_class_in_the_truth_is_refused() -> None:
     truth = np.array(["a"] * 6)
-    with pytest.raises(ValueError, match="cohen_kappa is undefined for 'x'"):
+    with pytest.raises(ValueError, match="Cohen's kappa is undefined on this test set"):
         score_entries(truth, [truth], metric="cohen_kappa", labels=["a", "b"], names=["x"], resamples=50)
+
+
+def test_a_point_value_undefined_for_one_entry_names_it() -> None:
+    from stats.metrics import Metric
+
+    def finalize(pooled: np.ndarray) -> np.ndarray:  # undefined whenever an entry has no right item
+        return np.where(pooled[..., 0] > 0, pooled[..., 0] / pooled[..., -1], np.nan)
+
+    base = get_metric("accuracy")
+    odd = Metric(
+        name="odd",
+        higher_is_better=True,
+        zero_one=True,
+        rank_based=False,
+        prediction_kind="label",
+        needs_labels=False,
+        description="test",
+        _statistics=base._statistics,
+        _finalize=finalize,
+    )
+    truth = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="odd is undefined for 'x'"):
+        score_entries(truth, [1 - truth], metric=odd, names=["x"], resamples=50)
 
 
 # --- the positive class ------------------------------------------------------------------------------------
