@@ -101,7 +101,10 @@ def truth_problem(
         if labels is not None and len(labels) == 2:
             positive = y.astype(str) == str(labels[1])
         else:
-            positive = y.astype(np.float64) == 1
+            try:
+                positive = y.astype(np.float64) == 1
+            except ValueError:
+                return None  # not 0/1: the metric itself says what it needs
         n_pos = int(positive.sum())
         if m.name == "roc_auc" and (n_pos == 0 or n_pos == y.shape[0]):
             which = "positive" if n_pos == 0 else "negative"
@@ -117,7 +120,10 @@ def truth_problem(
             "or undefined for every entry)"
         )
     if m.prediction_kind == "value" and m.name == "r2":
-        values = y.astype(np.float64)
+        try:
+            values = y.astype(np.float64)
+        except ValueError:
+            return None
         if np.all(values == values[0]):
             return "R^2 is undefined on this test set: every true value is the same (zero total variance)"
     return None

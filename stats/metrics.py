@@ -315,7 +315,10 @@ def _binary_truth(truth: NDArray[Any], labels: NDArray[Any] | None) -> NDArray[n
         return encode_labels(truth, labels, name="truth") == 1
     if truth.dtype == np.bool_:
         return truth
-    values = truth.astype(np.float64)
+    try:
+        values = truth.astype(np.float64)
+    except ValueError:
+        values = np.full(truth.shape, np.nan)
     if not np.all((values == 0) | (values == 1)):
         raise ValueError("`truth` must be 0/1 for a binary metric when `labels` is not given.")
     return values == 1
