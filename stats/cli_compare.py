@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -233,6 +234,12 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         power=args.power,
         grouped=truth.groups is not None,
     )
+    extra: dict[str, object] = {"stratified": sampling.stratified}
+    if metric.prediction_kind == "score" and metric_labels:
+        extra["positive"] = metric_labels[1]
+    if undefined:
+        extra.update(undefined_resamples=undefined, undefined_rule=UNDEFINED_RULE)
+    board = dataclasses.replace(board, signature=board.signature.with_extra(**extra))
     sampling_info = {
         "stratified": sampling.stratified,
         "undefined_resamples": undefined,
