@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from stats.checks import FEW_CLUSTERS
 from stats.compare import (
     CORRECTIONS,
     _count,
     _level,
     adjust_p_values,
     bootstrap_p_values,
+    cluster_sign_flip,
     items_needed,
     items_needed_mcnemar,
     mcnemar_exact,
@@ -41,7 +43,7 @@ from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
 
-TESTS: tuple[str, ...] = ("auto", "mcnemar", "randomization", "bootstrap")
+TESTS: tuple[str, ...] = ("auto", "mcnemar", "randomization", "bootstrap", "cluster-sign-flip")
 BEST_SET_METHODS: tuple[str, ...] = ("max-t", "holm")
 INTERVALS: tuple[str, ...] = ("bca", "percentile", "basic")
 
@@ -219,10 +221,22 @@ class Board:
         }
 
 
-def _resolve_test(test: str, *, zero_one: bool, has_items: bool, has_finalize: bool, grouped: bool) -> str:
+def _resolve_test(
+    test: str,
+    *,
+    zero_one: bool,
+    has_items: bool,
+    has_finalize: bool,
+    grouped: bool,
+    few_clusters: bool | None = None,
+) -> str:
     if test not in TESTS:
         raise ValueError(f"`test` must be one of {TESTS}, got {test!r}.")
+    if test == "cluster-sign-flip" and not (has_items and has_finalize and few_clusters is not None):
+        raise ValueError("`test` 'cluster-sign-flip' needs `item_statistics`, `finalize` and `groups`.")
     if test == "auto":
+        if grouped and few_clusters and has_items and has_finalize:
+            return "cluster-sign-flip"  # too few clusters for the bootstrap (stats.checks.FEW_CLUSTERS)
         if grouped:
             return "bootstrap"
         if has_items and zero_one:
@@ -261,6 +275,7 @@ def build_board(
     power: float = 0.8,
     runs: Sequence[npt.ArrayLike | None] | None = None,
     grouped: bool = False,
+    groups: npt.ArrayLike | None = None,
 ) -> Board:
     """Build the board of one task: intervals, ranks, differences to the leader, tests, best sets.
 
@@ -314,6 +329,10 @@ def build_board(
         The replicates come from a grouped (cluster) bootstrap. Per-item tests (McNemar,
         randomization) and Connor's formula treat items as independent, so ``test="auto"`` then uses
         the paired bootstrap p-value and ``items_needed`` the bootstrap standard error.
+    groups : array_like, shape (N,), optional
+        Each item's group (with ``item_statistics``). With fewer than ``stats.checks.FEW_CLUSTERS``
+        groups, ``test="auto"`` uses the exact cluster sign-flip test
+        (:func:`stats.compare.cluster_sign_flip`): the bootstrap has too few distinct resamples there.
 
     Returns
     -------
@@ -377,12 +396,14 @@ def build_board(
         n_items = _count(n_items, name="n_items", minimum=1)
     if runs is not None and len(runs) != k:
         raise ValueError(f"`runs` must hold {k} entries (None where an entry has no runs).")
+    n_groups = None if groups is None else len(np.unique(np.asarray(groups)))
     resolved = _resolve_test(
         test,
         zero_one=zero_one,
         has_items=stats_list is not None,
         has_finalize=finalize is not None,
         grouped=grouped,
+        few_clusters=None if n_groups is None else n_groups < FEW_CLUSTERS,
     )
 
     sign = 1.0 if higher_is_better else -1.0
@@ -414,6 +435,18 @@ def build_board(
         )
         p = rand.p_values
         test_name = "randomization"
+    elif resolved == "cluster-sign-flip":
+        assert stats_list is not None and finalize is not None and groups is not None
+        flip = cluster_sign_flip(
+            stats_list,
+            groups=groups,
+            finalize=finalize,
+            reference=leader,
+            randomizations=randomizations,
+            seed=seed,
+        )
+        p = flip.p_values
+        test_name = "cluster-sign-flip-exact" if flip.exact else "cluster-sign-flip"
     else:
         p = np.asarray(bootstrap_p_values(diff_theta, diff_point, rule=method, jackknife=diff_jack))
         test_name = f"bootstrap-{method}"

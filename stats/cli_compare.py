@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -22,6 +23,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
+from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
+from stats.cli_edges import add_edge_arguments, sampling_for, warn
 from stats.cli_inputs import read_inputs
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
@@ -85,6 +88,7 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--randomizations", type=_integer(1), default=10_000)
     lb.add_argument("--power", type=_level, default=0.8)
     lb.add_argument("--format", choices=["table", "json"], default="table")
+    add_edge_arguments(lb)
     lb.set_defaults(handler=run_leaderboard)
 
     cd = subparsers.add_parser(
@@ -186,6 +190,9 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
     )
     if len(set(names)) != len(names):
         raise InputError("the same prediction file is given twice", file=names[0])
+    sampling = sampling_for(args, inputs)
+    metric_labels = sampling.labels
+    warn(sampling.warnings)
     scores = score_entries(
         truth.labels,
         preds,
@@ -195,15 +202,20 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         resamples=args.resamples,
         seed=args.seed,
         groups=truth.groups,
+        strata=sampling.strata,
         jackknife=args.interval == "bca",
     )
+    warn(value_warnings(metric, [s.value for s in scores], names))
     item_statistics = None
     if not metric.rank_based:
         item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+    theta = np.column_stack([s.replicates for s in scores])
+    keep, undefined = defined_rows(theta)  # the stated rule of stats.checks for undefined resamples
     board = build_board(
         names=names,
         values=[s.value for s in scores],
-        replicates=np.column_stack([s.replicates for s in scores]),
+        replicates=theta[keep],
+        groups=truth.groups,
         jackknife=np.column_stack([s.jackknife for s in scores]) if args.interval == "bca" else None,
         higher_is_better=metric.higher_is_better,
         metric_name=metric.name,
@@ -222,11 +234,28 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         power=args.power,
         grouped=truth.groups is not None,
     )
+    extra: dict[str, object] = {"stratified": sampling.stratified}
+    if metric.prediction_kind == "score" and metric_labels:
+        extra["positive"] = metric_labels[1]
+    if undefined:
+        extra.update(undefined_resamples=undefined, undefined_rule=UNDEFINED_RULE)
+    board = dataclasses.replace(board, signature=board.signature.with_extra(**extra))
+    sampling_info = {
+        "stratified": sampling.stratified,
+        "undefined_resamples": undefined,
+        "undefined_rule": UNDEFINED_RULE,
+        "warnings": sampling.warnings,
+        **({"positive": metric_labels[1]} if metric.prediction_kind == "score" and metric_labels else {}),
+    }
     if args.format == "json":
-        json.dump(board.as_dict(), out, indent=2, allow_nan=False)
+        json.dump({**board.as_dict(), "sampling": sampling_info}, out, indent=2, allow_nan=False)
         out.write("\n")
     else:
         out.write(board_table(board))
+        for note in sampling.notes:
+            out.write(f"{note}\n")
+        if undefined:
+            out.write(f"undefined resamples dropped: {undefined} ({UNDEFINED_RULE})\n")
     return EXIT_OK
 
 
@@ -302,6 +331,13 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
     return tasks, header[1:], np.asarray(rows, dtype=np.float64)
 
 
+def _p_eq(p: float) -> str:
+    """``= 0.0278`` or ``< 1e-300``: a p-value is never printed as 0."""
+    if p <= 0.0:
+        return "< 1e-300"
+    return f"= {p:.4g}"
+
+
 def cd_table(result: CrossTaskResult) -> str:
     """The cross-task comparison as text."""
     fr = result.friedman
@@ -311,10 +347,15 @@ def cd_table(result: CrossTaskResult) -> str:
     out.write(f"{'entry':<{width}}  average rank\n")
     for i in order:
         out.write(f"{result.names[i]:<{width}}  {result.average_ranks[i]:12.3f}\n")
+    f_p = "undefined" if fr.f_p is None else _p_eq(fr.f_p)
     out.write(
-        f"Friedman chi2 = {fr.chi2:.3f} (df {fr.df1}, p = {fr.chi2_p:.4g}); "
-        f"Iman-Davenport F = {fr.f:.3f} (df {fr.df1}, {fr.df2}, p = {fr.f_p:.4g})\n"
+        f"Friedman chi2 = {fr.chi2:.3f} (df {fr.df1}, asymptotic p {_p_eq(fr.chi2_p)}); "
+        f"tie-corrected chi2 = {fr.chi2_tie_corrected:.3f} (p {_p_eq(fr.chi2_tie_corrected_p)}); "
+        f"Iman-Davenport F = {fr.f:.3f} (df {fr.df1}, {fr.df2}, p {f_p})\n"
     )
+    out.write(f"exact p ({fr.exact_method}) {_p_eq(fr.exact_p)}\n")
+    for warning in fr.warnings:
+        out.write(f"warning: {warning}\n")
     out.write(
         f"Nemenyi CD = {result.critical_difference:.3f} (q = {result.q_alpha:.3f}, alpha {result.alpha:g}, "
         f"k = {fr.n_entries}, N = {fr.n_tasks}); post-hoc: {result.posthoc}\n"

@@ -12,7 +12,14 @@ and about twice as fast). Otherwise (squared errors, log losses...) it runs in f
 
 BCa's acceleration needs leave-one-out (jackknife) values. For a decomposable metric they come from the
 pooled totals minus one unit, ``finalize(T - S_i)``: O(N x m), not O(N^2) (Efron & Tibshirani 1993,
-sec. 14.3 and 11.2). The grouped bootstrap leaves out one group.
+sec. 14.3 and 11.2). For ROC AUC and average precision they come in O(N) from the sorted scores
+(DeLong's placement values for the AUC; prefix and suffix sums for AP). The grouped bootstrap leaves out
+one group.
+
+Edges (:mod:`stats.checks`): fewer than two units, a metric undefined on the test set itself and a point
+value undefined for one entry are refused with a message that says which; undefined replicates are NaN
+here and handled by the stated rule of :data:`stats.checks.UNDEFINED_RULE` where intervals and boards are
+computed.
 
 References
 ----------
@@ -32,6 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats.checks import MIN_UNITS, truth_problem, units_problem
 from stats.intervals import DEFAULT_CONFIDENCE, Interval, IntervalMethod, interval_for
 from stats.metrics import Metric, get_metric
 from stats.resampling import (
@@ -206,6 +214,10 @@ def score_entries(
     elif len(names) != len(preds):
         raise ValueError("`names` must have one name per entry of `predictions`.")
 
+    problem = truth_problem(metric_obj, truth_arr, labels=labels)
+    if problem is not None:
+        raise ValueError(problem)
+
     if weights is not None:
         if groups is not None or strata is not None or chunks is not None or cache_dir is not None:
             raise ValueError("`weights` excludes `groups`, `strata`, `chunks` and `cache_dir`.")
@@ -222,6 +234,9 @@ def score_entries(
         ).with_extra(weights="explicit")
     else:
         design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
+        too_few = units_problem(design.n_units, grouped=design.grouped)
+        if too_few is not None:
+            raise ValueError(too_few)
         span = range(design.n_chunks) if chunks is None else chunks
         chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
         signature = Signature(
@@ -229,14 +244,26 @@ def score_entries(
         ).with_extra(**design.describe())
     if chunks is not None:
         signature = signature.with_extra(chunks=f"{span.start}:{span.stop}")
+    if metric_obj.prediction_kind == "score" and labels is not None and len(labels) == 2:
+        signature = signature.with_extra(positive=labels[1])
 
+    if n_items < MIN_UNITS:
+        raise ValueError(units_problem(n_items, grouped=False))
     if metric_obj.rank_based:
-        return _score_rank_based(
+        out = _score_rank_based(
             metric_obj, truth_arr, preds, labels, names, design, span, chunk_iter, signature, jackknife
         )
-    return _score_decomposable(
-        metric_obj, truth_arr, preds, labels, names, design, span, chunk_iter, signature, jackknife
-    )
+    else:
+        out = _score_decomposable(
+            metric_obj, truth_arr, preds, labels, names, design, span, chunk_iter, signature, jackknife
+        )
+    for score in out:
+        if not np.isfinite(score.value):
+            raise ValueError(
+                f"{metric_obj.name} is undefined for '{score.name}' on this test set; no interval or rank "
+                "can be given"
+            )
+    return out
 
 
 def _score_decomposable(
@@ -314,7 +341,12 @@ def _score_rank_based(
         parts.append(np.column_stack([metric.rank_replicates(r, w_items) for r in ranked]))
     reps = np.concatenate(parts)
     jack = np.empty((0 if not jackknife else design.n_units, k))
-    if jackknife:
+    closed = [None if design.grouped else metric.rank_leave_one_out(r) for r in ranked] if jackknife else []
+    found = [c for c in closed if c is not None]
+    if jackknife and len(found) == k:
+        # leave one item out in O(N) per entry from the sorted scores (DeLong's placement values for AUC)
+        jack[:] = np.column_stack(found)
+    elif jackknife:
         for start in range(0, design.n_units, CHUNK_RESAMPLES):
             rows = range(start, min(start + CHUNK_RESAMPLES, design.n_units))
             w_loo = _leave_one_out_weights(design, rows)[:, design.unit_of_item]

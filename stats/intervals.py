@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 from scipy import stats as sps
 
+from stats.checks import UNDEFINED_RULE, defined_rows
 from stats.metrics import get_metric
 from stats.signature import Signature
 
@@ -152,7 +153,12 @@ def _bca_probabilities(
     # undefined (scipy returns NaN). Bounding the proportion by half a replicate keeps z0 finite, so the
     # interval degrades to the extreme replicates instead of failing a whole board.
     z0 = special.ndtri(np.clip(below / (2.0 * b), 0.5 / b, 1.0 - 0.5 / b))
-    d = jackknife.mean(axis=0) - jackknife
+    # Leave-one-out values that are undefined (leaving out the only positive item of an AUC) are left
+    # out of the acceleration; with none undefined this is Efron's formula unchanged.
+    finite = np.isfinite(jackknife)
+    jk = np.where(finite, jackknife, 0.0)
+    count = np.maximum(finite.sum(axis=0), 1)
+    d = np.where(finite, jk.sum(axis=0) / count - jk, 0.0)
     num = (d**3).sum(axis=0)
     den = 6.0 * (d**2).sum(axis=0) ** 1.5
     accel = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
@@ -364,6 +370,7 @@ def intervals_for(
     _check_method(method, get_args(IntervalMethod))
     if not scores:
         return []
+    undefined = 0
     if method in PROPORTION_METHODS:
         counts = [_check_proportion_score(s, method) for s in scores]
         low, high = proportion_bounds(
@@ -371,22 +378,26 @@ def intervals_for(
         )
     else:
         theta = np.column_stack([s.replicates for s in scores])
+        # undefined replicates: the stated rule of stats.checks (dropped for every entry alike, counted)
+        keep, undefined = defined_rows(theta)
+        theta = theta[keep]
         points = np.array([s.value for s in scores])
         jack: Any = None
         if method == "bca":
             if any(s.jackknife.shape[0] < 2 for s in scores):
-                raise ValueError("`method` 'bca' needs jackknife values; score with `jackknife=True`.")
+                raise ValueError(
+                    "a BCa interval needs leave-one-out values of at least 2 items; use the percentile "
+                    "interval, or score with leave-one-out values"
+                )
             jack = np.column_stack([s.jackknife for s in scores])
         low, high = bootstrap_bounds(
             theta, point=points, method=method, confidence=confidence, jackknife=jack
         )
+    signatures = [_interval_signature(s, method, confidence) for s in scores]
+    if method not in PROPORTION_METHODS and undefined:
+        signatures = [
+            sig.with_extra(undefined_resamples=undefined, undefined_rule=UNDEFINED_RULE) for sig in signatures
+        ]
     return [
-        Interval(
-            float(low[k]),
-            float(high[k]),
-            confidence,
-            method,
-            _interval_signature(scores[k], method, confidence),
-        )
-        for k in range(len(scores))
+        Interval(float(low[k]), float(high[k]), confidence, method, signatures[k]) for k in range(len(scores))
     ]

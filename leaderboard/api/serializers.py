@@ -123,6 +123,8 @@ class TaskOutputSerializer(serializers.ModelSerializer):
             "n_items",
             "has_private_split",
             "grouped",
+            "positive_label",
+            "stratify",
             "position",
             "prediction_format",
             "items_url",
@@ -144,6 +146,19 @@ class TaskInputSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
     split_column = serializers.CharField(required=False, allow_blank=True, default="")
+    positive = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Positive class of a binary-score metric (ROC AUC, AP, log loss, Brier); default: the "
+        "second label in sorted order.",
+    )
+    stratify = serializers.ChoiceField(
+        choices=["auto", "class", "none"],
+        required=False,
+        default="auto",
+        help_text="Resample within each true class: auto (class-based metrics), class, none.",
+    )
     truth = serializers.FileField(help_text="CSV or Parquet: the hidden labels, one row per item.")
 
     def validate_labels(self, value: list[str]) -> list[str]:

@@ -275,6 +275,8 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             split_column=data["split_column"] or None,
             truth=_read_upload(truth),
             truth_name=truth.name,
+            positive=data["positive"] or None,
+            stratify=data["stratify"],
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 

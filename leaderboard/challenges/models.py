@@ -38,6 +38,12 @@ class Correction(models.TextChoices):
     BH = "bh", "Benjamini-Hochberg (false discovery rate)"
 
 
+class Stratify(models.TextChoices):
+    AUTO = "auto", "By true class for class-based metrics (ROC AUC, AP, kappa, macro averages)"
+    CLASS = "class", "By true class for every classification metric"
+    NONE = "none", "Not stratified"
+
+
 class Challenge(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
@@ -92,6 +98,18 @@ class Task(models.Model):
     item_ids = models.JSONField(default=list, help_text="The public item list, in file order.")
     has_private_split = models.BooleanField(default=False)
     grouped = models.BooleanField(default=False, help_text="Items share sources: resample whole groups.")
+    positive_label = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The positive class of a binary-score metric (ROC AUC, AP, log loss, Brier); empty: the "
+        "second label in sorted order.",
+    )
+    stratify = models.CharField(
+        max_length=8,
+        choices=Stratify.choices,
+        default=Stratify.AUTO,
+        help_text="Resample within each true class, so every resample keeps every class (issue 11).",
+    )
     truth_version = models.PositiveIntegerField(default=0)
     position = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -106,6 +124,13 @@ class Task(models.Model):
     @property
     def n_items(self) -> int:
         return len(self.item_ids)
+
+    @property
+    def positive_class(self) -> str | None:
+        """The positive class of a binary-score metric (named, or the second label in sorted order)."""
+        from leaderboard.scoring.engine import task_positive_class
+
+        return task_positive_class(self)
 
 
 class TaskTruth(models.Model):

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, Task, TaskTruth, Team
+from leaderboard.challenges.models import Challenge, Stratify, Task, TaskTruth, Team
 from leaderboard.core.exceptions import ApplicationError, ConflictError, PermissionDeniedError
 from leaderboard.scoring import engine
 
@@ -96,10 +96,20 @@ def task_create(
     group_column: str | None = None,
     split_column: str | None = None,
     description: str = "",
+    positive: str | None = None,
+    stratify: str = "auto",
 ) -> Task:
-    """Create a task from its hidden-labels file (parsed and validated before anything is stored)."""
+    """Create a task from its hidden-labels file (parsed and validated before anything is stored).
+
+    ``positive`` names the positive class of a binary-score metric (default: the second label in sorted
+    order); ``stratify`` is ``"auto"``, ``"class"`` or ``"none"`` (see :class:`Task`).
+    """
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
+    if stratify not in Stratify.values:
+        raise ApplicationError(
+            f"`stratify` must be one of {', '.join(Stratify.values)}.", extra={"field": "stratify"}
+        )
     parsed = engine.parse_truth(
         truth,
         name=truth_name,
@@ -107,6 +117,7 @@ def task_create(
         labels=labels,
         group_column=group_column,
         split_column=split_column,
+        positive=positive or None,
     )
     task = Task.objects.create(
         challenge=challenge,
@@ -120,6 +131,8 @@ def task_create(
         grouped=parsed.groups is not None,
         truth_version=1,
         position=challenge.tasks.count(),
+        positive_label=positive or "",
+        stratify=stratify,
     )
     TaskTruth.objects.create(
         task=task, labels=parsed.labels, groups=parsed.groups, private=parsed.private, version=1
@@ -148,6 +161,7 @@ def task_truth_replace(
         labels=task.labels or None,
         group_column=group_column,
         split_column=split_column,
+        positive=task.positive_label or None,
     )
     if parsed.ids != task.item_ids:
         raise ApplicationError(

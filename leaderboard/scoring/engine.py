@@ -18,6 +18,17 @@ from django.utils import timezone
 import stats
 from leaderboard.core.exceptions import ApplicationError
 from stats import io as stats_io
+from stats.checks import (
+    UNDEFINED_RULE,
+    class_strata,
+    defined_rows,
+    design_warnings,
+    order_positive,
+    truth_problem,
+    undefined_warning,
+    units_problem,
+    value_warnings,
+)
 from stats.engine import score_entries
 from stats.metrics import get_metric
 
@@ -26,6 +37,10 @@ if TYPE_CHECKING:
     from leaderboard.rankings.models import BoardSnapshot
     from leaderboard.rankings.services import Entry
     from leaderboard.scoring.selectors import HiddenTruth
+
+
+#: Task.stratify -> the ``stratify`` argument of :func:`stats.checks.class_strata`.
+STRATIFY: dict[str, bool | None] = {"auto": None, "class": True, "none": False}
 
 
 def metric_higher_is_better(name: str) -> bool:
@@ -90,11 +105,15 @@ def parse_truth(
     labels: Sequence[str] | None,
     group_column: str | None,
     split_column: str | None,
+    positive: str | None = None,
 ) -> ParsedTruth:
     """Parse an organizer's hidden-labels file (``id,label`` [+ group column] [+ split column]).
 
     The split column, when named, says per item ``public`` or ``private`` (Kaggle-style boards); it is
     read here and the rest of the file by :func:`stats.io.read_truth`, which checks everything else.
+    A test set on which the metric is undefined whatever the predictions (one class for ROC AUC, a
+    constant truth for R^2), a split with fewer than two items or groups, and a positive class outside
+    the label set are refused here, at upload (issue 11).
     """
     try:
         metric_obj = get_metric(metric)
@@ -128,6 +147,15 @@ def parse_truth(
             f"{name}: the column '{split_column}' must mark some items 'public' and some 'private'.",
             extra={"file": name, "line": 1},
         )
+    _check_truth_edges(
+        metric_obj,
+        truth.labels,
+        label_set=label_set,
+        positive=positive,
+        groups=truth.groups,
+        private=private,
+        name=name,
+    )
     return ParsedTruth(
         ids=ids,
         labels=truth.labels.tolist(),
@@ -135,6 +163,63 @@ def parse_truth(
         groups=None if truth.groups is None else [str(g) for g in truth.groups.tolist()],
         private=private,
     )
+
+
+def task_metric_labels(task: Task) -> list[str] | None:
+    """The label set as the metric takes it: ``[negative, positive]`` for binary-score metrics."""
+    metric = get_metric(task.metric)
+    if not task.labels:
+        return None
+    if metric.prediction_kind == "score" and len(task.labels) == 2:
+        return order_positive(task.labels, task.positive_label or None)[0]
+    return list(task.labels)
+
+
+def task_positive_class(task: Task) -> str | None:
+    """The positive class of a task with a binary-score metric (None for other metrics)."""
+    try:
+        if get_metric(task.metric).prediction_kind != "score":
+            return None
+        labels = task_metric_labels(task)
+    except ValueError:
+        return None
+    return None if labels is None else str(labels[1])
+
+
+def _check_truth_edges(
+    metric: Any,
+    labels: np.ndarray,
+    *,
+    label_set: list[str],
+    positive: str | None,
+    groups: np.ndarray | None,
+    private: list[bool] | None,
+    name: str,
+) -> None:
+    ordered: list[str] | None = label_set or None
+    if metric.prediction_kind == "score" and label_set:
+        try:
+            ordered = order_positive(label_set, positive or None)[0]
+        except ValueError as exc:
+            raise ApplicationError(f"{name}: {exc}.", extra={"field": "positive"}) from exc
+    elif positive:
+        raise ApplicationError(
+            f"A positive class applies to binary-score metrics (ROC AUC, AP, log loss, Brier), not {metric.name}.",
+            extra={"field": "positive"},
+        )
+    mask_all = np.ones(labels.shape[0], dtype=bool)
+    splits = [("", mask_all)]
+    if private is not None:
+        p = np.asarray(private, dtype=bool)
+        splits = [(" (public split)", ~p), (" (private split)", p)]
+    for where, mask in splits:
+        n_units = int(mask.sum()) if groups is None else len(set(np.asarray(groups)[mask].tolist()))
+        too_few = units_problem(n_units, grouped=groups is not None)
+        if too_few is not None:
+            raise ApplicationError(f"{name}{where}: {too_few}.", extra={"file": name})
+        problem = truth_problem(metric, labels[mask], labels=ordered)
+        if problem is not None:
+            raise ApplicationError(f"{name}{where}: {problem}.", extra={"file": name})
 
 
 def _split_off_column(data: bytes, *, name: str, column: str) -> tuple[bytes, dict[str, bool], int]:
@@ -275,6 +360,7 @@ def score_files(
         except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
             raise input_error(exc) from exc
     truth_values = np.asarray(truth.labels)
+    labels = task_metric_labels(task)
     n = len(truth_values)
     private = np.zeros(n, dtype=bool) if truth.private is None else np.asarray(truth.private, dtype=bool)
     splits = [("public", ~private)] + ([("private", private)] if truth.private is not None else [])
@@ -283,19 +369,21 @@ def score_files(
         if not mask.any():
             continue
         groups = None if truth.groups is None else np.asarray(truth.groups)[mask]
+        strata, _ = class_strata(metric, truth_values[mask], groups=groups, stratify=STRATIFY[task.stratify])
         scores = score_entries(
             truth_values[mask],
             [r[mask] for r in runs],
             metric=metric,
-            labels=task.labels or None,
+            labels=labels,
             resamples=challenge.resamples,
             seed=challenge.seed,
             groups=groups,
+            strata=strata,
             cache_dir=settings.RESAMPLE_CACHE_DIR,
         )
         item_stats = None
         if len(runs) == 1 and not metric.rank_based:
-            item_stats = metric.item_statistics(truth_values[mask], runs[0][mask], labels=task.labels or None)
+            item_stats = metric.item_statistics(truth_values[mask], runs[0][mask], labels=labels)
         out.append(
             SplitScore(
                 split=split,
@@ -353,11 +441,31 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
     keys = [e.key for e in entries]
     values = np.array([e.score.value for e in entries])
     theta = np.column_stack([e.score.replicate_array() for e in entries])
+    # resamples in which the metric is undefined: the stated rule of stats.checks (dropped for all, counted);
+    # a board never fails for it, it warns when more than UNDEFINED_LIMIT are dropped
+    try:
+        keep, undefined = defined_rows(theta, limit=1.0)
+    except ValueError as exc:
+        raise ApplicationError(f"The board of {task} cannot be built: {exc}.") from exc
+    resamples_stored = theta.shape[0]
+    theta = theta[keep]
     jack_list = [e.score.jackknife_array() for e in entries]
     jackknife = np.column_stack(jack_list) if all(j is not None and len(j) for j in jack_list) else None  # type: ignore[arg-type]
     item_stats = [e.score.item_statistics_array() for e in entries]
     have_items = all(s is not None for s in item_stats) and not metric.rank_based
     runs = [e.score.run_values if len(e.score.run_values) > 1 else None for e in entries]
+    group_codes = None
+    edge_warnings: list[str] = []
+    if task.grouped:
+        from leaderboard.scoring.selectors import task_group_codes
+
+        codes = task_group_codes(task=task, split=split)
+        n_groups = len(set(codes)) if codes else 0
+        edge_warnings += design_warnings(n_groups, grouped=True)
+        if have_items and codes is not None and len(codes) == len(item_stats[0]):  # type: ignore[arg-type]
+            group_codes = np.asarray(codes)
+    edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
+    edge_warnings += undefined_warning(undefined, resamples_stored)
     board = stats_build_board(
         names=keys,
         values=values,
@@ -377,6 +485,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         n_items=_n_items(entries),
         runs=runs if any(r is not None for r in runs) else None,
         grouped=task.grouped,
+        groups=group_codes,
     )
     data = board.as_dict()
     by_key = {e.key: e for e in entries}
@@ -410,6 +519,15 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         "higher_is_better": data["higher_is_better"],
         "split": split,
         "created": now,
+        "stratify": task.stratify,
+        "undefined_resamples": undefined,
+        "undefined_rule": UNDEFINED_RULE,
+        "warnings": edge_warnings,
+        **(
+            {"positive": (task_metric_labels(task) or ["", ""])[1]}
+            if metric.prediction_kind == "score"
+            else {}
+        ),
     }
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}

@@ -46,12 +46,17 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("alpha", "Test level (alpha)"),
     ("power", "Power for items needed"),
     ("signature_text", "Signature"),
+    ("positive", "Positive class"),
+    ("stratify", "Stratified resampling"),
+    ("undefined_resamples", "Resamples dropped (metric undefined)"),
 ]
-_HIDDEN_SIGNATURE_KEYS = {"inputs", "extra", "pairwise"}
+_HIDDEN_SIGNATURE_KEYS = {"inputs", "extra", "pairwise", "warnings"}
 TEST_NAMES = {
     "mcnemar": "McNemar's exact test",
     "randomization": "paired approximate randomization test",
     "bootstrap": "paired bootstrap test",
+    "cluster-sign-flip-exact": "exact cluster sign-flip test (all flips of the groups)",
+    "cluster-sign-flip": "cluster sign-flip test (random flips of the groups)",
 }
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}
 

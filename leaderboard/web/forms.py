@@ -169,6 +169,24 @@ class TaskForm(forms.Form):
             "revealed at the end)."
         ),
     )
+    positive = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Positive class",
+        help_text="For ROC AUC, average precision, log loss and Brier: the class the scores are the "
+        "probability of. Empty: the second label in sorted order.",
+    )
+    stratify = forms.ChoiceField(
+        choices=[
+            ("auto", "By true class for class-based metrics (ROC AUC, AP, kappa, macro averages)"),
+            ("class", "By true class for every classification metric"),
+            ("none", "Not stratified"),
+        ],
+        initial="auto",
+        required=False,
+        label="Resampling",
+        help_text="Stratified resampling keeps every class in every resample, so rare-class metrics stay defined.",
+    )
     truth = forms.FileField(
         label="Hidden labels file",
         help_text="CSV or Parquet with an id column and the labels. Stored privately; never shown again.",

@@ -110,9 +110,8 @@ def test_wilson_refuses_grouped_items(task: Path, capsys) -> None:
     argv += ["--interval", "wilson", str(task / "a.csv")]
     code, _, err = _run(argv, capsys)
     assert code == 2
-    assert (
-        err
-        == "error: `method` 'wilson' assumes independent items; use a bootstrap method with grouped items.\n"
+    assert err.endswith(  # after the warning about few (20) groups, issue 11
+        "error: `method` 'wilson' assumes independent items; use a bootstrap method with grouped items.\n"
     )
 
 

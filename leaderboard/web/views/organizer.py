@@ -112,6 +112,8 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 labels=form.label_list(),
                 group_column=form.cleaned_data["group_column"] or None,
                 split_column=form.cleaned_data["split_column"] or None,
+                positive=form.cleaned_data["positive"].strip() or None,
+                stratify=form.cleaned_data["stratify"] or "auto",
             )
         except ApplicationError as exc:
             error = error_context(exc)
