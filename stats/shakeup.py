@@ -415,12 +415,13 @@ def slope_chart_svg(
 
     teams = list(report.teams[:SLOPE_CHART_TEAMS])
     k = len(report.teams)
-    height = 1.0 + 0.26 * len(teams)
+    worst = max([t.public_rank for t in teams] + [t.private_rank for t in teams] + [1])
+    bottom, top = 0.4, 0.45 if title else 0.15  # inches: the tick labels below, the title above
+    height = bottom + top + 0.24 * worst
     with mpl.rc_context(_RC):  # type: ignore[arg-type]
         fig = Figure(figsize=(6.5, height))
         FigureCanvasSVG(fig)
-        ax = fig.add_axes((0.3, 0.06, 0.4, 0.84 if title else 0.9))
-        worst = max([t.public_rank for t in teams] + [t.private_rank for t in teams] + [1])
+        ax = fig.add_axes((0.3, bottom / height, 0.4, 1 - (bottom + top) / height))
         for t in teams:
             outside = t.inside_rank_set is False
             ax.plot(
@@ -431,17 +432,22 @@ def slope_chart_svg(
                 marker="o",
                 markersize=3,
             )
-            ax.text(-0.04, t.public_rank, f"{t.public_rank}. {t.name}", ha="right", va="center")
-            ax.text(1.04, t.private_rank, f"{t.private_rank}. {t.name}", ha="left", va="center")
+        # one label per rank and side: tied teams share it ("1. alpha, beta"), so no text overlaps
+        for x, side, rank_of in ((-0.04, "right", "public_rank"), (1.04, "left", "private_rank")):
+            by_rank: dict[int, list[str]] = {}
+            for t in teams:
+                by_rank.setdefault(int(getattr(t, rank_of)), []).append(t.name)
+            for rank, names in by_rank.items():
+                ax.text(x, rank, f"{rank}. {', '.join(names)}", ha=side, va="center")
         ax.set_ylim(worst + 0.5, 0.5)
         ax.set_xlim(0, 1)
         ax.set_xticks([0, 1], ["public rank", "private rank"])
         ax.set_yticks([])
-        for side in ("left", "right", "top"):
-            ax.spines[side].set_visible(False)
+        for spine in ("left", "right", "top"):
+            ax.spines[spine].set_visible(False)
         if title:
             shown = f" (top {len(teams)} of {k})" if len(teams) < k else ""
-            fig.suptitle(f"{title}: public to private{shown}", fontsize=9)
+            fig.suptitle(f"{title}: public to private{shown}", fontsize=9, y=1 - 0.1 / height)
         buffer = io.BytesIO()
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
