@@ -1,6 +1,10 @@
-"""The 'Resolution' column when the paired test and the best set answer differently."""
+"""The 'Resolution' column, the CSV and the API give the selection-aware verdict (issue 11, point 1)."""
 
 from __future__ import annotations
+
+import csv
+import html as htmllib
+import io
 
 import pytest
 from django.urls import reverse
@@ -11,18 +15,43 @@ from tests.service import web_support as ws
 pytestmark = pytest.mark.django_db
 
 
-def test_worse_than_the_observed_leader_but_in_the_best_set_is_said_in_words(
+def test_a_holm_rejection_against_the_observed_leader_is_not_the_verdict(
     client, django_capture_on_commit_callbacks
 ) -> None:  # type: ignore[no-untyped-def]
     board = ws.make_board(django_capture_on_commit_callbacks)
     snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
     rows = snap.rows
     # As on the demo's digits board (svm-rbf): Holm's test against the observed leader is significant,
-    # the max-t set, which allows for the leader's selection, still holds the entry.
-    rows[1].update(in_best_set_holm=False, in_best_set_max_t=True, in_best_set=True)
+    # the max-t comparisons, which allow for the leader's selection, are not: the row could be the best.
+    rows[1].update(
+        in_best_set_holm=False,
+        in_best_set_max_t=True,
+        in_best_set=True,
+        adjusted_p_value=0.001,
+        p_value=0.001,
+    )
+    assert rows[1]["verdict"] == "could be the best"
     BoardSnapshot.objects.filter(pk=snap.pk).update(rows=rows)
-    html = client.get(reverse("challenge", args=[board.challenge.slug])).content.decode()
-    assert "Worse than the observed leader by the paired test, yet still in the best set" in html
-    assert "Worse than the observed leader, yet in the best set</dt>" in html
-    # A row that both procedures separate keeps the plain wording.
-    assert "Resolved: significantly worse than the leader" in html
+    html = htmllib.unescape(client.get(reverse("challenge", args=[board.challenge.slug])).content.decode())
+    name = rows[1]["name"]
+    assert f"Could be the best: not resolved from {rows[0]['name']} on this test set" in html
+    assert "significantly worse than the leader" not in html and "Adjusted p" not in html
+    # the CSV download leads with the same verdict
+    response = client.get(reverse("board_download", args=[board.challenge.slug, board.task.slug, "csv"]))
+    table = list(csv.DictReader(io.StringIO(response.content.decode())))
+    by_name = {r["name"]: r for r in table}
+    assert by_name[name]["verdict"] == "could be the best"
+    assert list(table[0])[8:10] == ["verdict", "compared_with"]
+
+
+def test_the_api_rows_carry_the_verdict_and_what_decides_it(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    data = client.get(f"/api/challenges/{board.challenge.slug}/leaderboard/").json()
+    rows = data["rows"] if "rows" in data else data["results"]
+    assert {r["verdict"] for r in rows} <= {"best", "could be the best", "worse than the best"}
+    for r in rows:
+        low, high = r["difference_interval"]
+        assert (low > 0 or high < 0) == (r["verdict"] != "could be the best")
+        assert r["in_best_set"] == (r["verdict"] != "worse than the best")
