@@ -55,3 +55,28 @@ def test_the_api_rows_carry_the_verdict_and_what_decides_it(
         low, high = r["difference_interval"]
         assert (low > 0 or high < 0) == (r["verdict"] != "could be the best")
         assert r["in_best_set"] == (r["verdict"] != "worse than the best")
+
+
+def test_the_pairwise_page_shows_the_rows_own_interval_with_its_sign(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    from leaderboard.web.templatetags.board import signed
+
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    assert snap.pairwise["method"] == "max-t"
+    url = reverse("pairwise", args=[board.challenge.slug, board.task.slug])
+    checked = 0
+    for row in snap.rows:
+        other = row["compared_with_submission_id"]
+        page = client.get(url, {"split": "public", "a": row["submission_id"], "b": other}).content.decode()
+        section = htmllib.unescape(page[page.index('id="pd-h"') :])
+        low, high = row["difference_interval"]
+        assert f"[{signed(low)}, {signed(high)}]" in section, row["name"]
+        assert f"{signed(row['difference'])}</dd>" in section
+        assert "max-t simultaneous interval of every pair" in section
+        separated = low > 0 or high < 0
+        assert ("The interval excludes zero" in section) == separated
+        assert separated == (row["verdict"] != "could be the best")
+        checked += 1
+    assert checked == len(snap.rows) == 3
