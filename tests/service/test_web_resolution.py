@@ -80,3 +80,32 @@ def test_the_pairwise_page_shows_the_rows_own_interval_with_its_sign(
         assert separated == (row["verdict"] != "could be the best")
         checked += 1
     assert checked == len(snap.rows) == 3
+
+
+def test_runs_show_the_seed_spread_next_to_the_test_set_spread_as_rounded_aggregates(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    from leaderboard.submissions.services import Upload, submission_create
+
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    runs = [ws.predictions_csv(60, wrong=w) for w in (2, 8, 14)]  # run scores 0.967, 0.867, 0.767
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_create(
+            challenge=board.challenge,
+            user=ws.user("dave"),
+            name="seeded",
+            files={
+                "main": [
+                    Upload(name=f"seed{i}.csv", size=len(d), stream=io.BytesIO(d)) for i, d in enumerate(runs)
+                ]
+            },
+        )
+    data = client.get(f"/api/challenges/{board.challenge.slug}/leaderboard/").json()
+    row = next(r for r in data["rows"] if r["name"] == "seeded")
+    assert row["n_runs"] == 3 and row["seed_sd"] == 0.1  # sd of (0.967, 0.867, 0.767), 2 digits
+    assert 0 < row["test_set_sd"] < 0.1 and row["interval_method"] == "percentile-two-level"
+    assert "run_min" not in row and "runs" not in row  # no per-run score leaves the board
+    assert "two-level bootstrap" in str(data["signature"])
+    html = htmllib.unescape(client.get(reverse("challenge", args=[board.challenge.slug])).content.decode())
+    assert "Runs: seed sd / test-set sd" in html and "0.1000 / " in html
+    assert "0.9667" not in html and "0.7667" not in html
