@@ -752,25 +752,27 @@ def _verdicts(
         t = np.where(se > 0, advantage / np.where(se > 0, se, 1.0), np.sign(advantage) * np.inf)
     # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
     t = np.round(t, 9)
-    better = sim.better
-    verdicts: list[str] = []
-    compared = np.empty(k, dtype=np.intp)
-    for i in range(k):
-        others = [j for j in range(k) if j != i]
-        if not others:
-            verdicts.append("could be the best")
-            compared[i] = i
-        elif i == leader:
-            open_ = [j for j in others if not better[i, j]]
-            pool = open_ or others
-            compared[i] = min(pool, key=lambda j: (t[i, j], names[j]))
-            verdicts.append("could be the best" if open_ else "best")
-        else:
-            beaten_by = [j for j in others if better[j, i]]
-            if beaten_by:
-                compared[i] = min(beaten_by, key=lambda j: (-t[j, i], names[j]))
-                verdicts.append("worse than the best")
-            else:
-                compared[i] = leader
-                verdicts.append("could be the best")
+    better = np.asarray(sim.better, dtype=bool)
+    name_rank = np.empty(k, dtype=np.int64)
+    name_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(k)
+    not_self = ~np.eye(k, dtype=bool)
+
+    def pick(candidates: npt.NDArray[np.bool_], key: FloatArray) -> npt.NDArray[np.intp]:
+        """Per row, the candidate column with the smallest key, ties broken by name (input order never)."""
+        keyed = np.where(candidates, key, np.inf)
+        best = keyed.min(axis=1, keepdims=True)
+        tied = candidates & (keyed == best)
+        return np.asarray(np.where(tied, name_rank[None, :], k).argmin(axis=1), dtype=np.intp)
+
+    beaten_by = better.T & not_self  # beaten_by[i, j]: j is significantly better than i
+    worse = beaten_by.any(axis=1)
+    compared = np.where(worse, pick(beaten_by, -t.T), leader).astype(np.intp)
+    verdicts = ["worse than the best" if w else "could be the best" for w in worse.tolist()]
+    if k == 1:
+        compared[0] = 0
+    else:
+        open_ = not_self[leader] & ~better[leader]
+        pool = open_ if open_.any() else not_self[leader]
+        compared[leader] = pick(pool[None, :], t[leader][None, :])[0]
+        verdicts[leader] = "could be the best" if open_.any() else "best"
     return verdicts, compared
