@@ -757,7 +757,7 @@ def _verdicts(
     name_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(k)
     not_self = ~np.eye(k, dtype=bool)
 
-    def pick(candidates: npt.NDArray[np.bool_], key: FloatArray) -> npt.NDArray[np.intp]:
+    def pick(candidates: npt.NDArray[np.bool_], key: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
         """Per row, the candidate column with the smallest key, ties broken by name (input order never)."""
         keyed = np.where(candidates, key, np.inf)
         best = keyed.min(axis=1, keepdims=True)
@@ -765,9 +765,9 @@ def _verdicts(
         return np.asarray(np.where(tied, name_rank[None, :], k).argmin(axis=1), dtype=np.intp)
 
     beaten_by = better.T & not_self  # beaten_by[i, j]: j is significantly better than i
-    worse = beaten_by.any(axis=1)
+    worse: npt.NDArray[np.bool_] = np.asarray(beaten_by.any(axis=1), dtype=bool)
     compared = np.where(worse, pick(beaten_by, -t.T), leader).astype(np.intp)
-    verdicts = ["worse than the best" if w else "could be the best" for w in worse.tolist()]
+    verdicts = ["worse than the best" if bool(w) else "could be the best" for w in worse]
     if k == 1:
         compared[0] = 0
     else:
