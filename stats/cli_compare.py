@@ -80,7 +80,12 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--resamples", type=_integer(2), default=DEFAULT_RESAMPLES)
     lb.add_argument("--seed", type=_integer(0), default=0)
     lb.add_argument("--confidence", type=_level, default=DEFAULT_CONFIDENCE)
-    lb.add_argument("--interval", choices=["bca", "percentile", "basic"], default="bca")
+    lb.add_argument(
+        "--interval",
+        choices=["auto", "bca", "percentile", "basic", "wilson"],
+        default="auto",
+        help="interval of the values; auto: Wilson for plain proportions, else BCa (docs/stats.md)",
+    )
     lb.add_argument("--alpha", type=_level, default=0.05, help="level of the tests (default 0.05)")
     lb.add_argument("--correction", choices=CORRECTIONS, default="holm")
     lb.add_argument("--test", choices=TESTS, default="auto", help="test behind the p-values")
@@ -127,6 +132,7 @@ def _fmt_p(p: float) -> str:
 def board_table(board: Board) -> str:
     """The board as a fixed-width text table."""
     pct = f"{board.confidence * 100:g}%"
+    level = f"{(1 - board.alpha) * 100:g}%"
     header = [
         "rank",
         "name",
@@ -134,11 +140,12 @@ def board_table(board: Board) -> str:
         f"{pct} {board.interval_method}",
         "ranks",
         "sim. ranks",
+        "verdict",
         "diff",
-        f"{pct} diff",
-        "p",
+        f"{level} max-t diff",
+        "vs",
+        "p vs leader",
         f"p {board.correction}",
-        "best",
         "items needed",
     ]
     lines = []
@@ -151,13 +158,14 @@ def board_table(board: Board) -> str:
                 f"[{_fmt(r.interval.low)}, {_fmt(r.interval.high)}]",
                 f"{r.rank_interval[0]}-{r.rank_interval[1]}",
                 f"{r.simultaneous_rank_interval[0]}-{r.simultaneous_rank_interval[1]}",
-                "leader" if r.is_leader else f"{r.difference:+.4f}",
+                r.verdict,
+                "" if r.compared_with is None else f"{r.difference:+.4f}",
                 ""
-                if r.is_leader
+                if r.compared_with is None
                 else f"[{r.difference_interval.low:+.4f}, {r.difference_interval.high:+.4f}]",
+                r.compared_with or "",
                 "" if r.is_leader else _fmt_p(r.p_value),
                 "" if r.is_leader else _fmt_p(r.adjusted_p_value),
-                "yes" if r.in_best_set else "no",
                 "" if r.items_needed is None else f"{r.items_needed:,}",
             ]
         )
@@ -170,8 +178,11 @@ def board_table(board: Board) -> str:
         ]
         out.write("  ".join(cells).rstrip() + "\n")
     out.write(
-        f"test: {board.test}; best set: {board.best_set_method} (alpha {board.alpha:g}); "
-        f"ranks: {pct} marginal, sim. ranks: {pct} simultaneous (max-t)\n"
+        f"verdict: max-t comparisons with the best at alpha {board.alpha:g} (diff and its interval: to the "
+        f"entry named in 'vs'; excludes 0 exactly when the verdict decides); best set: "
+        f"{board.best_set_method} (alpha {board.alpha:g}); p vs leader: {board.test}, this pair alone, and "
+        f"{board.correction}-corrected over the comparisons with the observed leader (not the verdict); "
+        f"ranks: {pct} marginal, sim. ranks: {level} simultaneous (max-t)\n"
     )
     out.write(f"signature: {board.signature}\n")
     return out.getvalue()
@@ -203,7 +214,7 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         seed=args.seed,
         groups=truth.groups,
         strata=sampling.strata,
-        jackknife=args.interval == "bca",
+        jackknife=args.interval in ("bca", "auto"),
     )
     warn(value_warnings(metric, [s.value for s in scores], names))
     item_statistics = None
@@ -216,7 +227,9 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         values=[s.value for s in scores],
         replicates=theta[keep],
         groups=truth.groups,
-        jackknife=np.column_stack([s.jackknife for s in scores]) if args.interval == "bca" else None,
+        jackknife=np.column_stack([s.jackknife for s in scores])
+        if args.interval in ("bca", "auto")
+        else None,
         higher_is_better=metric.higher_is_better,
         metric_name=metric.name,
         seed=args.seed,

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from scipy import special
 from scipy import stats as sps
 
-from stats.intervals import Interval, bootstrap_bounds
+from stats.intervals import Interval, bca_constants, bootstrap_bounds
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
@@ -425,24 +425,6 @@ def items_needed(
 # paired bootstrap p-values
 
 
-def _bca_constants(
-    replicates: FloatArray, point: FloatArray, jackknife: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Bias correction ``z0`` and acceleration ``a`` per column (Efron & Tibshirani 1993, 14.3)."""
-    b = replicates.shape[0]
-    below = (replicates < point).sum(axis=0) + 0.5 * (replicates == point).sum(axis=0)
-    z0 = special.ndtri(np.clip(below / b, 0.5 / b, 1 - 0.5 / b))
-    # undefined leave-one-out values (NaN: the only positive of an AUC left out) are left out (issue 11)
-    finite = np.isfinite(jackknife)
-    jk = np.where(finite, jackknife, 0.0)
-    centred = np.where(finite, jk.sum(axis=0) / np.maximum(finite.sum(axis=0), 1) - jk, 0.0)
-    num = (centred**3).sum(axis=0)
-    den = 6.0 * (centred**2).sum(axis=0) ** 1.5
-    with np.errstate(invalid="ignore", divide="ignore"):
-        a = np.where(den > 0, num / den, 0.0)
-    return z0, a
-
-
 def bootstrap_p_values(
     differences: npt.ArrayLike,
     point: npt.ArrayLike,
@@ -527,7 +509,7 @@ def bootstrap_p_values(
             jk = jk[:, None]
         if jk.ndim != 2 or jk.shape[1] != d.shape[1] or np.any(np.isinf(jk)):
             raise ValueError("`jackknife` must be finite with shape (N,) or (N, K) matching `differences`.")
-        z0, a = _bca_constants(d, t, jk)
+        z0, a = bca_constants(d, t, jk)
         share = (d <= 0).sum(axis=0) / b
         g = np.clip(share, 0.5 / b, 1 - 0.5 / b)
         w = special.ndtri(g) - z0

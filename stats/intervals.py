@@ -44,6 +44,7 @@ __all__ = [
     "PROPORTION_METHODS",
     "Interval",
     "IntervalMethod",
+    "bca_constants",
     "binomial_standard_error",
     "bootstrap_bounds",
     "clopper_pearson_interval",
@@ -144,15 +145,25 @@ def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
     return np.where(has_nan, np.nan, out)
 
 
-def _bca_probabilities(
-    theta: FloatArray, point: FloatArray, jackknife: FloatArray, alpha: float
+def bca_constants(
+    replicates: FloatArray, point: FloatArray, jackknife: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    b = theta.shape[0]
-    below = (theta < point).sum(axis=0) + (theta <= point).sum(axis=0)
-    # When every replicate lies on one side of the point the bias correction is infinite and BCa is
-    # undefined (scipy returns NaN). Bounding the proportion by half a replicate keeps z0 finite, so the
-    # interval degrades to the extreme replicates instead of failing a whole board.
-    z0 = special.ndtri(np.clip(below / (2.0 * b), 0.5 / b, 1.0 - 0.5 / b))
+    """BCa's bias correction ``z0`` and acceleration ``a`` per column (Efron & Tibshirani 1993, 14.3).
+
+    **Ties.** On a discrete statistic (accuracy, a difference of accuracies) many replicates equal the
+    estimate exactly, and ``z0`` depends on how they are counted. The convention here, the same as
+    ``scipy.stats.bootstrap`` (its ``_percentile_of_score`` with ties counted half), is explicit:
+
+    ``z0 = Phi^{-1}((#(theta* < theta) + #(theta* == theta) / 2) / B)``
+
+    so a symmetric distribution with a lump at the estimate has ``z0 = 0``, whereas counting only
+    ``theta* < theta`` (Efron & Tibshirani's eq. 14.14 read literally) would shift every interval of a
+    discrete statistic down. When every replicate lies on one side (the share is 0 or 1) the share is
+    bounded by half a replicate, so ``z0`` stays finite. ``a`` is 0 when every jackknife value is equal.
+    """
+    b = replicates.shape[0]
+    below = (replicates < point).sum(axis=0) + 0.5 * (replicates == point).sum(axis=0)
+    z0 = special.ndtri(np.clip(below / b, 0.5 / b, 1.0 - 0.5 / b))
     # Leave-one-out values that are undefined (leaving out the only positive item of an AUC) are left
     # out of the acceleration; with none undefined this is Efron's formula unchanged.
     finite = np.isfinite(jackknife)
@@ -162,6 +173,13 @@ def _bca_probabilities(
     num = (d**3).sum(axis=0)
     den = 6.0 * (d**2).sum(axis=0) ** 1.5
     accel = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    return z0, accel
+
+
+def _bca_probabilities(
+    theta: FloatArray, point: FloatArray, jackknife: FloatArray, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    z0, accel = bca_constants(theta, point, jackknife)
     z_alpha = special.ndtri(alpha)
     n1 = z0 + z_alpha
     n2 = z0 - z_alpha

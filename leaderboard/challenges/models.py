@@ -28,6 +28,7 @@ class EntrySelection(models.TextChoices):
 
 
 class IntervalMethod(models.TextChoices):
+    AUTO = "auto", "By metric (chosen by measured coverage: Wilson for plain proportions)"
     BCA = "bca", "BCa bootstrap"
     PERCENTILE = "percentile", "Percentile bootstrap"
     BASIC = "basic", "Basic bootstrap"
@@ -65,7 +66,7 @@ class Challenge(models.Model):
         default=10_000, validators=[MinValueValidator(100), MaxValueValidator(100_000)]
     )
     interval_method = models.CharField(
-        max_length=12, choices=IntervalMethod.choices, default=IntervalMethod.BCA
+        max_length=12, choices=IntervalMethod.choices, default=IntervalMethod.AUTO
     )
     correction = models.CharField(max_length=8, choices=Correction.choices, default=Correction.HOLM)
     seed = models.PositiveBigIntegerField(default=0)

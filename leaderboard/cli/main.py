@@ -134,8 +134,9 @@ BOARD_COLUMNS = [
     ("value", "value"),
     ("interval", "interval"),
     ("rank_interval", "ranks"),
+    ("verdict", "verdict"),
     ("difference", "diff"),
-    ("adjusted_p_value", "p (adj.)"),
+    ("compared_with", "vs"),
     ("in_best_set", "best set"),
     ("is_baseline", "baseline"),
 ]

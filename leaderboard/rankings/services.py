@@ -98,6 +98,7 @@ def _digest(task: Task, split: str, entries: list[Entry]) -> str:
         c.confidence,
         c.interval_method,
         c.correction,
+        "verdict:max-t",  # boards written before the selection-aware verdict (issue 11) are rebuilt
         [(e.key, e.name, e.score.pk, e.score.scored_at.isoformat()) for e in entries],
     ]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()

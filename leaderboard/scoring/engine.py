@@ -474,9 +474,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         metric_name=metric.name,
         seed=challenge.seed,
         confidence=challenge.confidence,
-        interval=challenge.interval_method
-        if (jackknife is not None or challenge.interval_method != "bca")
-        else "percentile",
+        interval=_interval_method(challenge.interval_method, has_jackknife=jackknife is not None),
         jackknife=jackknife,
         correction=challenge.correction,
         item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
@@ -499,6 +497,11 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
                 **r,
                 "key": e.key,
                 "name": e.name,
+                "compared_with": None if r["compared_with"] is None else by_key[r["compared_with"]].name,
+                "compared_with_key": r["compared_with"],
+                "compared_with_submission_id": None
+                if r["compared_with"] is None
+                else by_key[r["compared_with"]].score.submission.pk,
                 "team": e.team,
                 "is_baseline": sub.is_baseline,
                 "submission_id": sub.pk,
@@ -513,6 +516,8 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         "test": data["test"],
         "correction": data["correction"],
         "interval_method": data["interval_method"],
+        "verdict_method": data["verdict_method"],
+        "verdict_level": data["verdict_level"],
         "best_set_method": data["best_set_method"],
         "alpha": data["alpha"],
         "power": data["power"],
@@ -535,22 +540,9 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
 
     pairwise: dict[str, Any] = {}
     if len(entries) <= PAIRWISE_MAX_ENTRIES:
-        idx = [index[k] for k in order]
-        t = theta[:, idx]
-        lo_q, hi_q = (1 - challenge.confidence) / 2, 1 - (1 - challenge.confidence) / 2
-        diff = values[idx][:, None] - values[idx][None, :]
-        low = np.empty_like(diff)
-        high = np.empty_like(diff)
-        for i in range(len(idx)):
-            d = t[:, [i]] - t
-            low[i], high[i] = np.quantile(d, [lo_q, hi_q], axis=0)
-        pairwise = {
-            "names": [by_key[k].name for k in order],
-            "method": "percentile bootstrap of the paired difference (row minus column)",
-            "difference": diff.round(10).tolist(),
-            "low": low.round(10).tolist(),
-            "high": high.round(10).tolist(),
-        }
+        # The board's own method for every pair (stats.board), so a pair shows the interval its rows show.
+        pairwise = board.pairwise()
+        pairwise["names"] = [by_key[k].name for k in order]
         if have_items and metric.zero_one:
             right = np.column_stack([np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in order])
             only_row = (right[:, :, None] & ~right[:, None, :]).sum(axis=0)
@@ -559,6 +551,16 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
             pairwise["only_column_right"] = only_col.tolist()
             pairwise["mcnemar_p"] = np.asarray(mcnemar_exact(only_row, only_col)).round(12).tolist()
     return BuiltBoard(rows=rows, signature=signature, rank_distribution=rank_distribution, pairwise=pairwise)
+
+
+def _interval_method(setting: str, *, has_jackknife: bool) -> str | None:
+    """The board's value-interval method from the challenge's setting: ``auto`` lets the metric choose
+    (Wilson for plain proportions, docs/stats.md); BCa falls back to percentile without a jackknife."""
+    if setting == "auto":
+        return None
+    if setting == "bca" and not has_jackknife:
+        return "percentile"
+    return setting
 
 
 def _n_items(entries: list[Entry]) -> int:

@@ -110,12 +110,20 @@ class BoardRow:
     is_leader: bool
 
     @property
-    def resolved(self) -> bool | None:
-        """Whether the gap to the leader is significant, as the snapshot's flags say (None for the leader)."""
-        if self.is_leader:
+    def verdict(self) -> str | None:
+        """The board's answer for this row: ``best``, ``could be the best`` or ``worse than the best``.
+
+        It comes from the max-t comparisons with the best (``stats.board``), which allow for the leader
+        having been picked on this test set. A snapshot written before verdicts existed gets it from its
+        max-t best-set flag.
+        """
+        stored = self.data.get("verdict")
+        if stored is not None:
+            return str(stored)
+        flag = self.data.get("in_best_set_max_t")
+        if flag is None:
             return None
-        flag = self.data.get("in_best_set_holm", self.data.get("in_best_set"))
-        return None if flag is None else not flag
+        return "could be the best" if flag else "worse than the best"
 
     def __getattr__(self, name: str) -> Any:  # templates read row.value, row.rank_low...
         try:
@@ -302,15 +310,28 @@ def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] 
     if not pairwise or cell("difference") is None:
         return None
     mcnemar = cell("mcnemar_p")
+    method = str(pairwise.get("method", ""))
+    level = _num(pairwise.get("level"))
+    if method == "max-t":
+        method = "max-t simultaneous interval of every pair (the board's verdict)" + (
+            f", level {level * 100:g}%" if level is not None else ""
+        )
+    significant = cell("significant")
+    low, high = _num(cell("low")), _num(cell("high"))
+    if significant is None and low is not None and high is not None:
+        significant = low > 0 or high < 0  # a snapshot written before the verdicts
     return {
         "diff": cell("difference"),
         "diff_low": cell("low"),
         "diff_high": cell("high"),
-        "method": pairwise.get("method", ""),
+        "method": method,
+        "significant": bool(significant),
         "n10": cell("only_row_right"),
         "n01": cell("only_column_right"),
         "p_value": mcnemar,
-        "test": "McNemar's exact test on the discordant items" if mcnemar is not None else "",
+        "test": "McNemar's exact test on the discordant items, this pair alone, unadjusted"
+        if mcnemar is not None
+        else "",
     }
 
 
@@ -330,6 +351,10 @@ def normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
     for old, new in (("difference", "diff"), ("adjusted_p_value", "p_adjusted")):
         if new not in d and old in row:
             d[new] = row[old]
+    if "verdict" in row:
+        d.setdefault("compared_with_name", row.get("compared_with"))
+    elif not d.get("is_leader"):
+        d.setdefault("compared_with_name", "the leader")  # a snapshot written before verdicts existed
     runs = row.get("runs")
     if isinstance(runs, Mapping):
         for key in ("mean", "sd", "min", "max"):

@@ -114,7 +114,7 @@ class ChallengeForm(forms.Form):
     entry_selection = forms.ChoiceField(choices=EntrySelection.choices, initial=EntrySelection.LATEST)
     confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
     resamples = forms.IntegerField(min_value=100, max_value=100_000, initial=10_000)
-    interval_method = forms.ChoiceField(choices=IntervalMethod.choices, initial=IntervalMethod.BCA)
+    interval_method = forms.ChoiceField(choices=IntervalMethod.choices, initial=IntervalMethod.AUTO)
     correction = forms.ChoiceField(choices=Correction.choices, initial=Correction.HOLM)
     seed = forms.IntegerField(min_value=0, initial=0)
 

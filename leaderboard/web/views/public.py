@@ -25,10 +25,13 @@ from leaderboard.web import boards
 from leaderboard.web.selectors import challenge_phase, home_challenges
 from leaderboard.web.views.common import as_http, challenge_for, task_for
 
+#: The verdict (max-t comparisons with the best) comes first; p_value and p_adjusted are the pair test
+#: against the observed leader (alone / corrected over the K - 1 comparisons with it), not the verdict.
 CSV_COLUMNS = [
     "rank", "rank_low", "rank_high", "rank_sim_low", "rank_sim_high", "name", "team", "is_baseline",
-    "value", "low", "high", "diff", "diff_low", "diff_high", "p_value", "p_adjusted", "in_best_set",
-    "items_needed", "n_runs", "run_mean", "run_sd", "run_min", "run_max", "submission_id",
+    "verdict", "compared_with", "value", "low", "high", "interval_method", "diff", "diff_low", "diff_high",
+    "in_best_set", "items_needed", "n_runs", "seed_sd", "test_set_sd", "p_value", "p_adjusted",
+    "submission_id",
 ]  # fmt: skip
 
 
