@@ -159,6 +159,8 @@ class BoardView:
     any_runs: bool
     any_items_needed: bool
     any_baseline: bool
+    #: Decimals of the numbers drawn: the board's precision when its signature states one.
+    decimals: int = 4
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -357,6 +359,7 @@ def board_view(
     else:
         leader_ids = {r.get("submission_id") for r in rows if r.get("rank") == 1}
     ordered, sort = _sort_rows(list(rows), sort)
+    digits = int(signature.get("decimals") or 4)
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
     if page is not None:
@@ -370,15 +373,16 @@ def board_view(
             r.get("low"),
             r.get("high"),
             r.get("value"),
-            f"{name}: {fmt(r.get('value'))}, {conf_pct} interval {fmt(r.get('low'))} to {fmt(r.get('high'))}",
+            f"{name}: {fmt(r.get('value'), digits)}, {conf_pct} interval {fmt(r.get('low'), digits)} to "
+            f"{fmt(r.get('high'), digits)}",
         )
         diff_bar = _bar(
             diff_axis,
             r.get("diff_low"),
             r.get("diff_high"),
             r.get("diff"),
-            f"{name}: difference to the leader {fmt(r.get('diff'))}, {conf_pct} interval "
-            f"{fmt(r.get('diff_low'))} to {fmt(r.get('diff_high'))}",
+            f"{name}: difference to the leader {fmt(r.get('diff'), digits)}, {conf_pct} interval "
+            f"{fmt(r.get('diff_low'), digits)} to {fmt(r.get('diff_high'), digits)}",
         )
         out.append(
             BoardRow(data=r, bar=bar, diff_bar=diff_bar, is_leader=r.get("submission_id") in leader_ids)
@@ -412,6 +416,7 @@ def board_view(
         any_runs=any((_num(r.get("n_runs")) or 1) > 1 for r in rows),
         any_items_needed=any(r.get("items_needed") is not None for r in rows),
         any_baseline=any(r.get("is_baseline") for r in rows),
+        decimals=int(signature.get("decimals") or 4),
     )
 
 
