@@ -165,7 +165,7 @@ class RegisterView(APIView):
         # against the service-wide bound (DRF would ask every throttle, and each would count it).
         for throttle in self.get_throttles():
             if not throttle.allow_request(request, self):
-                self.throttled(request, throttle.wait())
+                self.throttled(request, throttle.wait() or 1.0)
 
     @extend_schema(
         request=s.RegisterInputSerializer, responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
