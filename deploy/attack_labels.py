@@ -17,11 +17,13 @@ only what the API answers a participant:
    precision, a run that scores higher says "flipped to the right label", lower says "was right", equal
    says "private item"; every run is one label, and a submission is charged once however many runs it
    carries. Used for as long as it works.
-2. **Boundary probes**, when run values are not returned: with single-file submissions, flip more and more
+2. **Boundary probes** (``--strategy boundary``, the default), when run values are not returned: with single-file submissions, flip more and more
    items (bisection) until the rounded value changes between two prediction files that differ in one item.
    The first of them sits next to a rounding boundary; flipping one more item then moves the rounded value
    if and only if the flip made that item right (or, by the direction learned, wrong): one label per
    submission for public items, nothing for private ones.
+   Or **boosting** (``--strategy boosting``; Blum & Hardt 2015): random prediction files, then a vote of
+   each over the items, weighted by whether it scored above the median; no boundary needed.
 
 At the end the attacker's belief about every label is compared with the truth: ``recovered`` counts the
 labels it has right, against ``guessing`` (the expected count of a coin flip, N/2) and the margin that
@@ -339,15 +341,44 @@ class Attacker:
             made_right = (up == 1) == moved
             self.belief[j] = flipped[j] if made_right else base[j]
 
+    # 3. boosting (Blum & Hardt 2015, "The Ladder", section 3) -----------------------------------------
+    def boosting(self, seed: int) -> None:
+        """Random label vectors, each weighted by whether it scored above the median: a majority vote
+        that leans towards the labels by about sqrt(k / n) with k submissions (no boundary needed)."""
+        self.method = self.method or "boosting"
+        rng = random.Random(seed + 2)
+        vectors: list[list[str]] = []
+        values: list[float] = []
+        while True:
+            vector = [rng.choice("01") for _ in self.ids]
+            body = self.submit([vector])
+            if body is None:
+                break
+            vectors.append(vector)
+            values.append(float(self.public(body)["value"]))
+        if not values:
+            return
+        median = sorted(values)[len(values) // 2]
+        votes = [0] * len(self.ids)
+        for vector, value in zip(vectors, values, strict=True):
+            sign = (value > median) - (value < median)
+            for j, p in enumerate(vector):
+                votes[j] += sign * (1 if p == "1" else -1)
+        for j, vote in enumerate(votes):
+            if vote:
+                self.belief[j] = "1" if vote > 0 else "0"
+
     def higher_is_better(self) -> bool:
         return True  # accuracy
 
-    def run(self, seed: int) -> dict[int, str]:
+    def run(self, seed: int, strategy: str = "boundary") -> dict[int, str]:
         order = list(range(len(self.ids)))
         random.Random(seed + 1).shuffle(order)
         if not self.per_run(order):
-            remaining = [j for j in order if j not in self.belief]
-            self.boundary(remaining)
+            if strategy == "boosting":
+                self.boosting(seed)
+            else:
+                self.boundary([j for j in order if j not in self.belief])
         return self.belief
 
 
@@ -369,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--strategy",
+        choices=["boundary", "boosting"],
+        default="boundary",
+        help="what to do once per-run probes are closed (default: boundary probes)",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--url", help="a live service (default: in-process)")
     parser.add_argument("--challenge", default=CHALLENGE)
@@ -397,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         ids, labels = organize(api, items=args.items, seed=args.seed)
 
     attacker = Attacker(api=api, challenge=args.challenge, task=args.task, ids=ids, max_days=args.days)
-    belief = attacker.run(args.seed)
+    belief = attacker.run(args.seed, args.strategy)
     result: dict[str, Any] = {
         "items": len(ids),
         "days": attacker.days,
