@@ -73,6 +73,7 @@ class ScoreCell:
     split: str
     value: float
     n_runs: int
+    decimals: int = 4  # the board's precision the value is rounded to
 
 
 def submission_scores(*, submission_ids: list[int], include_private: bool) -> dict[int, list[ScoreCell]]:
@@ -88,9 +89,15 @@ def submission_scores(*, submission_ids: list[int], include_private: bool) -> di
     out: dict[int, list[ScoreCell]] = defaultdict(list)
     for s in qs.order_by("task__position", "task__slug", "split"):
         # The board's precision (rankings.precision): the site's pages show each score rounded.
-        value = round_to(s.value, task_decimals(s.task))
+        decimals = task_decimals(s.task)
         out[s.submission_id].append(
-            ScoreCell(task_slug=s.task.slug, split=s.split, value=value, n_runs=s.n_runs)
+            ScoreCell(
+                task_slug=s.task.slug,
+                split=s.split,
+                value=round_to(s.value, decimals),
+                n_runs=s.n_runs,
+                decimals=decimals,
+            )
         )
     return dict(out)
 
