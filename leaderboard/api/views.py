@@ -67,7 +67,13 @@ from leaderboard.challenges.services import (
     team_join,
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
-from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
+from leaderboard.rankings.precision import (
+    challenge_decimals,
+    public_rows,
+    public_signature,
+    public_summary,
+    task_decimals,
+)
 from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 from leaderboard.submissions.models import Status, Submission
@@ -766,7 +772,8 @@ class SummaryView(APIView):
             "split": name,
             "sequence": summary.sequence,
             "created_at": summary.created_at,
-            "summary": summary.data,
+            # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
+            "summary": public_summary(summary.data, challenge_decimals(list(challenge.tasks.all()))),
             "svg_url": svg_url,
         }
         return Response(s.SummaryOutputSerializer(data).data)

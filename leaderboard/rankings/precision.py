@@ -139,3 +139,21 @@ def public_distribution(distribution: Sequence[Sequence[float]], decimals: int) 
 def public_signature(signature: Mapping[str, Any], decimals: int) -> dict[str, Any]:
     """The board's signature, which states the precision of its numbers."""
     return {**signature, "decimals": decimals}
+
+
+def public_summary(data: Mapping[str, Any], decimals_by_task: Mapping[str, int]) -> dict[str, Any]:
+    """The cross-task summary as a participant sees it: each task's row of entry values (``scores``,
+    one row per task in ``tasks`` order) rounded to that task's precision. The rest is rank-based."""
+    out = dict(data)
+    scores = out.get("scores")
+    tasks = out.get("tasks") or []
+    if isinstance(scores, list) and len(scores) == len(tasks):
+        out["scores"] = [
+            [round_to(v, decimals_by_task.get(slug, 1)) for v in line]
+            for slug, line in zip(tasks, scores, strict=True)
+        ]
+    return out
+
+
+def challenge_decimals(tasks: Sequence[Task]) -> dict[str, int]:
+    return {t.slug: task_decimals(t) for t in tasks}

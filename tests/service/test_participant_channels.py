@@ -413,3 +413,29 @@ def test_more_than_100_file_parts_get_the_json_error_shape(transactional_db) -> 
         "message": "The request has more than 100 file parts; send at most 100.",
         "extra": {"limit": 100},
     }
+
+
+def test_the_cross_task_summary_shows_values_at_each_tasks_precision(transactional_db) -> None:
+    organizer = user("org")
+    challenge, _task, ids, truth = challenge_with_task(organizer, resamples=200)
+    task_create(
+        challenge=challenge, slug="second", title="Second", metric="accuracy", labels=LABELS, decimals=2,
+        truth=csv_bytes("id,label", list(zip(ids, truth, strict=True))), truth_name="t.csv",
+    )  # fmt: skip
+    for k, who in enumerate(("alice", "bob")):
+        files = {
+            "file:main": file("m.csv", predictions(ids, truth, 0.6 + 0.1 * k, k)),
+            "file:second": file("s.csv", predictions(ids, truth, 0.65 + 0.1 * k, 10 + k)),
+        }
+        response = client_for(user(who)).post(
+            "/api/challenges/toy/submissions/", {"name": who, **files}, format="multipart"
+        )
+        assert response.status_code == 201, response.content
+    summary = client_for(None).get("/api/challenges/toy/summary/").json()["summary"]
+    assert summary["tasks"] == ["main", "second"]
+    main, second = summary["scores"]
+    assert all(_decimals_of(v) <= 1 for v in main) and all(_decimals_of(v) <= 2 for v in second)
+    assert any(_decimals_of(v) == 2 for v in second)
+    page = htmllib.unescape(Client().get(reverse("summary", args=["toy"])).content.decode())
+    stored = challenge.summaries.latest("sequence").data["scores"]
+    assert all(f"{v}" not in page for line in stored for v in line if _decimals_of(v) > 2)

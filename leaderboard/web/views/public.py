@@ -16,10 +16,12 @@ from leaderboard.challenges.selectors import private_board_visible, user_is_orga
 from leaderboard.core.exports import neutralise
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import (
+    challenge_decimals,
     public_distribution,
     public_pairwise,
     public_rows,
     public_signature,
+    public_summary,
     task_decimals,
 )
 from leaderboard.rankings.selectors import board_latest, summary_latest
@@ -201,6 +203,8 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
     split, private_visible = _split_of(request, challenge)
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
+    # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
+    data = public_summary(summ.data, challenge_decimals(list(challenge.tasks.all()))) if summ else {}
     return render(
         request,
         "web/summary.html",
@@ -209,8 +213,8 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
             "split": split,
             "private_visible": private_visible,
             "summary": summ,
-            "data": summ.data if summ else {},
-            "data_json": json.dumps(summ.data, indent=2, default=str) if summ else "",
+            "data": data,
+            "data_json": json.dumps(data, indent=2, default=str) if summ else "",
         },
     )
 
