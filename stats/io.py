@@ -19,7 +19,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -322,13 +322,25 @@ def _check_row_width(table: _Table) -> None:
             raise table.error(f"expected {width} fields, found {len(row)}{hint}", r, column)
 
 
-def _read_ids(table: _Table, col: int) -> list[str]:
+#: What a spreadsheet would run as a formula; CSV downloads write such ids with a leading apostrophe.
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _read_ids(table: _Table, col: int, *, known: Mapping[str, int] | None = None) -> list[str]:
     first_row: dict[str, int] = {}
     ids: list[str] = []
     for r, row in enumerate(table.rows):
         item = row[col].strip()
         if not item:
             raise table.error("empty id", r, col + 1)
+        if (
+            known is not None
+            and item not in known
+            and item.startswith("'")
+            and item[1:].startswith(_FORMULA_PREFIXES)
+            and item[1:] in known
+        ):
+            item = item[1:]  # the neutralised form of a formula-like id, as the CSV downloads write it
         if item in first_row:
             first = table.lines[first_row[item]]
             where = f"row {first}" if table.parquet else f"line {first}"
@@ -492,8 +504,8 @@ def read_predictions(
     value_cols = prediction_columns(kind, ranks=ranks)
     cols = _check_header(table, ["id", *value_cols])
     _check_row_width(table)
-    ids = _read_ids(table, cols["id"])
     position = {str(item): i for i, item in enumerate(item_ids)}
+    ids = _read_ids(table, cols["id"], known=position)
     for r, item in enumerate(ids):
         if item not in position:
             raise table.error(f"unknown id '{item}' (not an item of this task)", r, cols["id"] + 1)

@@ -28,7 +28,14 @@ def _with_related(qs: QuerySet[Submission]) -> QuerySet[Submission]:
         Prefetch(
             "scores",
             queryset=Score.objects.select_related("task").only(
-                "id", "submission_id", "task__slug", "split", "value", "run_values", "scored_at"
+                "id",
+                "submission_id",
+                "task__slug",
+                "task__decimals",
+                "split",
+                "value",
+                "run_values",
+                "scored_at",
             ),
         ),
     )

@@ -15,11 +15,20 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.challenges.models import Challenge, Task, Team
+from leaderboard.challenges.models import (
+    DECIMALS_MAX,
+    RUNS_DEFAULT,
+    RUNS_MAX,
+    TASK_DESCRIPTION_MAX_CHARS,
+    Challenge,
+    Task,
+    Team,
+)
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.scoring.models import RescoreJob, Score
-from leaderboard.submissions.models import Submission, SubmissionFile
+from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
 from leaderboard.submissions.services import Upload
 
 FILE_FIELD = "file"
@@ -109,6 +118,9 @@ def prediction_format(task: Task) -> dict[str, Any]:
 
 class TaskOutputSerializer(serializers.ModelSerializer):
     n_items = serializers.IntegerField(read_only=True)
+    decimals = serializers.SerializerMethodField(
+        help_text="The board's precision: decimals of every number participants see."
+    )
     prediction_format = serializers.SerializerMethodField()
     items_url = serializers.SerializerMethodField()
 
@@ -126,6 +138,8 @@ class TaskOutputSerializer(serializers.ModelSerializer):
             "positive_label",
             "stratify",
             "position",
+            "max_runs",
+            "decimals",
             "prediction_format",
             "items_url",
         ]
@@ -134,6 +148,9 @@ class TaskOutputSerializer(serializers.ModelSerializer):
     def get_prediction_format(self, obj: Task) -> dict[str, Any]:
         return prediction_format(obj)
 
+    def get_decimals(self, obj: Task) -> int:
+        return task_decimals(obj)
+
     def get_items_url(self, obj: Task) -> str:
         return reverse("api:task-items", kwargs={"slug": obj.challenge.slug, "task": obj.slug})
 
@@ -141,8 +158,25 @@ class TaskOutputSerializer(serializers.ModelSerializer):
 class TaskInputSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=80)
     title = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=TASK_DESCRIPTION_MAX_CHARS
+    )
     metric = serializers.CharField(max_length=40)
+    max_runs = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=RUNS_MAX,
+        default=RUNS_DEFAULT,
+        help_text="Runs per submission.",
+    )
+    decimals = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=DECIMALS_MAX,
+        default=None,
+        help_text="The board's precision; empty: derived from the number of items.",
+    )
     labels = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
     split_column = serializers.CharField(required=False, allow_blank=True, default="")
@@ -195,8 +229,10 @@ class SubmissionInputSerializer(serializers.Serializer):
     """The fields of a submission; the files come as ``file`` or ``file:<task>`` multipart parts."""
 
     name = serializers.CharField(max_length=120)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
-    link = serializers.URLField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=DESCRIPTION_MAX_CHARS
+    )
+    link = serializers.URLField(required=False, allow_blank=True, default="", max_length=LINK_MAX_CHARS)
     is_baseline = serializers.BooleanField(required=False, default=False)
 
 
@@ -237,12 +273,32 @@ class SubmissionFileOutputSerializer(serializers.ModelSerializer):
 
 
 class ScoreOutputSerializer(serializers.ModelSerializer):
+    """A score as its reader may see it: organizers at full precision with each run's value; participants
+    the value rounded to the board's precision and ``run_values`` null (``rankings.precision``)."""
+
     task = serializers.CharField(source="task.slug")
     runs = serializers.IntegerField(source="n_runs")
+    value = serializers.SerializerMethodField(method_name="rounded_value")
+    run_values = serializers.SerializerMethodField(
+        help_text="Each run's value: organizers only (null for participants)."
+    )
+    decimals = serializers.SerializerMethodField(help_text="Decimals of `value`; null: full precision.")
 
     class Meta:
         model = Score
-        fields = ["task", "split", "value", "run_values", "runs", "scored_at"]
+        fields = ["task", "split", "value", "decimals", "run_values", "runs", "scored_at"]
+
+    def _full(self) -> bool:
+        return bool(self.context.get("full_precision"))
+
+    def rounded_value(self, obj: Score) -> float | None:
+        return obj.value if self._full() else round_to(obj.value, task_decimals(obj.task))
+
+    def get_decimals(self, obj: Score) -> int | None:
+        return None if self._full() else task_decimals(obj.task)
+
+    def get_run_values(self, obj: Score) -> list[float] | None:
+        return list(obj.run_values) if self._full() else None
 
 
 class SubmissionOutputSerializer(serializers.ModelSerializer):
@@ -278,7 +334,10 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
     def get_scores(self, obj: Submission) -> list[dict[str, Any]]:
         # The view decides which splits are visible (private only once revealed, or to organizers).
         visible: Mapping[int, Sequence[Score]] = self.context.get("visible_scores", {})
-        return ScoreOutputSerializer(visible.get(obj.pk, []), many=True).data  # type: ignore[return-value]
+        full = bool(self.context.get("full_precision", {}).get(obj.pk))
+        return ScoreOutputSerializer(  # type: ignore[return-value]
+            visible.get(obj.pk, []), many=True, context={"full_precision": full}
+        ).data
 
     def get_url(self, obj: Submission) -> str:
         return reverse("api:submission-detail", kwargs={"pk": obj.pk})
@@ -353,3 +412,11 @@ class TeamFoundInputSerializer(serializers.Serializer):
 
 class TeamJoinInputSerializer(serializers.Serializer):
     invite_code = serializers.CharField(max_length=32)
+
+
+# --- approved participation -------------------------------------------------------------------------
+class ParticipantOutputSerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    approved = serializers.BooleanField()
+    requested_at = serializers.DateTimeField()
+    approved_at = serializers.DateTimeField(allow_null=True)

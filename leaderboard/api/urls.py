@@ -24,6 +24,15 @@ urlpatterns = [
     path("challenges/<slug:slug>/teams/", views.TeamListView.as_view(), name="team-list"),
     path("challenges/<slug:slug>/teams/mine/", views.MyTeamView.as_view(), name="team-mine"),
     path("challenges/<slug:slug>/teams/join/", views.TeamJoinView.as_view(), name="team-join"),
+    path("challenges/<slug:slug>/participation/", views.ParticipationView.as_view(), name="participation"),
+    path(
+        "challenges/<slug:slug>/participants/", views.ParticipantListView.as_view(), name="participant-list"
+    ),
+    path(
+        "challenges/<slug:slug>/participants/<str:username>/",
+        views.ParticipantDetailView.as_view(),
+        name="participant-detail",
+    ),
     path("challenges/<slug:slug>/submissions/", views.SubmissionListView.as_view(), name="submission-list"),
     path("challenges/<slug:slug>/leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
     path("challenges/<slug:slug>/summary/", views.SummaryView.as_view(), name="summary"),

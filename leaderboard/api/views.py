@@ -38,9 +38,13 @@ from leaderboard.api.selectors import (
     submission_list,
     submission_visible_scores,
 )
-from leaderboard.api.throttles import WriteScopedRateThrottle
+from leaderboard.api.throttles import (
+    SignupAddressThrottle,
+    SignupGlobalThrottle,
+    WriteScopedRateThrottle,
+)
 from leaderboard.api.uploads import SizeLimitedUploadsMixin
-from leaderboard.challenges.models import Challenge
+from leaderboard.challenges.models import Challenge, Participant
 from leaderboard.challenges.selectors import (
     challenge_get,
     challenge_list,
@@ -52,6 +56,9 @@ from leaderboard.challenges.services import (
     challenge_create,
     challenge_reveal_private,
     challenge_update,
+    participation_approve,
+    participation_request,
+    participation_revoke,
     require_organizer,
     slug_for,
     task_create,
@@ -60,6 +67,13 @@ from leaderboard.challenges.services import (
     team_join,
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
+from leaderboard.rankings.precision import (
+    challenge_decimals,
+    public_rows,
+    public_signature,
+    public_summary,
+    task_decimals,
+)
 from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 from leaderboard.submissions.models import Status, Submission
@@ -148,8 +162,16 @@ class RegisterView(APIView):
     """Sign up; answers with the new account's API token."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [WriteScopedRateThrottle]
+    # The ``login`` rate, then sign-up's own rates per address and over the whole service.
+    throttle_classes = [WriteScopedRateThrottle, SignupAddressThrottle, SignupGlobalThrottle]
     throttle_scope = "login"
+
+    def check_throttles(self, request: Request) -> None:
+        # In order, stopping at the first refusal: a request refused for its address is not counted
+        # against the service-wide bound (DRF would ask every throttle, and each would count it).
+        for throttle in self.get_throttles():
+            if not throttle.allow_request(request, self):
+                self.throttled(request, throttle.wait() or 1.0)
 
     @extend_schema(
         request=s.RegisterInputSerializer, responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
@@ -277,6 +299,8 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             truth_name=truth.name,
             positive=data["positive"] or None,
             stratify=data["stratify"],
+            max_runs=data["max_runs"],
+            decimals=data["decimals"],
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 
@@ -364,6 +388,10 @@ def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str
         "request": request,
         "visible_scores": {
             sub.pk: submission_visible_scores(submission=sub, user=request.user) for sub in submissions
+        },
+        # Organizers see full precision and each run; a participant one value per task, rounded.
+        "full_precision": {
+            sub.pk: user_is_organizer(challenge=sub.challenge, user=request.user) for sub in submissions
         },
     }
 
@@ -548,6 +576,80 @@ class TeamJoinView(APIView):
         return Response(s.MyTeamOutputSerializer(team).data)
 
 
+# --- approved participation -------------------------------------------------------------------------
+class ParticipationView(APIView):
+    """Challenges that take approved participants only. GET: your request and whether it is approved.
+    POST: ask to take part (an organizer approves you before you may submit)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: s.ParticipantOutputSerializer, **ERROR_RESPONSES})
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participant = Participant.objects.filter(challenge=challenge, user=_user(request)).first()
+        if participant is None:
+            raise NotFoundError("You have not asked to take part in this challenge.")
+        return Response(s.ParticipantOutputSerializer(participant).data)
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: s.ParticipantOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="Approval off"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participant = participation_request(challenge=challenge, user=_user(request))
+        return Response(s.ParticipantOutputSerializer(participant).data, status=status.HTTP_201_CREATED)
+
+
+class ParticipantListView(APIView):
+    """GET: who asked to take part, and who is approved (organizers). ``?approved=false`` for the waiting."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("approved", bool)],
+        responses={200: s.ParticipantOutputSerializer(many=True), **ERROR_RESPONSES},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        qs = Participant.objects.filter(challenge=challenge).select_related("user")
+        approved = request.query_params.get("approved")
+        if approved in ("true", "false"):
+            qs = qs.filter(approved=approved == "true")
+        return Response(s.ParticipantOutputSerializer(qs, many=True).data)
+
+
+class ParticipantDetailView(APIView):
+    """POST: approve this user (organizers). DELETE: withdraw the approval or turn the request down."""
+
+    permission_classes = [IsAuthenticated]
+
+    def _target(self, username: str) -> User:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            raise NotFoundError(f"No user '{username}'.")
+        return user
+
+    @extend_schema(request=None, responses={200: s.ParticipantOutputSerializer, **ERROR_RESPONSES})
+    def post(self, request: Request, slug: str, username: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participant = participation_approve(
+            challenge=challenge, user=self._target(username), approved_by=_user(request)
+        )
+        return Response(s.ParticipantOutputSerializer(participant).data)
+
+    @extend_schema(request=None, responses={204: None, **ERROR_RESPONSES})
+    def delete(self, request: Request, slug: str, username: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participation_revoke(challenge=challenge, user=self._target(username), revoked_by=_user(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 # --- boards -----------------------------------------------------------------------------------------
 SPLIT_PARAMETER = OpenApiParameter("split", str, enum=["public", "private"], default="public")
 #: Seconds a rendered board (JSON) stays cached; snapshots are immutable, so this only bounds memory.
@@ -603,8 +705,10 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             url = replace_query_param(request.build_absolute_uri(), "limit", limit)
             return replace_query_param(url, "offset", new_offset)
 
+        decimals = task_decimals(task)  # the board's precision: every number a reader sees is rounded
+
         def board() -> dict[str, Any]:
-            rows = snapshot.rows[offset : offset + limit] if snapshot else []
+            rows = public_rows(snapshot.rows[offset : offset + limit], decimals) if snapshot else []
             return {
                 "challenge": challenge.slug,
                 "task": task.slug,
@@ -613,7 +717,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
                 "sequence": snapshot.sequence if snapshot else None,
                 "created_at": snapshot.created_at if snapshot else None,
                 "entry_count": total,
-                "signature": snapshot.signature if snapshot else {},
+                "signature": public_signature(snapshot.signature, decimals) if snapshot else {},
                 "offset": offset,
                 "limit": limit,
                 "next": page_url(offset + limit if offset + limit < total else None),
@@ -626,7 +730,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             # to serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
             key = (
                 f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:"
-                f"{task.metric}:{offset}:{limit}:{request.build_absolute_uri()}"
+                f"{task.metric}:{decimals}:{offset}:{limit}:{request.build_absolute_uri()}"
             )
             body = caches["boards"].get(key)
             if body is None:
@@ -670,7 +774,8 @@ class SummaryView(APIView):
             "split": name,
             "sequence": summary.sequence,
             "created_at": summary.created_at,
-            "summary": summary.data,
+            # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
+            "summary": public_summary(summary.data, challenge_decimals(list(challenge.tasks.all()))),
             "svg_url": svg_url,
         }
         return Response(s.SummaryOutputSerializer(data).data)

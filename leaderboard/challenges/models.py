@@ -45,11 +45,22 @@ class Stratify(models.TextChoices):
     NONE = "none", "Not stratified"
 
 
+#: Longest challenge description and rules, and task description (characters): bounded text, clear 400s.
+CHALLENGE_TEXT_MAX_CHARS = 20_000
+TASK_DESCRIPTION_MAX_CHARS = 5_000
+#: Runs (files of one task) per submission when the organizer sets nothing, and the most they may allow.
+RUNS_DEFAULT = 5
+RUNS_MAX = 20
+#: The board's precision: decimals shown to participants when the organizer sets nothing is derived from
+#: the task's size (``leaderboard.rankings.precision``); an organizer may set 1 to this many.
+DECIMALS_MAX = 6
+
+
 class Challenge(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
-    rules = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=CHALLENGE_TEXT_MAX_CHARS)
+    rules = models.TextField(blank=True, max_length=CHALLENGE_TEXT_MAX_CHARS)
     start = models.DateTimeField(default=timezone.now)
     end = models.DateTimeField(null=True, blank=True)
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
@@ -73,6 +84,10 @@ class Challenge(models.Model):
     private_revealed = models.BooleanField(
         default=False, help_text="Once true, the private board is visible to everyone who sees the challenge."
     )
+    requires_approval = models.BooleanField(
+        default=False,
+        help_text="Participants ask to take part and an organizer approves them before they may submit.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -93,7 +108,7 @@ class Task(models.Model):
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="tasks")
     slug = models.SlugField(max_length=80)
     title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=TASK_DESCRIPTION_MAX_CHARS)
     metric = models.CharField(max_length=40)
     labels = models.JSONField(default=list, blank=True, help_text="The public label set (classification).")
     item_ids = models.JSONField(default=list, help_text="The public item list, in file order.")
@@ -113,6 +128,17 @@ class Task(models.Model):
     )
     truth_version = models.PositiveIntegerField(default=0)
     position = models.PositiveIntegerField(default=0)
+    max_runs = models.PositiveSmallIntegerField(
+        default=RUNS_DEFAULT,
+        validators=[MinValueValidator(1), MaxValueValidator(RUNS_MAX)],
+        help_text="Files (runs, e.g. training seeds) of this task one submission may carry.",
+    )
+    decimals = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(DECIMALS_MAX)],
+        help_text="Decimals of the numbers participants see; empty: derived from the number of items.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -173,3 +199,22 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Participant(models.Model):
+    """A user's request to take part in a challenge that requires approval, and the organizer's answer."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="participants")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participations"
+    )
+    approved = models.BooleanField(default=False)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["challenge", "requested_at"]
+        constraints = [models.UniqueConstraint(fields=["challenge", "user"], name="unique_participant")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.challenge} ({'approved' if self.approved else 'waiting'})"

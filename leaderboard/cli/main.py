@@ -110,7 +110,9 @@ def fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        # At most 4 decimals, and no padding: a value rounded to the board's precision (0.9) is not
+        # printed with digits it does not have (0.9000).
+        return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(fmt(v) for v in value) + "]"
     return str(value)
@@ -267,7 +269,7 @@ def submit(
             api, f"/api/challenges/{challenge}/leaderboard/", {"task": score["task"], "split": score["split"]}
         )
         rows = [r for r in board["rows"] if r.get("submission_id") == sub["id"]]
-        click.echo(f"{score['task']} ({score['split']}): {score['value']:.4f}")
+        click.echo(f"{score['task']} ({score['split']}): {fmt(score['value'])}")
         if rows:
             click.echo(table(rows, BOARD_COLUMNS))
         else:

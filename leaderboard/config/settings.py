@@ -220,6 +220,9 @@ REST_FRAMEWORK = {
         "token": env.str("LEADERBOARD_THROTTLE_TOKEN", default="20/min"),
         "submit": env.str("LEADERBOARD_THROTTLE_SUBMIT", default="60/min"),
         "login": env.str("LEADERBOARD_THROTTLE_LOGIN", default="20/min"),
+        # New accounts per client address and over the whole service (docs/reliability.md, "Label extraction").
+        "signup": env.str("LEADERBOARD_THROTTLE_SIGNUP", default="5/hour"),
+        "signup_global": env.str("LEADERBOARD_THROTTLE_SIGNUP_GLOBAL", default="60/hour"),
     },
 }
 SPECTACULAR_SETTINGS = {

@@ -16,6 +16,11 @@ class Status(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+#: Longest submission description (characters): it is shown on every board row, so it is bounded.
+DESCRIPTION_MAX_CHARS = 1_000
+LINK_MAX_CHARS = 200
+
+
 class Submission(models.Model):
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="submissions")
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
@@ -23,8 +28,8 @@ class Submission(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="submissions"
     )
     name = models.CharField(max_length=120)
-    description = models.TextField(blank=True)
-    link = models.URLField(blank=True, help_text="Code or paper.")
+    description = models.TextField(blank=True, max_length=DESCRIPTION_MAX_CHARS)
+    link = models.URLField(blank=True, max_length=LINK_MAX_CHARS, help_text="Code or paper.")
     is_baseline = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True, help_text="Shown to the participant; never holds hidden labels.")

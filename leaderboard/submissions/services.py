@@ -16,7 +16,7 @@ from django.utils import timezone
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge, EntrySelection, Team
 from leaderboard.challenges.selectors import user_is_organizer
-from leaderboard.challenges.services import team_for_user
+from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
 from leaderboard.core.exceptions import (
     ApplicationError,
     ConflictError,
@@ -24,10 +24,22 @@ from leaderboard.core.exceptions import (
     PermissionDeniedError,
 )
 from leaderboard.scoring import engine
-from leaderboard.submissions.models import Status, Submission, SubmissionFile
+from leaderboard.submissions.models import (
+    DESCRIPTION_MAX_CHARS,
+    LINK_MAX_CHARS,
+    Status,
+    Submission,
+    SubmissionFile,
+)
 from leaderboard.submissions.selectors import team_quota, wait_text
 
 logger = logging.getLogger(__name__)
+
+TOO_MANY_RUNS = (
+    "Task '{task}' takes at most {limit} runs (files) per submission; this submission has {n}. "
+    "Send fewer runs, or ask the organizers to raise the task's limit."
+)
+DESCRIPTION_TOO_LONG = "The description is {n:,} characters; the limit is {limit:,}."
 
 
 @dataclass(frozen=True)
@@ -66,9 +78,21 @@ def submission_create(
         raise ConflictError("This challenge is not open for submissions.")
     if is_baseline and not organizer:
         raise PermissionDeniedError("Only organizers may submit baselines.")
+    if not organizer and not participant_may_submit(challenge=challenge, user=user):
+        raise PermissionDeniedError(NOT_APPROVED, extra={"approval": "required"})
     name = name.strip()
     if not name:
         raise ApplicationError("A submission needs a name.", extra={"field": "name"})
+    if len(description) > DESCRIPTION_MAX_CHARS:
+        raise ApplicationError(
+            DESCRIPTION_TOO_LONG.format(n=len(description), limit=DESCRIPTION_MAX_CHARS),
+            extra={"field": "description", "limit": DESCRIPTION_MAX_CHARS},
+        )
+    if len(link) > LINK_MAX_CHARS:
+        raise ApplicationError(
+            f"The link is {len(link):,} characters; the limit is {LINK_MAX_CHARS}.",
+            extra={"field": "link", "limit": LINK_MAX_CHARS},
+        )
     if not files:
         raise ApplicationError("A submission needs at least one predictions file.", extra={"field": "files"})
     tasks = {t.slug: t for t in challenge.tasks.all()}
@@ -79,6 +103,14 @@ def submission_create(
             f"its tasks are {', '.join(sorted(tasks))}.",
             extra={"field": "task"},
         )
+
+    for slug, uploads in files.items():
+        # Each run's value is a probe of the hidden labels: a task bounds the runs of one submission.
+        if len(uploads) > tasks[slug].max_runs:
+            raise ApplicationError(
+                TOO_MANY_RUNS.format(task=slug, limit=tasks[slug].max_runs, n=len(uploads)),
+                extra={"field": "files", "task": slug, "limit": tasks[slug].max_runs, "runs": len(uploads)},
+            )
 
     # 1. Validate every file (the expensive part, outside any lock). Nothing is stored yet.
     validated: list[tuple[str, int, Upload, bytes, str]] = []

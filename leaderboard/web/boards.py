@@ -176,6 +176,8 @@ class BoardView:
     leader_id: Any = None
     runner_up_id: Any = None
     board_total: int = 0  # rows on the whole board, before a search filtered them
+    #: Decimals of the numbers drawn: the board's precision when its signature states one.
+    decimals: int = 4
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -399,6 +401,7 @@ def board_view(
     if query:
         needle = query.casefold()
         ordered = [r for r in ordered if needle in f"{r.get('name', '')}\n{r.get('team', '')}".casefold()]
+    digits = int(signature.get("decimals") or 4)
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
     if page is not None:
@@ -412,15 +415,16 @@ def board_view(
             r.get("low"),
             r.get("high"),
             r.get("value"),
-            f"{name}: {fmt(r.get('value'))}, {conf_pct} interval {fmt(r.get('low'))} to {fmt(r.get('high'))}",
+            f"{name}: {fmt(r.get('value'), digits)}, {conf_pct} interval {fmt(r.get('low'), digits)} to "
+            f"{fmt(r.get('high'), digits)}",
         )
         diff_bar = _bar(
             diff_axis,
             r.get("diff_low"),
             r.get("diff_high"),
             r.get("diff"),
-            f"{name}: difference to the leader {fmt(r.get('diff'))}, {conf_pct} interval "
-            f"{fmt(r.get('diff_low'))} to {fmt(r.get('diff_high'))}",
+            f"{name}: difference to the leader {fmt(r.get('diff'), digits)}, {conf_pct} interval "
+            f"{fmt(r.get('diff_low'), digits)} to {fmt(r.get('diff_high'), digits)}",
         )
         out.append(
             BoardRow(data=r, bar=bar, diff_bar=diff_bar, is_leader=r.get("submission_id") in leader_ids)
@@ -457,6 +461,7 @@ def board_view(
         board_total=len(rows),
         leader_id=by_rank[0] if by_rank else None,
         runner_up_id=by_rank[1] if len(by_rank) > 1 else None,
+        decimals=int(signature.get("decimals") or 4),
     )
 
 

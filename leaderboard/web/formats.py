@@ -11,6 +11,7 @@ import io
 from dataclasses import dataclass
 
 from leaderboard.challenges.models import Task
+from leaderboard.core.exports import neutralise
 from leaderboard.scoring.engine import prediction_format
 
 
@@ -64,5 +65,6 @@ def example_file(task: Task) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(fmt.columns)
     for item in task.item_ids:
-        writer.writerow([item, *values])
+        # The download rule (core.exports): formula-like ids get an apostrophe, which upload accepts back.
+        writer.writerow([neutralise(item), *values])
     return out.getvalue()

@@ -11,6 +11,11 @@ from django.core.files.uploadedfile import UploadedFile
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import (
+    CHALLENGE_TEXT_MAX_CHARS,
+    DECIMALS_MAX,
+    RUNS_DEFAULT,
+    RUNS_MAX,
+    TASK_DESCRIPTION_MAX_CHARS,
     Challenge,
     Correction,
     EntrySelection,
@@ -18,6 +23,7 @@ from leaderboard.challenges.models import (
     Task,
     Visibility,
 )
+from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS
 
 
 class SignupForm(UserCreationForm):
@@ -49,8 +55,15 @@ def task_field_name(task: Task) -> str:
 
 class SubmissionForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="How the entry is called on the board.")
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
-    link = forms.URLField(required=False, help_text="Code or paper (optional).", assume_scheme="https")
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=DESCRIPTION_MAX_CHARS
+    )
+    link = forms.URLField(
+        required=False,
+        max_length=LINK_MAX_CHARS,
+        help_text="Code or paper (optional).",
+        assume_scheme="https",
+    )
 
     def __init__(self, *args: Any, tasks: list[Task], allow_baseline: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -59,7 +72,7 @@ class SubmissionForm(forms.Form):
             self.fields[task_field_name(task)] = MultipleFileField(
                 label=f"Predictions for {task.title}",
                 required=False,
-                help_text="CSV or Parquet; several files are several runs (seeds).",
+                help_text=f"CSV or Parquet; several files are several runs (seeds), at most {task.max_runs}.",
                 widget=MultipleFileInput(
                     attrs={
                         "accept": ".csv,.parquet,.pq,text/csv",
@@ -104,8 +117,12 @@ class ChallengeForm(forms.Form):
     slug = forms.SlugField(
         max_length=80, required=False, help_text="In the address; made from the title if empty."
     )
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
-    rules = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}), required=False, max_length=CHALLENGE_TEXT_MAX_CHARS
+    )
+    rules = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}), required=False, max_length=CHALLENGE_TEXT_MAX_CHARS
+    )
     start = forms.DateTimeField(widget=DateTimeInput(), help_text="UTC.")
     end = forms.DateTimeField(widget=DateTimeInput(), required=False, help_text="UTC; empty for no end.")
     visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PUBLIC)
@@ -117,10 +134,16 @@ class ChallengeForm(forms.Form):
     interval_method = forms.ChoiceField(choices=IntervalMethod.choices, initial=IntervalMethod.AUTO)
     correction = forms.ChoiceField(choices=Correction.choices, initial=Correction.HOLM)
     seed = forms.IntegerField(min_value=0, initial=0)
+    requires_approval = forms.BooleanField(
+        required=False,
+        label="Approved participants only",
+        help_text="Participants ask to take part; they may submit once an organizer approves them.",
+    )
 
     SETTINGS_FIELDS = (
         "description", "rules", "start", "end", "visibility", "daily_limit", "total_limit",
         "entry_selection", "confidence", "resamples", "interval_method", "correction", "seed",
+        "requires_approval",
     )  # fmt: skip
     STATISTICS_FIELDS = ("confidence", "resamples", "interval_method", "correction", "seed")
 
@@ -153,7 +176,26 @@ def _check_truth_size(upload: UploadedFile | None) -> UploadedFile | None:
 class TaskForm(forms.Form):
     title = forms.CharField(max_length=200)
     slug = forms.SlugField(max_length=80)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=TASK_DESCRIPTION_MAX_CHARS
+    )
+    max_runs = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=RUNS_MAX,
+        initial=RUNS_DEFAULT,
+        label="Runs per submission",
+        help_text="Files of this task one submission may carry (training seeds). Each run's value is shown "
+        "only as part of the mean, at the board's precision.",
+    )
+    decimals = forms.IntegerField(
+        min_value=1,
+        max_value=DECIMALS_MAX,
+        required=False,
+        label="Decimals shown",
+        help_text="The board's precision: participants see every number rounded to this many decimals. "
+        "Empty: derived from the number of items.",
+    )
     metric = forms.ChoiceField()
     labels = forms.CharField(
         required=False,

@@ -28,6 +28,11 @@ urlpatterns = [
     path("c/<slug:slug>/t/<slug:task_slug>/rescore/", organizer.rescore, name="rescore"),
     path("c/<slug:slug>/rescore/<int:pk>/", organizer.rescore_job, name="rescore_job"),
     path("c/<slug:slug>/reveal/", organizer.reveal, name="reveal"),
+    path(
+        "c/<slug:slug>/participants/<str:username>/",
+        organizer.participant_decide,
+        name="participant_decide",
+    ),
     # boards (public reads)
     path("c/<slug:slug>/", public.challenge_detail, name="challenge"),
     path("c/<slug:slug>/summary/", public.summary, name="summary"),
@@ -44,6 +49,7 @@ urlpatterns = [
     ),
     # participants
     path("c/<slug:slug>/submit/", participant.submit, name="submit"),
+    path("c/<slug:slug>/participation/", participant.participation, name="participation"),
     path("c/<slug:slug>/t/<slug:task_slug>/example.csv", participant.example, name="example"),
     path("c/<slug:slug>/mine/", participant.my_submissions, name="my_submissions"),
     path("c/<slug:slug>/team/", teams.team, name="team"),

@@ -124,3 +124,16 @@ def test_errors_are_the_apis_message_with_exit_codes(env) -> None:  # type: igno
     unreachable = lb("--host", "http://127.0.0.1:1", "challenges")
     assert unreachable.exit_code == 2 and "cannot reach" in unreachable.output
     assert lb("leaderboard").exit_code == 2  # usage: click's own code
+
+
+def test_submit_more_runs_than_the_task_takes_prints_the_api_error(env) -> None:  # type: ignore[no-untyped-def]
+    login_alice()
+    files = []
+    for k in range(6):  # the task's default is 5 runs per submission
+        path = env["tmp"] / f"seed{k}.csv"
+        path.write_bytes(predictions(env["ids"], env["truth"], 0.8, k))
+        files.append(str(path))
+    result = lb("submit", "toy", "--task", "main", *files, "-m", "six seeds")
+    assert result.exit_code == 1
+    assert "Task 'main' takes at most 5 runs (files) per submission; this submission has 6." in result.output
+    assert not Submission.objects.exists()

@@ -6,14 +6,18 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from leaderboard.accounts.models import User
+from leaderboard.challenges.models import Participant
 from leaderboard.challenges.services import (
     challenge_create,
     challenge_reveal_private,
     challenge_update,
+    participation_approve,
+    participation_revoke,
     slug_for,
     task_create,
     task_truth_replace,
@@ -88,6 +92,11 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
             "tasks": list(challenge.tasks.order_by("position", "slug")),
             "counts": organizer_counts(challenge=challenge),
             "jobs": rescore_jobs_recent(challenge=challenge),
+            "participants": list(
+                Participant.objects.filter(challenge=challenge)
+                .select_related("user")
+                .order_by("approved", "requested_at")
+            ),
         },
     )
 
@@ -114,6 +123,8 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 split_column=form.cleaned_data["split_column"] or None,
                 positive=form.cleaned_data["positive"].strip() or None,
                 stratify=form.cleaned_data["stratify"] or "auto",
+                max_runs=form.cleaned_data["max_runs"],
+                decimals=form.cleaned_data["decimals"],
             )
         except ApplicationError as exc:
             error = error_context(exc)
@@ -201,4 +212,21 @@ def reveal(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("organize", slug=challenge.slug)
     challenge_reveal_private(challenge=challenge)
     messages.success(request, "The private board is now visible to everyone who can see the challenge.")
+    return redirect("organize", slug=challenge.slug)
+
+
+@login_required
+@require_POST
+def participant_decide(request: HttpRequest, slug: str, username: str) -> HttpResponse:
+    """Approve a participant, or withdraw an approval (``action=revoke``)."""
+    challenge = organizer_challenge(request, slug)
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        raise Http404(f"No user '{username}'.")
+    if request.POST.get("action") == "revoke":
+        participation_revoke(challenge=challenge, user=user, revoked_by=request.user)  # type: ignore[arg-type]
+        messages.success(request, f"{username} may no longer submit.")
+    else:
+        participation_approve(challenge=challenge, user=user, approved_by=request.user)  # type: ignore[arg-type]
+        messages.success(request, f"{username} is approved and may submit.")
     return redirect("organize", slug=challenge.slug)

@@ -12,9 +12,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard.challenges.models import EntrySelection
+from leaderboard.challenges.models import EntrySelection, Participant
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import team_quota, wait_text
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
@@ -77,6 +79,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             "error": error,
             "max_bytes": settings.UPLOAD_MAX_BYTES,
             "is_organizer": organizer,
+            "approval": _approval_state(challenge, request.user, organizer),
         },
         status=status,
     )
@@ -100,6 +103,28 @@ def _counted_entry_replaced(challenge: Any, team: Any) -> Submission | None:
     if challenge.entry_selection == EntrySelection.SELECTED and subs.filter(selected=True).exists():
         return None
     return subs.filter(status=Status.SCORED).order_by("-created_at", "-pk").first()
+
+
+def _approval_state(challenge: Any, user: Any, organizer: bool) -> str:
+    """'' (may submit), 'ask' (has not asked) or 'waiting' (asked, not approved yet)."""
+    if organizer or participant_may_submit(challenge=challenge, user=user):
+        return ""
+    asked = Participant.objects.filter(challenge=challenge, user=user).exists()
+    return "waiting" if asked else "ask"
+
+
+@login_required
+@require_POST
+def participation(request: HttpRequest, slug: str) -> HttpResponse:
+    """Ask to take part in a challenge that takes approved participants only."""
+    challenge = challenge_for(request, slug)
+    try:
+        participation_request(challenge=challenge, user=request.user)  # type: ignore[arg-type]
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "You asked to take part; you may submit once an organizer approves you.")
+    return redirect("submit", slug=challenge.slug)
 
 
 def _attach_error(form: SubmissionForm, exc: ApplicationError, tasks: list, error: dict[str, Any]) -> None:
@@ -158,8 +183,8 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         (
             snap,
             boards.board_view(
-                rows=snap.rows,
-                signature=snap.signature,
+                rows=public_rows(snap.rows, task_decimals(snap.task)),
+                signature=public_signature(snap.signature, task_decimals(snap.task)),
                 page=snap.rows.index(row) // boards.ROWS_PER_PAGE + 1,
             ),
         )

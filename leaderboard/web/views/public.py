@@ -19,6 +19,15 @@ from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.core.exports import neutralise
 from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.precision import (
+    challenge_decimals,
+    public_distribution,
+    public_pairwise,
+    public_rows,
+    public_signature,
+    public_summary,
+    task_decimals,
+)
 from leaderboard.rankings.selectors import board_at, board_latest, shakeup_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
@@ -80,10 +89,17 @@ def _board_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int | N
 def _lazy_board_view(
     snapshot: BoardSnapshot, sort: str, page: int | None, query: str = ""
 ) -> boards.BoardView:
-    """Computed (and the snapshot's rows read) only when the template's cached board block is missing."""
+    """Computed (and the snapshot's rows read) only when the template's cached board block is missing.
+
+    Every number is rounded to the board's precision (``rankings.precision``)."""
+    decimals = task_decimals(snapshot.task)
     return SimpleLazyObject(  # type: ignore[return-value]
         lambda: boards.board_view(
-            rows=snapshot.rows, signature=snapshot.signature, sort=sort, page=page, query=query
+            rows=public_rows(snapshot.rows, decimals),
+            signature=public_signature(snapshot.signature, decimals),
+            sort=sort,
+            page=page,
+            query=query,
         )
     )
 
@@ -215,7 +231,8 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
             snapshot = board_at(task=task, split=split, user=request.user, sequence=sequence)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
-    rows = [boards.normalise_row(r) for r in snapshot.rows]
+    decimals = task_decimals(task)
+    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)]
     filename = f"{challenge.slug}-{task.slug}-{split}-{snapshot.sequence}"
     if fmt == "json":
         payload = {
@@ -224,7 +241,9 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
             "split": split,
             "sequence": snapshot.sequence,
             "created_at": snapshot.created_at.isoformat(),
-            "signature": {k: v for k, v in snapshot.signature.items() if k != "inputs"},
+            "signature": {
+                k: v for k, v in public_signature(snapshot.signature, decimals).items() if k != "inputs"
+            },
             "rows": rows,
         }
         as_json = JsonResponse(payload, json_dumps_params={"indent": 2})
@@ -249,7 +268,15 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split)
-    plot = boards.rank_plot(rows=snapshot.rows, distribution=snapshot.rank_distribution) if snapshot else None
+    decimals = task_decimals(task)
+    plot = (
+        boards.rank_plot(
+            rows=public_rows(snapshot.rows, decimals),
+            distribution=public_distribution(snapshot.rank_distribution, decimals),
+        )
+        if snapshot
+        else None
+    )
     return render(
         request,
         "web/ranks.html",
@@ -271,6 +298,8 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
     split, private_visible = _split_of(request, challenge)
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
+    # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
+    data = public_summary(summ.data, challenge_decimals(list(challenge.tasks.all()))) if summ else {}
     return render(
         request,
         "web/summary.html",
@@ -280,10 +309,10 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
             "has_private": challenge.tasks.filter(has_private_split=True).exists(),
             "private_visible": private_visible,
             "summary": summ,
-            "data": summ.data if summ else {},
-            "signature_items": _readable_signature(summ.data.get("signature") if summ else None),
-            "matrix": _entries_by_tasks(challenge, summ.data) if summ else None,
-            "data_json": json.dumps(summ.data, indent=2, default=str) if summ else "",
+            "data": data,
+            "signature_items": _readable_signature(data.get("signature") if summ else None),
+            "matrix": _entries_by_tasks(challenge, data) if summ else None,
+            "data_json": json.dumps(data, indent=2, default=str) if summ else "",
         },
     )
 
@@ -347,7 +376,8 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split)
-    rows = [boards.normalise_row(r) for r in snapshot.rows] if snapshot else []
+    decimals = task_decimals(task)
+    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)] if snapshot else []
     position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
     # Without a choice, the page opens on the leader against the second entry (it was empty until "Compare").
     default_a = str(rows[0].get("submission_id")) if rows else ""
@@ -359,9 +389,16 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     pair = None
     if snapshot is not None and ia is not None and ib is not None:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
-        pair = boards.pair_view(pairwise=snapshot.pairwise or {}, a=ia, b=ib)
+        # Organizers see the exact counts of discordant items; everyone else the rounded table.
+        stored = snapshot.pairwise or {}
+        table = stored if user_is_organizer(challenge=challenge, user=request.user) else None
+        pair = boards.pair_view(pairwise=table or public_pairwise(stored, decimals), a=ia, b=ib)
     view = (
-        boards.board_view(rows=[r for r in (a, b) if r], signature=snapshot.signature) if snapshot else None
+        boards.board_view(
+            rows=[r for r in (a, b) if r], signature=public_signature(snapshot.signature, decimals)
+        )
+        if snapshot
+        else None
     )
     return render(
         request,
