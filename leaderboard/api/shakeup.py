@@ -25,6 +25,7 @@ from leaderboard.challenges.models import Task
 from leaderboard.challenges.selectors import challenge_get, task_get
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings.models import ShakeupReport
+from leaderboard.rankings.precision import public_shakeup, task_decimals
 from leaderboard.rankings.selectors import shakeup_latest
 
 NO_REPORT = "No shake-up report of task '{task}' yet: it is built once both its boards exist."
@@ -71,8 +72,9 @@ class ShakeupView(JSONErrorsMixin, APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         task, report = _report(request, slug)
+        data = public_shakeup(report.data, task_decimals(task))  # the board's precision (rankings.precision)
         if isinstance(request.accepted_renderer, CSVRenderer):
-            response = Response({"rows": team_rows(report.data)})
+            response = Response({"rows": team_rows(data)})
             response["Content-Disposition"] = (
                 f'attachment; filename="{slug}-{task.slug}-shakeup-{report.private_sequence}.csv"'
             )
@@ -86,7 +88,7 @@ class ShakeupView(JSONErrorsMixin, APIView):
             "public_sequence": report.public_sequence,
             "private_sequence": report.private_sequence,
             "created_at": report.created_at,
-            "report": report.data,
+            "report": data,
             "svg_url": svg_url,
         }
         return Response(ShakeupOutputSerializer(data).data)

@@ -161,3 +161,21 @@ def public_summary(data: Mapping[str, Any], decimals_by_task: Mapping[str, int])
 
 def challenge_decimals(tasks: Sequence[Task]) -> dict[str, int]:
     return {t.slug: task_decimals(t) for t in tasks}
+
+
+def public_shakeup(data: Mapping[str, Any], decimals: int) -> dict[str, Any]:
+    """The shake-up report as a reader sees it: values and gaps at the board's precision, p-values like
+    p-values. Correlations and ranks are rank-based and stay as they are."""
+    out = dict(data)
+    teams = []
+    for team in data.get("teams", []):
+        t = dict(team)
+        for key in ("public_value", "private_value", "gap"):
+            t[key] = round_to(t.get(key), decimals)
+        for key in ("gap_p", "gap_p_holm"):
+            t[key] = round_to(t.get(key), p_decimals(decimals))
+        teams.append(t)
+    out["teams"] = teams
+    if "p_reference_le_observed" in out:
+        out["p_reference_le_observed"] = round_to(out["p_reference_le_observed"], p_decimals(decimals))
+    return out

@@ -90,6 +90,9 @@ def test_site_and_api_csv_are_the_same_bytes(board: ws.Board) -> None:
     header, *rows = site.content.decode().splitlines()
     assert header.startswith("name,public_value,private_value,public_rank,private_rank,rank_change")
     assert len(rows) == 3
+    # values at the board's precision (the test boards show 4 decimals), as on the boards themselves
+    values = [float(r.split(",")[1]) for r in rows] + [float(r.split(",")[2]) for r in rows]
+    assert all(round(v, 4) == v for v in values)
 
 
 def test_a_task_without_a_private_split_has_no_report(

@@ -24,6 +24,7 @@ from leaderboard.rankings.precision import (
     public_distribution,
     public_pairwise,
     public_rows,
+    public_shakeup,
     public_signature,
     public_summary,
     task_decimals,
@@ -438,7 +439,7 @@ def shakeup(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
             "challenge": challenge,
             "task": task,
             "report": report,
-            "data": report.data if report else {},
+            "data": public_shakeup(report.data, task_decimals(task)) if report else {},
             "revealed": challenge.private_revealed,
             "signature_items": _readable_signature(report.data.get("signature") if report else None),
         },
@@ -454,7 +455,8 @@ def shakeup_download(request: HttpRequest, slug: str, task_slug: str) -> HttpRes
     challenge, task, report = _shakeup(request, slug, task_slug)
     if report is None:
         raise Http404("No shake-up report yet.")
-    response = HttpResponse(rows_to_csv(team_rows(report.data)), content_type="text/csv; charset=utf-8")
+    rows = team_rows(public_shakeup(report.data, task_decimals(task)))
+    response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (
         f'attachment; filename="{challenge.slug}-{task.slug}-shakeup-{report.private_sequence}.csv"'
     )
