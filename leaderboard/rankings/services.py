@@ -11,7 +11,6 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass
-
 from datetime import datetime, timedelta
 
 from django.core.cache import cache
@@ -192,7 +191,9 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
 
 def _record_rebuild_success(task: Task, split: str, read_at: datetime) -> None:
     BoardState.objects.update_or_create(
-        task=task, split=split, defaults={"checked_at": read_at, "error": "", "failed_at": None, "failures": 0}
+        task=task,
+        split=split,
+        defaults={"checked_at": read_at, "error": "", "failed_at": None, "failures": 0},
     )
 
 
@@ -224,20 +225,25 @@ def boards_requeue_stale(*, stale_for: float, retry_after: float) -> list[tuple[
     scored = Score.objects.filter(submission__status=Status.SCORED, truth_version=F("task__truth_version"))
     newest = scored.values_list("task_id", "split").annotate(newest=Max("scored_at"))
     states = {(s.task_id, s.split): s for s in BoardState.objects.all()}
-    snapshots = dict(
-        ((t, sp), at)
+    snapshots = {
+        (t, sp): at
         for t, sp, at in BoardSnapshot.objects.values_list("task_id", "split").annotate(at=Max("created_at"))
-    )
+    }
     sent = []
     for task_id, split, newest_at in newest:
         state = states.get((task_id, split))
-        checked = state.checked_at if state is not None and state.checked_at else snapshots.get((task_id, split))
+        checked = (
+            state.checked_at if state is not None and state.checked_at else snapshots.get((task_id, split))
+        )
         if checked is not None and newest_at <= checked:
             continue  # up to date
         if state is not None and state.resent_at is not None and state.resent_at > settled:
             continue  # re-sent within the last period: that rebuild may still be queued
-        if state is not None and state.failures and state.failed_at and state.failed_at > now - timedelta(
-            seconds=retry_after
+        if (
+            state is not None
+            and state.failures
+            and state.failed_at
+            and state.failed_at > now - timedelta(seconds=retry_after)
         ):
             continue  # failed recently: wait before trying again
         missing = scored.filter(task_id=task_id, split=split)

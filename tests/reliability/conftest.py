@@ -237,7 +237,10 @@ def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[Wo
     def beat(*, broker: str | None = None, env: dict[str, str] | None = None) -> BeatProcess:
         """Start ``celery beat`` sending the sweepers to this test's queue (``start.beat(...)``)."""
         b = BeatProcess(
-            queue=queue, env=environment(broker, env), log_path=tmp_path / f"beat{len(workers)}.log", name="beat"
+            queue=queue,
+            env=environment(broker, env),
+            log_path=tmp_path / f"beat{len(workers)}.log",
+            name="beat",
         )
         workers.append(b)
         b.start()

@@ -80,7 +80,7 @@ def test_every_metric_builds_a_board_from_single_and_multi_run_uploads(settings,
     settings.PASSWORD_HASHERS = FAST_HASHERS
     organizer = user("org")
     challenge = challenge_create(organizer=organizer, slug="m", title="Every metric", resamples=200)
-    ids, truth, labels = task_data(metric_name)
+    _ids, truth, labels = task_data(metric_name)
     task = task_create(
         challenge=challenge,
         slug="main",

@@ -5,27 +5,58 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('challenges', '0002_team_invite_code'),
-        ('rankings', '0001_initial'),
+        ("challenges", "0002_team_invite_code"),
+        ("rankings", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BoardState',
+            name="BoardState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('split', models.CharField(max_length=8)),
-                ('checked_at', models.DateTimeField(blank=True, help_text='When the last successful rebuild read the scores.', null=True)),
-                ('resent_at', models.DateTimeField(blank=True, help_text='When the sweeper last re-sent it.', null=True)),
-                ('error', models.TextField(blank=True, help_text="The last failed rebuild's error (organizers only).")),
-                ('failed_at', models.DateTimeField(blank=True, null=True)),
-                ('failures', models.PositiveIntegerField(default=0, help_text='Failed attempts since the last success.')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='board_states', to='challenges.task')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("split", models.CharField(max_length=8)),
+                (
+                    "checked_at",
+                    models.DateTimeField(
+                        blank=True, help_text="When the last successful rebuild read the scores.", null=True
+                    ),
+                ),
+                (
+                    "resent_at",
+                    models.DateTimeField(
+                        blank=True, help_text="When the sweeper last re-sent it.", null=True
+                    ),
+                ),
+                (
+                    "error",
+                    models.TextField(
+                        blank=True, help_text="The last failed rebuild's error (organizers only)."
+                    ),
+                ),
+                ("failed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "failures",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Failed attempts since the last success."
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="board_states",
+                        to="challenges.task",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('task', 'split'), name='unique_board_state')],
+                "constraints": [models.UniqueConstraint(fields=("task", "split"), name="unique_board_state")],
             },
         ),
     ]

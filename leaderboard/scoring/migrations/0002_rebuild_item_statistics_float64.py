@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scoring', '0001_initial'),
+        ("scoring", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='score',
-            name='item_statistics',
-            field=models.BinaryField(help_text='float64 (N, m) per-item statistics (one run).', null=True),
+            model_name="score",
+            name="item_statistics",
+            field=models.BinaryField(help_text="float64 (N, m) per-item statistics (one run).", null=True),
         ),
     ]

@@ -5,31 +5,44 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('challenges', '0002_team_invite_code'),
-        ('submissions', '0001_initial'),
+        ("challenges", "0002_team_invite_code"),
+        ("submissions", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='submission',
-            name='idempotency_key',
-            field=models.CharField(blank=True, help_text="The client's key: a retried upload returns this submission.", max_length=255),
+            model_name="submission",
+            name="idempotency_key",
+            field=models.CharField(
+                blank=True,
+                help_text="The client's key: a retried upload returns this submission.",
+                max_length=255,
+            ),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='lease_expires_at',
-            field=models.DateTimeField(blank=True, help_text='While running: the worker renews this lease; once it has passed, the sweeper re-sends.', null=True),
+            model_name="submission",
+            name="lease_expires_at",
+            field=models.DateTimeField(
+                blank=True,
+                help_text="While running: the worker renews this lease; once it has passed, the sweeper re-sends.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='request_digest',
-            field=models.CharField(blank=True, help_text='sha256 of what was uploaded under the idempotency key.', max_length=64),
+            model_name="submission",
+            name="request_digest",
+            field=models.CharField(
+                blank=True, help_text="sha256 of what was uploaded under the idempotency key.", max_length=64
+            ),
         ),
         migrations.AddConstraint(
-            model_name='submission',
-            constraint=models.UniqueConstraint(condition=models.Q(('idempotency_key', ''), _negated=True), fields=('submitted_by', 'idempotency_key'), name='unique_idempotency_key_per_user'),
+            model_name="submission",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("idempotency_key", ""), _negated=True),
+                fields=("submitted_by", "idempotency_key"),
+                name="unique_idempotency_key_per_user",
+            ),
         ),
     ]

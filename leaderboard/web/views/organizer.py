@@ -19,6 +19,7 @@ from leaderboard.challenges.services import (
     task_truth_replace,
 )
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.selectors import board_health
 from leaderboard.scoring.engine import metric_choices
 from leaderboard.scoring.models import RescoreJob
 from leaderboard.scoring.services import task_rescore
@@ -88,6 +89,7 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
             "tasks": list(challenge.tasks.order_by("position", "slug")),
             "counts": organizer_counts(challenge=challenge),
             "jobs": rescore_jobs_recent(challenge=challenge),
+            "boards": board_health(challenge=challenge),
         },
     )
 
