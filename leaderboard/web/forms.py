@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
@@ -51,6 +52,11 @@ class SubmissionForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="How the entry is called on the board.")
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     link = forms.URLField(required=False, help_text="Code or paper (optional).", assume_scheme="https")
+    # One token per drawn form: a form sent twice (a double click, a retry after a lost answer) stores one
+    # submission, and the second sending shows the first's page.
+    idempotency_key = forms.CharField(
+        widget=forms.HiddenInput, required=False, max_length=255, initial=lambda: uuid.uuid4().hex
+    )
 
     def __init__(self, *args: Any, tasks: list[Task], allow_baseline: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
