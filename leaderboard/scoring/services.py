@@ -174,9 +174,12 @@ def submission_fail(*, submission_id: int, message: str = SCORER_CRASHED) -> Non
 
 
 def broker_started_at() -> datetime | None:
-    """When the broker (Redis) last started, or None if unknown (not Redis, or unreachable).
+    """When the broker (Redis) last started, at the latest, or None if unknown (not Redis, or unreachable).
 
-    A Redis restarted without persistence has lost every message sent before it started.
+    A Redis restarted without persistence has lost every message sent before it started. Redis counts its
+    uptime in whole seconds of a clock it caches, so the start is known to about 2 s: the later bound is
+    returned, and a message sent in those 2 s after a restart is sent again (a harmless duplicate: the
+    claim is conditional) rather than left behind.
     """
     from leaderboard.config.celery import app
 
@@ -189,7 +192,7 @@ def broker_started_at() -> datetime | None:
         info = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).info("server")
     except redis.RedisError:
         return None
-    return timezone.now() - timedelta(seconds=int(info["uptime_in_seconds"]))
+    return timezone.now() - timedelta(seconds=int(info["uptime_in_seconds"]) - 2)
 
 
 def submissions_requeue_stuck(
@@ -231,7 +234,10 @@ def submissions_requeue_stuck(
         if submission_dispatch(submission_id=pk):
             sent.append(pk)
             again = timezone.now()
-            Submission.objects.filter(pk=pk, status=Status.QUEUED).update(dispatched_at=again)
+            # Not before the broker's (upper-bound) start: a re-send is not taken for a lost message.
+            Submission.objects.filter(pk=pk, status=Status.QUEUED).update(
+                dispatched_at=max(again, started) if started is not None else again
+            )
             Submission.objects.filter(pk=pk, status=Status.RUNNING).filter(
                 Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
             ).update(started_at=again, lease_expires_at=again + timedelta(seconds=settings.LEASE_SECONDS))
