@@ -114,3 +114,20 @@ def test_every_metric_builds_a_board_from_single_and_multi_run_uploads(settings,
     three = next(r for r in _board(task.pk).rows if r["name"] == "three-runs")  # type: ignore[union-attr]
     assert Submission.objects.get(name="three-runs").scores.get().n_runs == 3
     assert three["rank"] >= 1
+
+
+def test_item_statistics_stored_as_float32_before_are_read_only_where_exact() -> None:
+    """Rows written before float64: 0/1 and counts are exact in float32 and still read; real values
+    (squared errors) are not, so they read as absent (the board then uses the paired bootstrap)."""
+    from leaderboard.scoring.models import Score
+
+    counts = np.array([[1.0, 1.0], [0.0, 1.0], [1.0, 1.0]])
+    reals = np.array([[0.123456789, 1.0], [2.5e-3, 1.0], [7.77, 1.0]])
+    for values, exact in ((counts, True), (reals, False)):
+        legacy = Score(item_statistics=values.astype("<f4").tobytes(), item_statistics_shape=[3, 2])
+        read = legacy.item_statistics_array()
+        assert (read is not None) == exact
+        if exact:
+            np.testing.assert_array_equal(read, values)
+        current = Score(item_statistics=values.astype("<f8").tobytes(), item_statistics_shape=[3, 2])
+        np.testing.assert_array_equal(current.item_statistics_array(), values)  # type: ignore[arg-type]
