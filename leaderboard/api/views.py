@@ -398,7 +398,9 @@ def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str
 
 class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
     """GET: your team's submissions (organizers: all). POST (multipart): submit predictions: ``file`` for a
-    one-task challenge, ``file:<task>`` per task otherwise; repeat a part for several runs."""
+    one-task challenge, ``file:<task>`` per task otherwise; repeat a part for several runs. An
+    ``Idempotency-Key`` header makes a retry safe: the same key returns the submission stored the first
+    time (header ``Idempotent-Replayed: true``), never a second one; the same key with other files is 422."""
 
     serializer_class = s.SubmissionOutputSerializer
     permission_classes = [IsAuthenticated]
@@ -435,8 +437,17 @@ class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
                 },
             )
         },
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="A key of the client's (a UUID): a retry with it returns the first upload's submission.",
+            )
+        ],
         responses={
             201: s.SubmissionOutputSerializer,
+            422: OpenApiResponse(description="Idempotency-Key already used for another upload"),
             429: OpenApiResponse(description="Limit reached"),
             **ERROR_RESPONSES,
         },
@@ -451,11 +462,17 @@ class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
             task_slugs=list(challenge.tasks.values_list("slug", flat=True)),
         )
         created = submission_create(
-            challenge=challenge, user=_user(request), files=files, **serializer.validated_data
+            challenge=challenge,
+            user=_user(request),
+            files=files,
+            idempotency_key=request.headers.get("Idempotency-Key", "").strip(),
+            **serializer.validated_data,
         )
         submission = submission_get(submission_id=created.pk, user=request.user)  # as scored by now, if eager
         data = s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
-        return Response(data, status=status.HTTP_201_CREATED)
+        # A retry with the key of a stored upload gets that submission, as the first answer would have.
+        replayed = {"Idempotent-Replayed": "true"} if getattr(created, "replayed", False) else None
+        return Response(data, status=status.HTTP_201_CREATED, headers=replayed)
 
 
 class SubmissionDetailView(APIView):

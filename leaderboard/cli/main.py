@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
@@ -75,12 +76,57 @@ class Api:
             fail(error_message(response), API_REFUSED)
         return response
 
+    def upload(self, path: str, *, data: dict[str, str], files: list[tuple[str, Path]]) -> Any:
+        """POST an upload with an ``Idempotency-Key``; retry it with the same key when the connection
+        fails or the service answers 502/503/504, so an upload stored while its answer was lost is
+        returned, never stored (and charged) a second time."""
+        headers = {"Idempotency-Key": uuid.uuid4().hex}
+        attempt = 0
+        while True:
+            last = attempt == UPLOAD_ATTEMPTS - 1
+            handles = [p.open("rb") for _, p in files]
+            try:
+                parts = [(f, (p.name, h)) for (f, p), h in zip(files, handles, strict=True)]
+                response = self.client.post(path, data=data, files=parts, headers=headers)
+            except httpx.TransportError as exc:
+                if last:
+                    fail(f"cannot reach {self.host}: {exc}", CANNOT_PROCEED)
+                wait = UPLOAD_BACKOFF * 2**attempt
+                click.echo(f"  {type(exc).__name__}; sending again in {wait:.0f} s (same upload)", err=True)
+            else:
+                if response.status_code not in RETRY_STATUSES or last:
+                    if response.status_code >= 400:
+                        fail(error_message(response), API_REFUSED)
+                    return response.json()
+                wait = _retry_after(response, UPLOAD_BACKOFF * 2**attempt)
+                click.echo(
+                    f"  HTTP {response.status_code}; sending again in {wait:.0f} s (same upload)", err=True
+                )
+            finally:
+                for h in handles:
+                    h.close()
+            time.sleep(wait)
+            attempt += 1
+
     def json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.request(method, path, **kwargs).json()
 
     def require_token(self) -> None:
         if not self.token:
             fail("not logged in: run 'lb login' or set LB_TOKEN.", CANNOT_PROCEED)
+
+
+#: Uploads are sent up to this many times (the service down for a moment, an answer lost on the way).
+UPLOAD_ATTEMPTS = 4
+UPLOAD_BACKOFF = 2.0
+RETRY_STATUSES = (502, 503, 504)
+
+
+def _retry_after(response: httpx.Response, default: float) -> float:
+    try:
+        return min(float(response.headers.get("Retry-After", default)), 60.0)
+    except ValueError:
+        return default
 
 
 def error_message(response: httpx.Response) -> str:
@@ -247,17 +293,11 @@ def submit(
     api.require_token()
     field = f"file:{task}" if task else "file"
     name = name or (message.splitlines()[0][:120] if message else files[0].stem)
-    handles = [path.open("rb") for path in files]
-    try:
-        sub = api.json(
-            "POST",
-            f"/api/challenges/{challenge}/submissions/",
-            data={"name": name, "description": message, "link": link},
-            files=[(field, (path.name, handle)) for path, handle in zip(files, handles, strict=True)],
-        )
-    finally:
-        for handle in handles:
-            handle.close()
+    sub = api.upload(
+        f"/api/challenges/{challenge}/submissions/",
+        data={"name": name, "description": message, "link": link},
+        files=[(field, path) for path in files],
+    )
     click.echo(f"Submission {sub['id']} accepted ({sub['status']}).")
     if not wait:
         return

@@ -189,12 +189,27 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 2,
 }
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# The sweepers' period; a running submission's lease (renewed by its worker every third of it); a board
+# left behind by its scores for this long is rebuilt again; the first retry of a failed rebuild waits this
+# long (then twice, four times as long). Short values in the fault tests (docs/reliability.md).
+SWEEP_SECONDS = env.float("LEADERBOARD_SWEEP_SECONDS", default=10.0)
+LEASE_SECONDS = env.float("LEADERBOARD_LEASE_SECONDS", default=60.0)
+REBUILD_STALE_SECONDS = env.float("LEADERBOARD_REBUILD_STALE_SECONDS", default=60.0)
+REBUILD_RETRY_SECONDS = env.float("LEADERBOARD_REBUILD_RETRY_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "heartbeat": {"task": "leaderboard.core.tasks.worker_heartbeat", "schedule": 60.0},
-    # The sweeper: re-sends submissions a dead worker left running, or that never reached the broker.
+    # The sweepers: re-send submissions whose worker's lease expired or whose message never reached (or
+    # was lost by) the broker, and rebuilds of boards left behind. A sweep waiting in a busy queue past
+    # the next one is dropped (expires), so sweeps never pile up.
     "sweep-stuck-submissions": {
         "task": "leaderboard.scoring.tasks.sweep_stuck_submissions",
-        "schedule": 30.0,
+        "schedule": SWEEP_SECONDS,
+        "options": {"expires": SWEEP_SECONDS},
+    },
+    "sweep-stale-boards": {
+        "task": "leaderboard.rankings.tasks.sweep_stale_boards",
+        "schedule": SWEEP_SECONDS,
+        "options": {"expires": SWEEP_SECONDS},
     },
 }
 

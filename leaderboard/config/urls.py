@@ -15,3 +15,6 @@ urlpatterns = [
     path("api/", include("leaderboard.api.urls")),
     path("", include("leaderboard.web.urls")),
 ]
+
+# A database outage answers 503 with Retry-After, in the API's JSON shape under /api/ (core/views.py).
+handler500 = "leaderboard.core.views.server_error"

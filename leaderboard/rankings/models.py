@@ -77,3 +77,28 @@ class ShakeupReport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} shake-up (public #{self.public_sequence}, private #{self.private_sequence})"
+
+
+class BoardState(models.Model):
+    """How a board's rebuilds are going: when one last read every score, and the last failure, if any.
+
+    The sweeper compares ``checked_at`` with the task's latest score to find a board left behind (a lost
+    rebuild message, a lost coalescing marker, a rebuild that failed); the organizer page shows the error
+    next to the stale board. Never shown to participants.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="board_states")
+    split = models.CharField(max_length=8)
+    checked_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the last successful rebuild read the scores."
+    )
+    resent_at = models.DateTimeField(null=True, blank=True, help_text="When the sweeper last re-sent it.")
+    error = models.TextField(blank=True, help_text="The last failed rebuild's error (organizers only).")
+    failed_at = models.DateTimeField(null=True, blank=True)
+    failures = models.PositiveIntegerField(default=0, help_text="Failed attempts since the last success.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "split"], name="unique_board_state")]
+
+    def __str__(self) -> str:
+        return f"{self.task} {self.split}: checked {self.checked_at}, failures {self.failures}"

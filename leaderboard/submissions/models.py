@@ -40,11 +40,29 @@ class Submission(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     dispatched_at = models.DateTimeField(null=True, blank=True, help_text="When the task reached the broker.")
     started_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="While running: the worker renews this lease; once it has passed, the sweeper re-sends.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
+    idempotency_key = models.CharField(
+        max_length=255, blank=True, help_text="The client's key: a retried upload returns this submission."
+    )
+    request_digest = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of what was uploaded under the idempotency key."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["team", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitted_by", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="unique_idempotency_key_per_user",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.name} ({self.status})"

@@ -10,7 +10,7 @@ from typing import IO
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.accounts.models import User
@@ -22,6 +22,7 @@ from leaderboard.core.exceptions import (
     ConflictError,
     LimitReachedError,
     PermissionDeniedError,
+    UnprocessableError,
 )
 from leaderboard.scoring import engine
 from leaderboard.submissions.models import (
@@ -67,12 +68,19 @@ def submission_create(
     description: str = "",
     link: str = "",
     is_baseline: bool = False,
+    idempotency_key: str = "",
 ) -> Submission:
     """Validate every file against its task's public item list, then store and dispatch, or store nothing.
 
     ``files`` maps a task slug to the files of that task (one per run). A rejected submission raises
     :class:`ApplicationError` with the file, line and column, stores nothing and is not charged.
+
+    With an ``idempotency_key`` (the client's, per user), a retried upload whose first answer was lost
+    returns the submission stored the first time (``replayed`` set on it), neither stored nor charged
+    again; the same key with other files or another name is refused (422).
     """
+    if len(idempotency_key) > IDEMPOTENCY_KEY_MAX or not idempotency_key.isprintable():
+        raise ApplicationError(IDEMPOTENCY_KEY_INVALID, extra={"field": "Idempotency-Key"})
     organizer = user_is_organizer(challenge=challenge, user=user)
     if not organizer and not challenge.is_open:
         raise ConflictError("This challenge is not open for submissions.")
@@ -134,23 +142,40 @@ def submission_create(
             engine.validate_predictions(data, name=upload.name, task=tasks[slug], file_format=fmt)
             validated.append((slug, run, upload, data, fmt))
 
+    digest = _request_digest(name, validated) if idempotency_key else ""
+
     # 2. Charge and store in one transaction, with the team row locked so limits hold under concurrency.
     with transaction.atomic():
         team = team_for_user(challenge=challenge, user=user)
         team = Team.objects.select_for_update().get(pk=team.pk)
+        if idempotency_key:  # before the limits: a retry of an upload that used the last slot is no new one
+            replay = _idempotent_replay(user=user, key=idempotency_key, digest=digest)
+            if replay is not None:
+                return replay
         if not organizer:
             _check_limits(challenge=challenge, team=team)
-        submission = Submission.objects.create(
-            challenge=challenge,
-            team=team,
-            submitted_by=user,
-            name=name[:120],
-            description=description,
-            link=link,
-            is_baseline=is_baseline or team.is_baseline,
-            status=Status.QUEUED,
-            charged=not organizer,
-        )
+        try:
+            with transaction.atomic():  # a savepoint: the key's unique constraint may refuse the row
+                submission = Submission.objects.create(
+                    challenge=challenge,
+                    team=team,
+                    submitted_by=user,
+                    name=name[:120],
+                    description=description,
+                    link=link,
+                    is_baseline=is_baseline or team.is_baseline,
+                    status=Status.QUEUED,
+                    charged=not organizer,
+                    idempotency_key=idempotency_key,
+                    request_digest=digest,
+                )
+        except IntegrityError:  # a parallel request with this key (another team's lock) committed first
+            replay = (
+                _idempotent_replay(user=user, key=idempotency_key, digest=digest) if idempotency_key else None
+            )
+            if replay is None:
+                raise
+            return replay
         for slug, run, upload, data, fmt in validated:
             record = SubmissionFile(
                 submission=submission,
@@ -167,6 +192,41 @@ def submission_create(
         transaction.on_commit(lambda: submission_dispatch(submission_id=submission_id))
     logger.info("submission %s stored for team %s in challenge %s", submission_id, team.pk, challenge.slug)
     return submission
+
+
+#: Keys are the client's (a UUID, say): printable, at most this long.
+IDEMPOTENCY_KEY_MAX = 255
+IDEMPOTENCY_KEY_INVALID = (
+    f"The Idempotency-Key must be printable text of at most {IDEMPOTENCY_KEY_MAX} characters."
+)
+IDEMPOTENCY_KEY_REUSED = (
+    "This Idempotency-Key was used for another upload (submission {id}, with other files or another name). "
+    "Use a new key for a new upload; retry an upload with the key it was first sent with."
+)
+
+
+def _request_digest(name: str, validated: Sequence[tuple[str, int, Upload, bytes, str]]) -> str:
+    """What was uploaded, to tell a retry of an upload from another upload under the same key."""
+    h = hashlib.sha256(name.encode())
+    for slug, run, _upload, data, _fmt in sorted(validated, key=lambda v: (v[0], v[1])):
+        h.update(f"\0{slug}\0{run}\0".encode())
+        h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def _idempotent_replay(*, user: User, key: str, digest: str) -> Submission | None:
+    """The submission stored earlier under this key (the same upload), or None; 422 for another upload."""
+    earlier = Submission.objects.filter(submitted_by=user, idempotency_key=key).first()
+    if earlier is None:
+        return None
+    if earlier.request_digest != digest:
+        raise UnprocessableError(
+            IDEMPOTENCY_KEY_REUSED.format(id=earlier.pk),
+            extra={"submission": earlier.pk, "field": "Idempotency-Key"},
+        )
+    earlier.replayed = True  # type: ignore[attr-defined]
+    logger.info("submission %s returned again for its idempotency key", earlier.pk)
+    return earlier
 
 
 def _check_limits(*, challenge: Challenge, team: Team) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
@@ -63,6 +64,11 @@ class SubmissionForm(forms.Form):
         max_length=LINK_MAX_CHARS,
         help_text="Code or paper (optional).",
         assume_scheme="https",
+    )
+    # One token per drawn form: a form sent twice (a double click, a retry after a lost answer) stores one
+    # submission, and the second sending shows the first's page.
+    idempotency_key = forms.CharField(
+        widget=forms.HiddenInput, required=False, max_length=255, initial=lambda: uuid.uuid4().hex
     )
 
     def __init__(self, *args: Any, tasks: list[Task], allow_baseline: bool = False, **kwargs: Any) -> None:

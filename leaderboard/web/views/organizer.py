@@ -23,6 +23,7 @@ from leaderboard.challenges.services import (
     task_truth_replace,
 )
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.selectors import board_health
 from leaderboard.scoring.engine import metric_choices
 from leaderboard.scoring.models import RescoreJob
 from leaderboard.scoring.services import task_rescore
@@ -97,6 +98,7 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
                 .select_related("user")
                 .order_by("approved", "requested_at")
             ),
+            "boards": board_health(challenge=challenge),
         },
     )
 

@@ -57,6 +57,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                     description=form.cleaned_data["description"],
                     link=form.cleaned_data["link"],
                     is_baseline=bool(form.cleaned_data.get("is_baseline")),
+                    idempotency_key=form.cleaned_data["idempotency_key"],
                 )
             except ApplicationError as exc:
                 error = error_context(exc)
