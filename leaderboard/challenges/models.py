@@ -38,6 +38,12 @@ class Correction(models.TextChoices):
     BH = "bh", "Benjamini-Hochberg (false discovery rate)"
 
 
+class TaskKind(models.TextChoices):
+    TABULAR = "tabular", "One prediction per item (classification, regression)"
+    DETECTION = "detection", "Object detection (COCO / VOC boxes per image)"
+    SEGMENTATION = "segmentation", "Semantic segmentation (a label map per image)"
+
+
 class Challenge(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
@@ -93,6 +99,17 @@ class Task(models.Model):
     has_private_split = models.BooleanField(default=False)
     grouped = models.BooleanField(default=False, help_text="Items share sources: resample whole groups.")
     truth_version = models.PositiveIntegerField(default=0)
+    kind = models.CharField(
+        max_length=16, choices=TaskKind.choices, default=TaskKind.TABULAR, help_text="Follows the metric."
+    )
+    vision = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Public settings of a detection or segmentation task: the categories (id, name), the image "
+            "sizes, ignore_index, reduce_zero_label, the truth format; never an annotation."
+        ),
+    )
     position = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -115,6 +132,9 @@ class TaskTruth(models.Model):
     labels = models.JSONField(help_text="Hidden labels aligned with Task.item_ids.")
     groups = models.JSONField(null=True, blank=True, help_text="Group id per item (grouped bootstrap).")
     private = models.JSONField(null=True, blank=True, help_text="Per item: True if on the private board.")
+    data = models.BinaryField(
+        null=True, help_text="Detection / segmentation: the organizer's annotation file as uploaded."
+    )
     version = models.PositiveIntegerField(default=1)
     updated_at = models.DateTimeField(auto_now=True)
 
