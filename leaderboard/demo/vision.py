@@ -230,7 +230,7 @@ def detect_blobs(image: NDArray[np.float64], knowledge: Knowledge) -> list[Detec
     peaks = (stack == maximum_filter(stack, size=(3, 9, 9))) & (stack > 0.12)
     found = []
     for k, y, x in zip(*np.nonzero(peaks), strict=True):
-        half = int(round(1.6 * sigmas[k]))
+        half = int(np.rint(1.6 * sigmas[k]))
         y0, y1, x0, x1 = max(0, y - half), min(SIZE, y + half), max(0, x - half), min(SIZE, x + half)
         found.append(([float(x0), float(y0), float(x1 - x0), float(y1 - y0)], float(stack[k, y, x])))
     found.sort(key=lambda f: -f[1])
