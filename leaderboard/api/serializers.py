@@ -96,6 +96,32 @@ def prediction_format(task: Task) -> dict[str, Any]:
     from leaderboard.scoring.engine import prediction_format as metric_format
 
     fmt = metric_format(task.metric)
+    if task.kind == "detection":
+        return {
+            "file_types": ["json", "json.gz", "csv", "parquet"],
+            "columns": fmt.columns,
+            "prediction_kind": fmt.kind,
+            "categories": task.vision.get("categories", []),
+            "images": task.n_items,
+            "note": (
+                "COCO results: a JSON list of {image_id, category_id, bbox: [x, y, width, height], score} "
+                "(also gzipped), or the same columns as CSV or Parquet (bbox as x, y, width, height "
+                "columns). Image and category ids are the task's; images without detections are fine."
+            ),
+        }
+    if task.kind == "segmentation":
+        return {
+            "file_types": ["zip", "tar"],
+            "columns": [],
+            "prediction_kind": fmt.kind,
+            "classes": task.labels,
+            "images": task.n_items,
+            "ignore_index": task.vision.get("ignore_index"),
+            "note": (
+                "An archive of single-channel PNG label maps named <image id>.png, one per image of the "
+                "task, each of the image's size; pixel values are class indices (0 to classes - 1)."
+            ),
+        }
     return {
         "file_types": ["csv", "parquet"],
         "columns": fmt.columns,
@@ -119,6 +145,8 @@ class TaskOutputSerializer(serializers.ModelSerializer):
             "title",
             "description",
             "metric",
+            "kind",
+            "vision",
             "labels",
             "n_items",
             "has_private_split",
@@ -144,7 +172,24 @@ class TaskInputSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
     split_column = serializers.CharField(required=False, allow_blank=True, default="")
-    truth = serializers.FileField(help_text="CSV or Parquet: the hidden labels, one row per item.")
+    ignore_index = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=65535,
+        default=255,
+        help_text="Segmentation: pixels not scored.",
+    )
+    reduce_zero_label = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Segmentation (ADE20K): label 0 is ignored, the rest shift by -1.",
+    )
+    truth = serializers.FileField(
+        help_text=(
+            "The hidden labels: CSV or Parquet, one row per item; detection: a COCO annotation JSON (or "
+            "VOC-style); segmentation: a zip or tar of PNG label maps, one per image id (labels = class names)."
+        )
+    )
 
     def validate_labels(self, value: list[str]) -> list[str]:
         # Multipart clients often send one comma-separated value: accept both forms.
@@ -156,7 +201,9 @@ class TaskInputSerializer(serializers.Serializer):
 class TruthInputSerializer(serializers.Serializer):
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
     split_column = serializers.CharField(required=False, allow_blank=True, default="")
-    truth = serializers.FileField(help_text="CSV or Parquet: the corrected hidden labels, same items.")
+    truth = serializers.FileField(
+        help_text="The corrected hidden labels, same items (same format as at creation)."
+    )
 
 
 class ItemSerializer(serializers.Serializer):

@@ -40,7 +40,7 @@ from leaderboard.api.selectors import (
 )
 from leaderboard.api.throttles import WriteScopedRateThrottle
 from leaderboard.api.uploads import SizeLimitedUploadsMixin
-from leaderboard.challenges.models import Challenge
+from leaderboard.challenges.models import Challenge, upload_max_bytes
 from leaderboard.challenges.selectors import (
     challenge_get,
     challenge_list,
@@ -61,6 +61,7 @@ from leaderboard.challenges.services import (
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
 from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
+from leaderboard.scoring.engine import task_kind
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_cancel, submission_create, submission_select
@@ -81,13 +82,12 @@ def _user(request: Request) -> User:
     return cast(User, request.user)
 
 
-def _read_upload(upload: Any) -> bytes:
-    """The bytes of an organizer's labels file, refused before it is read whole if over the limit."""
-    from django.conf import settings
-
-    if upload.size > settings.UPLOAD_MAX_BYTES:
+def _read_upload(upload: Any, *, kind: str) -> bytes:
+    """The bytes of an organizer's labels file, refused before it is read whole if over its kind's limit."""
+    limit = upload_max_bytes(kind)
+    if upload.size > limit:
         raise ApplicationError(
-            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {settings.UPLOAD_MAX_BYTES:,} bytes.",
+            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
             extra={"file": upload.name},
         )
     return cast(bytes, upload.read())
@@ -246,6 +246,7 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
     labels file (organizers)."""
 
     parser_classes = [MultiPartParser, FormParser]
+    upload_any_kind = True
 
     @extend_schema(responses={200: s.TaskOutputSerializer(many=True), 404: ERROR_RESPONSES[404]})
     def get(self, request: Request, slug: str) -> Response:
@@ -273,8 +274,10 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             labels=data.get("labels") or None,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,
-            truth=_read_upload(truth),
+            truth=_read_upload(truth, kind=task_kind(data["metric"])),
             truth_name=truth.name,
+            ignore_index=data["ignore_index"],
+            reduce_zero_label=data["reduce_zero_label"],
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 
@@ -316,7 +319,7 @@ class TaskTruthView(SizeLimitedUploadsMixin, APIView):
         data = serializer.validated_data
         updated = task_truth_replace(
             task=task_obj,
-            truth=_read_upload(data["truth"]),
+            truth=_read_upload(data["truth"], kind=task_obj.kind),
             truth_name=data["truth"].name,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,

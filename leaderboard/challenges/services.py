@@ -96,8 +96,16 @@ def task_create(
     group_column: str | None = None,
     split_column: str | None = None,
     description: str = "",
+    ignore_index: int = 255,
+    reduce_zero_label: bool = False,
 ) -> Task:
-    """Create a task from its hidden-labels file (parsed and validated before anything is stored)."""
+    """Create a task from its hidden-labels file (parsed and validated before anything is stored).
+
+    The metric decides the task's kind. A detection task's file is a COCO (or VOC-style) annotation file;
+    a segmentation task's an archive of label maps, with ``labels`` the class names (index = pixel value)
+    and ``ignore_index`` / ``reduce_zero_label`` its settings. The item list is the images in the order
+    the parser gives them, recorded once: images are never re-identified afterwards.
+    """
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
     parsed = engine.parse_truth(
@@ -107,6 +115,8 @@ def task_create(
         labels=labels,
         group_column=group_column,
         split_column=split_column,
+        ignore_index=ignore_index,
+        reduce_zero_label=reduce_zero_label,
     )
     task = Task.objects.create(
         challenge=challenge,
@@ -114,6 +124,8 @@ def task_create(
         title=title,
         description=description,
         metric=metric,
+        kind=parsed.kind,
+        vision=parsed.vision,
         labels=parsed.label_set,
         item_ids=parsed.ids,
         has_private_split=parsed.private is not None,
@@ -122,7 +134,12 @@ def task_create(
         position=challenge.tasks.count(),
     )
     TaskTruth.objects.create(
-        task=task, labels=parsed.labels, groups=parsed.groups, private=parsed.private, version=1
+        task=task,
+        labels=parsed.labels,
+        groups=parsed.groups,
+        private=parsed.private,
+        data=parsed.data,
+        version=1,
     )
     return task
 
@@ -148,16 +165,20 @@ def task_truth_replace(
         labels=task.labels or None,
         group_column=group_column,
         split_column=split_column,
+        ignore_index=task.vision.get("ignore_index", 255),
+        reduce_zero_label=task.vision.get("reduce_zero_label", False),
     )
-    if parsed.ids != task.item_ids:
+    if parsed.ids != task.item_ids or parsed.vision != task.vision:
         raise ApplicationError(
             f"{truth_name}: the new labels file must list the same items in the same order as the task "
-            f"({task.n_items} items); create a new task for a different test set."
+            f"({task.n_items} items{', the same categories and image sizes' if task.vision else ''}); create a new "
+            "task for a different test set."
         )
     truth_row = TaskTruth.objects.select_for_update().get(task=task)
     truth_row.labels = parsed.labels
     truth_row.groups = parsed.groups
     truth_row.private = parsed.private
+    truth_row.data = parsed.data
     truth_row.version += 1
     truth_row.save()
     task.truth_version = truth_row.version

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,13 +29,20 @@ if TYPE_CHECKING:
 
 
 def metric_higher_is_better(name: str) -> bool:
+    if name in VISION_METRICS:
+        return True
     return get_metric(name).higher_is_better
 
 
 def metric_choices() -> list[tuple[str, str]]:
     from stats.metrics import METRICS
 
-    return [(name, name.replace("_", " ")) for name in sorted(METRICS)]
+    return [(name, name.replace("_", " ")) for name in sorted({*METRICS, *VISION_METRICS})]
+
+
+def task_kind(metric: str) -> str:
+    """The kind of task a metric scores: ``tabular``, ``detection`` or ``segmentation``."""
+    return VISION_METRICS.get(metric, "tabular")
 
 
 def input_error(exc: stats_io.InputError) -> ApplicationError:
@@ -58,6 +65,8 @@ class PredictionFormat:
 
 
 def prediction_format(metric_name: str) -> PredictionFormat:
+    if metric_name in VISION_METRICS:
+        return _vision_prediction_format(metric_name)
     metric = get_metric(metric_name)
     return PredictionFormat(
         metric=metric.name,
@@ -77,6 +86,9 @@ class ParsedTruth:
     label_set: list[str]
     groups: list[str] | None
     private: list[bool] | None
+    kind: str = "tabular"
+    vision: dict[str, Any] = field(default_factory=dict)  # public settings of a vision task
+    data: bytes | None = None  # a vision task's annotation file, stored as uploaded (hidden)
 
     def __repr__(self) -> str:  # never print hidden labels
         return f"ParsedTruth(items={len(self.ids)})"
@@ -90,12 +102,29 @@ def parse_truth(
     labels: Sequence[str] | None,
     group_column: str | None,
     split_column: str | None,
+    ignore_index: int = 255,
+    reduce_zero_label: bool = False,
 ) -> ParsedTruth:
     """Parse an organizer's hidden-labels file (``id,label`` [+ group column] [+ split column]).
 
     The split column, when named, says per item ``public`` or ``private`` (Kaggle-style boards); it is
     read here and the rest of the file by :func:`stats.io.read_truth`, which checks everything else.
+    Detection and segmentation tasks read their annotation file instead (:func:`_parse_vision_truth`).
     """
+    if metric in VISION_METRICS:
+        if group_column or split_column:
+            raise ApplicationError(
+                f"{name}: detection and segmentation tasks have no group or split column.",
+                extra={"file": name, "field": "group_column" if group_column else "split_column"},
+            )
+        return _parse_vision_truth(
+            data,
+            name=name,
+            metric=metric,
+            class_names=labels,
+            ignore_index=ignore_index,
+            reduce_zero_label=reduce_zero_label,
+        )
     try:
         metric_obj = get_metric(metric)
     except (KeyError, ValueError) as exc:
@@ -243,6 +272,9 @@ def _read_predictions(data: bytes, *, name: str, task: Task, file_format: str) -
 
 def validate_predictions(data: bytes, *, name: str, task: Task, file_format: str) -> None:
     """Check a predictions file against the task's PUBLIC item list and label set (never the labels)."""
+    if task.kind != "tabular":
+        _read_vision_predictions(data, name=name, task=task)
+        return
     try:
         _read_predictions(data, name=name, task=task, file_format=file_format)
     except stats_io.InputError as exc:
@@ -261,12 +293,15 @@ class SplitScore:
     resamples: int
     seed: int
     engine_version: str
+    details: dict[str, Any] | None = None  # vision: other metrics, per-class values, curves
 
 
 def score_files(
     *, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]], challenge: Challenge
 ) -> list[SplitScore]:
     """Score one task's files (one per run) on each split of the task, with the task's fixed resamples."""
+    if task.kind != "tabular":
+        return _score_vision_files(task=task, truth=truth, files=files, challenge=challenge)
     metric = get_metric(task.metric)
     runs = []
     for data, name, fmt in files:
@@ -331,7 +366,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
     from stats.compare import mcnemar_exact
 
     challenge = task.challenge
-    metric = get_metric(task.metric)
+    metric = _board_metric(task.metric)
     now = timezone.now().isoformat()
     if not entries:
         return BuiltBoard(
@@ -469,7 +504,7 @@ def build_summary(
             "available": False,
             "reason": "A cross-task comparison needs at least two tasks with boards.",
         }, ""
-    directions = {get_metric(t.metric).higher_is_better for t, _ in snapshots}
+    directions = {metric_higher_is_better(t.metric) for t, _ in snapshots}
     if len(directions) != 1:
         return {"available": False, "reason": "The tasks' metrics disagree on whether higher is better."}, ""
     per_task = [{r["key"]: r for r in snap.rows} for _, snap in snapshots]
@@ -496,3 +531,77 @@ def build_summary(
     data["scores"] = scores.tolist()
     svg = cd_diagram_svg(result, title=challenge.title).decode()
     return data, svg
+
+
+# --- detection and segmentation --------------------------------------------------------------------------
+#: The metrics of vision tasks (the organizer's headline choice), by task kind.
+DETECTION_METRICS = (
+    "coco_ap",
+    "coco_ap50",
+    "coco_ap75",
+    "coco_ap_small",
+    "coco_ap_medium",
+    "coco_ap_large",
+    "coco_ar100",
+    "voc07_ap50",
+    "voc_ap50",
+)
+SEGMENTATION_METRICS = ("miou", "pixel_accuracy")
+VISION_METRICS: dict[str, str] = {
+    **dict.fromkeys(DETECTION_METRICS, "detection"),
+    **dict.fromkeys(SEGMENTATION_METRICS, "segmentation"),
+}
+
+
+@dataclass(frozen=True)
+class _BoardMetric:
+    """What a board needs of a metric (vision metrics are not in ``stats.metrics``' per-item registry)."""
+
+    name: str
+    higher_is_better: bool
+    rank_based: bool
+    zero_one: bool
+    finalize: Any
+
+
+def _board_metric(name: str) -> Any:
+    if name in VISION_METRICS:
+        return _BoardMetric(name=name, higher_is_better=True, rank_based=True, zero_one=False, finalize=None)
+    return get_metric(name)
+
+
+_VISION_FORMATS = {
+    "detection": PredictionFormat(
+        metric="",
+        description="",
+        higher_is_better=True,
+        kind="detection",
+        columns=["image_id", "category_id", "bbox", "score"],
+        probabilities=False,
+    ),
+    "segmentation": PredictionFormat(
+        metric="",
+        description="",
+        higher_is_better=True,
+        kind="segmentation",
+        columns=[],
+        probabilities=False,
+    ),
+}
+
+
+def _vision_prediction_format(metric_name: str) -> PredictionFormat:
+    kind = VISION_METRICS[metric_name]
+    base = _VISION_FORMATS[kind]
+    description = {
+        "detection": "COCO results: one record per detected box (image_id, category_id, bbox [x,y,w,h], score)",
+        "segmentation": "an archive (zip or tar) of single-channel PNG label maps, one per image id",
+    }[kind]
+    return PredictionFormat(
+        metric=metric_name,
+        description=description,
+        higher_is_better=True,
+        kind=kind,
+        columns=base.columns,
+        probabilities=False,
+    )

@@ -92,7 +92,7 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-@size_limited_uploads
+@size_limited_uploads(any_kind=True)
 @login_required
 def task_new(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
@@ -112,6 +112,8 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 labels=form.label_list(),
                 group_column=form.cleaned_data["group_column"] or None,
                 split_column=form.cleaned_data["split_column"] or None,
+                ignore_index=form.cleaned_data["ignore_index"],
+                reduce_zero_label=form.cleaned_data["reduce_zero_label"],
             )
         except ApplicationError as exc:
             error = error_context(exc)
@@ -132,7 +134,7 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
 def task_labels(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
     task = task_for(challenge, task_slug)
-    form = TruthReplaceForm(request.POST or None, request.FILES or None)
+    form = TruthReplaceForm(request.POST or None, request.FILES or None, task=task)
     error = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["truth"]

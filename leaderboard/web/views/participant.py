@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -12,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard.challenges.models import EntrySelection
+from leaderboard.challenges.models import EntrySelection, upload_max_bytes
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.submissions.models import Status, Submission
@@ -71,7 +70,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "task_rows": [(t, field, task_format(t)) for t, field in form.task_fields()],
             "error": error,
-            "max_bytes": settings.UPLOAD_MAX_BYTES,
+            "max_bytes": max((upload_max_bytes(t.kind) for t in tasks), default=upload_max_bytes("tabular")),
             "is_organizer": organizer,
         },
         status=status,
