@@ -271,10 +271,26 @@ class SubmissionFileOutputSerializer(serializers.ModelSerializer):
 class ScoreOutputSerializer(serializers.ModelSerializer):
     task = serializers.CharField(source="task.slug")
     runs = serializers.IntegerField(source="n_runs")
+    details = serializers.SerializerMethodField(
+        help_text=(
+            "Detection / segmentation, on a submission's own address: every metric and the per-class "
+            "values with intervals; null unless you organize the challenge or its board is revealed."
+        )
+    )
 
     class Meta:
         model = Score
-        fields = ["task", "split", "value", "run_values", "runs", "scored_at"]
+        fields = ["task", "split", "value", "run_values", "runs", "scored_at", "details"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_details(self, obj: Score) -> dict[str, Any] | None:
+        # Aggregates over hidden annotations: only where the caller may see them (the view decides).
+        if obj.submission_id not in self.context.get("details_visible", ()):
+            return None
+        details = Score.objects.filter(pk=obj.pk).values_list("details", flat=True).first()
+        if not details:
+            return None
+        return {k: v for k, v in details.items() if k != "curves_svg"}
 
 
 class SubmissionOutputSerializer(serializers.ModelSerializer):
@@ -310,7 +326,9 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
     def get_scores(self, obj: Submission) -> list[dict[str, Any]]:
         # The view decides which splits are visible (private only once revealed, or to organizers).
         visible: Mapping[int, Sequence[Score]] = self.context.get("visible_scores", {})
-        return ScoreOutputSerializer(visible.get(obj.pk, []), many=True).data  # type: ignore[return-value]
+        return ScoreOutputSerializer(  # type: ignore[return-value]
+            visible.get(obj.pk, []), many=True, context=self.context
+        ).data
 
     def get_url(self, obj: Submission) -> str:
         return reverse("api:submission-detail", kwargs={"pk": obj.pk})

@@ -34,6 +34,7 @@ from leaderboard.api import serializers as s
 from leaderboard.api.renderers import CSVRenderer, SVGRenderer
 from leaderboard.api.selectors import (
     rescore_job_latest,
+    submission_details_visible,
     submission_get,
     submission_list,
     submission_visible_scores,
@@ -360,12 +361,20 @@ class SubmissionFilter(django_filters.FilterSet):
         fields = ["status", "task"]
 
 
-def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str, Any]:
+def _visible_scores(
+    request: Request, submissions: list[Submission], *, details: bool = False
+) -> dict[str, Any]:
     return {
         "request": request,
         "visible_scores": {
             sub.pk: submission_visible_scores(submission=sub, user=request.user) for sub in submissions
         },
+        # A vision score's details (per-class figures) on the submission's own address, where visible.
+        "details_visible": {
+            sub.pk for sub in submissions if submission_details_visible(submission=sub, user=request.user)
+        }
+        if details
+        else set(),
     }
 
 
@@ -440,7 +449,9 @@ class SubmissionDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         submission = submission_get(submission_id=pk, user=request.user)
         return Response(
-            s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
+            s.SubmissionOutputSerializer(
+                submission, context=_visible_scores(request, [submission], details=True)
+            ).data
         )
 
     @extend_schema(

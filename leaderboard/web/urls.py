@@ -26,6 +26,7 @@ urlpatterns = [
     path("c/<slug:slug>/critical-difference.svg", public.cd_svg, name="cd_svg"),
     path("c/<slug:slug>/t/<slug:task_slug>/ranks/", public.rank_distribution, name="ranks"),
     path("c/<slug:slug>/t/<slug:task_slug>/pairwise/", public.pairwise, name="pairwise"),
+    path("c/<slug:slug>/t/<slug:task_slug>/classes/", public.task_classes, name="task_classes"),
     path(
         "c/<slug:slug>/t/<slug:task_slug>/board.<str:fmt>",
         public.board_download,

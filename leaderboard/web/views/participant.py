@@ -21,6 +21,7 @@ from leaderboard.web.formats import example_file, task_format
 from leaderboard.web.forms import SubmissionForm, task_field_name
 from leaderboard.web.selectors import (
     rows_of_submission,
+    score_details,
     submission_for_user,
     submission_scores,
     team_submissions,
@@ -142,6 +143,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ]
     payload = _status_payload(sub, found)
     scores = submission_scores(submission_ids=[sub.pk], include_private=private).get(sub.pk, [])
+    # Per-class figures of a vision task speak about its hidden annotations: organizers, or once revealed.
+    details = [
+        (f.task, score_details(submission_id=sub.pk, task_id=f.task_id, split="public"))
+        for f in sub.files.all()
+        if f.task.kind != "tabular" and f.run == 0 and private and sub.status == Status.SCORED
+    ]
     return render(
         request,
         "web/submission.html",
@@ -150,6 +157,7 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "challenge": sub.challenge,
             "board_rows": board_rows,
             "scores": scores,
+            "details": details,
             "status": payload,
             "can_cancel": sub.status == Status.QUEUED,
         },
