@@ -6,7 +6,10 @@ from leaderboard.demo.load import DEMO_PASSWORD, demo_load
 
 
 class Command(BaseCommand):
-    help = "Load and score the demo challenges (UCI digits; four UCI datasets with the same entries)."
+    help = (
+        "Load and score the demo challenges (UCI digits; four UCI datasets with the same entries; digit "
+        "scenes with a detection and a segmentation task)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--reset", action="store_true", help="Delete and rebuild the demo challenges.")
