@@ -403,13 +403,13 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         confidence=challenge.confidence,
         interval=challenge.interval_method
         if (jackknife is not None or challenge.interval_method != "bca")
-        else "percentile",
+        else (_vision_interval(task.metric, challenge) if task.kind != "tabular" else "percentile"),
         jackknife=jackknife,
         correction=challenge.correction,
         item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
         finalize=metric.finalize if have_items else None,
         zero_one=metric.zero_one,
-        n_items=_n_items(entries),
+        n_items=_n_items(entries) or task.n_items,
         runs=runs if any(r is not None for r in runs) else None,
         grouped=task.grouped,
     )
@@ -605,3 +605,314 @@ def _vision_prediction_format(metric_name: str) -> PredictionFormat:
         columns=base.columns,
         probabilities=False,
     )
+
+
+# What the vision scorers of ``stats`` return, as the adapter uses it: point values and replicates of
+# every metric of the task's kind, per-class values and replicates, and (detection) precision per class at
+# the recall thresholds.
+@dataclass(frozen=True)
+class _VisionResult:
+    values: dict[str, float]  # metric name -> point value
+    replicates: dict[str, np.ndarray]  # metric name -> (B,)
+    class_names: list[str]
+    class_values: np.ndarray  # (C,), NaN where undefined
+    class_replicates: np.ndarray  # (B, C), NaN where undefined in a resample
+    recall: np.ndarray | None  # (R,) recall thresholds (detection)
+    precision: np.ndarray | None  # (C, R) interpolated precision, -1 where the recall is never reached
+
+
+def _vision_details(
+    *, task: Task, challenge: Challenge, result: _VisionResult, method: str
+) -> dict[str, Any]:
+    """The entry's other metrics and per-class values with intervals, and its curves (an SVG)."""
+    from stats.intervals import bootstrap_bounds
+
+    from leaderboard.scoring.figures import precision_recall_svg
+
+    def bounds(replicates: np.ndarray, point: float) -> tuple[float | None, float | None]:
+        finite = replicates[np.isfinite(replicates)]
+        if not np.isfinite(point) or len(finite) < 2:
+            return None, None
+        low, high = bootstrap_bounds(finite, point=point, method=method, confidence=challenge.confidence)
+        return float(low[0]), float(high[0])
+
+    metrics = []
+    for name, value in result.values.items():
+        low, high = bounds(result.replicates[name], value)
+        metrics.append({"name": name, "value": _finite_or_none(value), "low": low, "high": high})
+    classes = []
+    for c, name in enumerate(result.class_names):
+        value = float(result.class_values[c])
+        low, high = bounds(result.class_replicates[:, c], value)
+        classes.append({"name": name, "value": _finite_or_none(value), "low": low, "high": high})
+    detection = task.kind == "detection"
+    details: dict[str, Any] = {
+        "headline": task.metric,
+        "metrics": metrics,
+        "class_metric": "AP" if detection else "IoU",
+        "class_note": (
+            "A class without ground truth in a resample is left out of that resample, as in pycocotools"
+            if detection
+            else "A class absent from both the annotations and the predictions is undefined"
+        ),
+        "classes": classes,
+        "method": method,
+        "confidence": challenge.confidence,
+        "confidence_percent": f"{100 * challenge.confidence:g}",
+    }
+    if result.precision is not None and result.recall is not None:
+        curves = {name: result.precision[c].tolist() for c, name in enumerate(result.class_names)}
+        details["curves"] = {"recall": result.recall.tolist(), "precision": curves}
+        details["curves_caption"] = "interpolated precision at the 101 recall thresholds, IoU 0.5"
+        details["curves_svg"] = precision_recall_svg(
+            result.recall.tolist(), curves, title=f"{task.title}: precision-recall at IoU 0.5"
+        )
+    return details
+
+
+def _finite_or_none(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def _vision_interval(metric: str, challenge: Challenge) -> str:
+    """The interval of a vision metric's numbers: the challenge's method, except BCa, which needs a
+    jackknife that image-level AP does not have: then the metric's own default, chosen by coverage."""
+    if challenge.interval_method != "bca":
+        return challenge.interval_method
+    return _vision_default_interval(metric)
+
+
+def _score_vision_files(
+    *, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]], challenge: Challenge
+) -> list[SplitScore]:
+    """Score a detection or segmentation entry: matching (or mask reading) once per file, replicates from
+    the task's fixed resample weights over images; several files are runs (their mean is the entry's)."""
+    if truth.data is None:
+        raise ApplicationError(f"Task '{task.slug}' has no annotation file; re-create it.")
+    results = []
+    for data, name, _fmt in files:
+        try:
+            results.append(_vision_score_run(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge))
+        except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
+            raise input_error(exc) from exc
+    headline = task.metric
+    method = _vision_interval(task.metric, challenge)
+    return [
+        SplitScore(
+            split="public",
+            value=float(np.mean([r.values[headline] for r in results])),
+            replicates=np.mean([r.replicates[headline] for r in results], axis=0),
+            jackknife=np.empty(0),
+            item_statistics=None,
+            run_values=[float(r.values[headline]) for r in results],
+            resamples=challenge.resamples,
+            seed=challenge.seed,
+            engine_version=stats.__version__,
+            details=_vision_details(task=task, challenge=challenge, result=results[0], method=method)
+            | ({"runs_note": "per-class results of the first run"} if len(results) > 1 else {}),
+        )
+    ]
+
+
+def _looks_like_json(data: bytes) -> bool:
+    import gzip
+    import zlib
+
+    head = data[:2]
+    if head == b"\x1f\x8b":
+        try:
+            head = gzip.GzipFile(fileobj=io.BytesIO(data)).read(64)
+        except (OSError, EOFError, zlib.error):
+            return True  # the JSON reader names the corrupt stream
+    return head.lstrip()[:1] in (b"{", b"[")
+
+
+def _parse_vision_truth(
+    data: bytes,
+    *,
+    name: str,
+    metric: str,
+    class_names: Sequence[str] | None,
+    ignore_index: int,
+    reduce_zero_label: bool,
+) -> ParsedTruth:
+    """Read a detection or segmentation task's annotation file; keep only public facts on the task.
+
+    The item list is the images in the reader's order (ascending image id for detection), recorded once.
+    The public settings hold the categories (or classes) and, for segmentation, each image's size (so
+    that predictions are checked without the annotations); the file itself is stored as uploaded.
+    """
+    kind = VISION_METRICS[metric]
+    limit = settings.VISION_UPLOAD_MAX_BYTES
+    try:
+        if kind == "detection":
+            from stats.vision.detection_io import parse_coco_truth, parse_voc_truth
+
+            if class_names:
+                raise ApplicationError(
+                    f"{name}: a detection task takes its categories from the annotation file; leave the "
+                    "labels empty.",
+                    extra={"file": name, "field": "labels"},
+                )
+            reader = parse_coco_truth if _looks_like_json(data) else parse_voc_truth
+            truth = reader(data, name=name, max_bytes=limit)
+            _check_headline_defined(truth, metric=metric, name=name)
+            categories = [
+                {"id": int(c), "name": str(n)}
+                for c, n in zip(truth.category_ids, truth.category_names, strict=True)
+            ]
+            return ParsedTruth(
+                ids=[str(int(i)) for i in truth.image_ids],
+                labels=[],
+                label_set=[c["name"] for c in categories],
+                groups=None,
+                private=None,
+                kind=kind,
+                vision={
+                    "categories": categories,
+                    "source": truth.source,
+                    "conventions": dict(truth.conventions),
+                },
+                data=data,
+            )
+        return _parse_segmentation_truth(
+            data,
+            name=name,
+            class_names=class_names,
+            ignore_index=ignore_index,
+            reduce_zero_label=reduce_zero_label,
+            limit=limit,
+        )
+    except stats_io.InputError as exc:
+        raise input_error(exc) from exc
+
+
+def _detection_ids(task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """The task's PUBLIC image ids (its order) and category ids."""
+    return (
+        np.array([int(i) for i in task.item_ids], dtype=np.int64),
+        np.array([c["id"] for c in task.vision["categories"]], dtype=np.int64),
+    )
+
+
+def _read_vision_predictions(data: bytes, *, name: str, task: Task) -> Any:
+    """Check (and read) a vision predictions file against the task's PUBLIC facts only: image ids,
+    category ids or classes, image sizes. Never the annotations."""
+    limit = settings.VISION_UPLOAD_MAX_BYTES
+    try:
+        if task.kind == "detection":
+            from stats.vision.detection_io import parse_coco_results
+
+            return parse_coco_results(data, _detection_ids(task), name=name, max_bytes=limit)
+        return _read_segmentation_predictions(data, name=name, task=task, limit=limit)
+    except stats_io.InputError as exc:
+        raise input_error(exc) from exc
+
+
+#: The per-class values and the other metrics of a vision entry get their intervals from the first rows of
+#: ``W`` (all of them when the task has fewer resamples): the headline metric uses every row.
+DETAIL_RESAMPLES = 1000
+#: Registry names of the detection stats shown on an entry's page, in COCOeval.summarize's order.
+_DETECTION_DETAIL_NAMES = {
+    "AP": "coco_ap",
+    "AP50": "coco_ap50",
+    "AP75": "coco_ap75",
+    "APs": "coco_ap_small",
+    "APm": "coco_ap_medium",
+    "APl": "coco_ap_large",
+    "AR1": "coco_ar1",
+    "AR10": "coco_ar10",
+    "AR100": "coco_ar100",
+    "ARs": "coco_ar_small",
+    "ARm": "coco_ar_medium",
+    "ARl": "coco_ar_large",
+    "VOC07": "voc07_ap50",
+    "VOC": "voc_ap50",
+}
+
+
+def _vision_score_run(
+    *, task: Task, truth_data: bytes, data: bytes, name: str, challenge: Challenge
+) -> _VisionResult:
+    if task.kind == "detection":
+        return _score_detection_run(task=task, truth_data=truth_data, data=data, name=name, challenge=challenge)
+    return _score_segmentation_run(task=task, truth_data=truth_data, data=data, name=name, challenge=challenge)
+
+
+def _detection_truth(task: Task, truth_data: bytes) -> Any:
+    from stats.vision.detection_io import parse_coco_truth, parse_voc_truth
+
+    reader = parse_coco_truth if task.vision.get("source", "coco") == "coco" else parse_voc_truth
+    truth = reader(truth_data, name="annotations", max_bytes=settings.VISION_UPLOAD_MAX_BYTES)
+    if [str(int(i)) for i in truth.image_ids] != task.item_ids:
+        raise ApplicationError(f"Task '{task.slug}': its annotation file no longer matches its images.")
+    return truth
+
+
+def _score_detection_run(
+    *, task: Task, truth_data: bytes, data: bytes, name: str, challenge: Challenge
+) -> _VisionResult:
+    from stats.resampling import iter_unit_weight_chunks, resample_design
+    from stats.vision.detection import DETECTION_METRICS as STAT_OF, DetectionTask, detection_strata
+    from stats.vision.detection_io import parse_coco_results
+
+    truth = _detection_truth(task, truth_data)
+    detections = parse_coco_results(
+        data, truth, name=name, max_bytes=settings.VISION_UPLOAD_MAX_BYTES
+    )
+    prepared = DetectionTask(truth)
+    entry = prepared.match(detections)  # once per entry: independent of the resample
+    headline = STAT_OF[task.metric]
+    # Strata keep every area range's objects in every resample, so every stat is defined (stats.vision).
+    design = resample_design(
+        truth.n_images, resamples=challenge.resamples, seed=challenge.seed, strata=detection_strata(truth)
+    )
+    detail_rows = min(DETAIL_RESAMPLES, challenge.resamples)
+    parts: dict[str, list[np.ndarray]] = {}
+    done = 0
+    for _chunk, w in iter_unit_weight_chunks(design, cache_dir=settings.RESAMPLE_CACHE_DIR):
+        want = None if done < detail_rows else [headline]
+        reps = prepared.replicates(entry, w, stats=want)
+        for key, value in reps.items():
+            parts.setdefault(key, []).append(value)
+        done += w.shape[0]
+    replicates = {key: np.concatenate(value) for key, value in parts.items()}
+    point = prepared.point(entry)
+    values = {
+        _DETECTION_DETAIL_NAMES[key]: (np.nan if point[key] is None else float(point[key]))
+        for key in _DETECTION_DETAIL_NAMES
+    }
+    reps_by_name = {
+        _DETECTION_DETAIL_NAMES[key]: (replicates[key] if key == headline else replicates[key][:detail_rows])
+        for key in _DETECTION_DETAIL_NAMES
+    }
+    class_values = np.array([np.nan if v is None else v for v in point["per_class_AP"]], dtype=np.float64)
+    recall, precision = _precision_curves(prepared, entry)
+    return _VisionResult(
+        values=values,
+        replicates=reps_by_name,
+        class_names=list(truth.category_names),
+        class_values=class_values,
+        class_replicates=replicates["per_class_AP"][:detail_rows],
+        recall=recall,
+        precision=precision,
+    )
+
+
+#: The bit of ``stats.vision.detection.detection_strata`` an image has when it holds an object that counts
+#: for the stat (bits 0-3: area all, small, medium, large; bit 4: VOC's non-difficult objects).
+_STRATUM_BIT = {"APs": 1, "APm": 2, "APl": 3, "ARs": 1, "ARm": 2, "ARl": 3, "VOC07": 4, "VOC": 4}
+_STAT_WHAT = {1: "small (area <= 32^2)", 2: "medium", 3: "large (area > 96^2)", 4: "non-difficult", 0: "non-crowd"}
+
+
+def _check_headline_defined(truth: Any, *, metric: str, name: str) -> None:
+    """Refuse a task whose headline metric is undefined on its own test set (no object it counts)."""
+    from stats.vision.detection import DETECTION_METRICS as STAT_OF, detection_strata
+
+    bit = _STRATUM_BIT.get(STAT_OF[metric], 0)
+    if not ((detection_strata(truth) >> bit) & 1).any():
+        raise ApplicationError(
+            f"{name}: no annotation is a {_STAT_WHAT[bit]} object, so {metric} is undefined on this test "
+            "set; choose another metric.",
+            extra={"file": name, "field": "metric"},
+        )
