@@ -692,7 +692,9 @@ def _score_vision_files(
     results = []
     for data, name, _fmt in files:
         try:
-            results.append(_vision_score_run(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge))
+            results.append(
+                _vision_score_run(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge)
+            )
         except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
             raise input_error(exc) from exc
     headline = task.metric
@@ -714,17 +716,22 @@ def _score_vision_files(
     ]
 
 
-def _looks_like_json(data: bytes) -> bool:
+def _head(data: bytes) -> bytes:
+    """The first non-blank byte of a file, looking inside gzip (b"" for a corrupt stream)."""
     import gzip
     import zlib
 
-    head = data[:2]
-    if head == b"\x1f\x8b":
+    head = data[:64]
+    if head[:2] == b"\x1f\x8b":
         try:
             head = gzip.GzipFile(fileobj=io.BytesIO(data)).read(64)
         except (OSError, EOFError, zlib.error):
-            return True  # the JSON reader names the corrupt stream
-    return head.lstrip()[:1] in (b"{", b"[")
+            return b""  # the readers name the corrupt stream
+    return head.lstrip()[:1]
+
+
+def _looks_like_json(data: bytes) -> bool:
+    return _head(data) in (b"{", b"[", b"")
 
 
 def _parse_vision_truth(
@@ -803,6 +810,12 @@ def _read_vision_predictions(data: bytes, *, name: str, task: Task) -> Any:
         if task.kind == "detection":
             from stats.vision.detection_io import parse_coco_results
 
+            if _head(data) == b"{":
+                raise stats_io.InputError(
+                    "a results file is a JSON list of detections ([{image_id, category_id, bbox, score}, "
+                    "...]), not an object; an annotation file is not a results file",
+                    file=name,
+                )
             return parse_coco_results(data, _detection_ids(task), name=name, max_bytes=limit)
         return _read_segmentation_predictions(data, name=name, task=task, limit=limit)
     except stats_io.InputError as exc:
@@ -835,8 +848,12 @@ def _vision_score_run(
     *, task: Task, truth_data: bytes, data: bytes, name: str, challenge: Challenge
 ) -> _VisionResult:
     if task.kind == "detection":
-        return _score_detection_run(task=task, truth_data=truth_data, data=data, name=name, challenge=challenge)
-    return _score_segmentation_run(task=task, truth_data=truth_data, data=data, name=name, challenge=challenge)
+        return _score_detection_run(
+            task=task, truth_data=truth_data, data=data, name=name, challenge=challenge
+        )
+    return _score_segmentation_run(
+        task=task, truth_data=truth_data, data=data, name=name, challenge=challenge
+    )
 
 
 def _detection_truth(task: Task, truth_data: bytes) -> Any:
@@ -857,9 +874,7 @@ def _score_detection_run(
     from stats.vision.detection_io import parse_coco_results
 
     truth = _detection_truth(task, truth_data)
-    detections = parse_coco_results(
-        data, truth, name=name, max_bytes=settings.VISION_UPLOAD_MAX_BYTES
-    )
+    detections = parse_coco_results(data, truth, name=name, max_bytes=settings.VISION_UPLOAD_MAX_BYTES)
     prepared = DetectionTask(truth)
     entry = prepared.match(detections)  # once per entry: independent of the resample
     headline = STAT_OF[task.metric]
@@ -902,7 +917,13 @@ def _score_detection_run(
 #: The bit of ``stats.vision.detection.detection_strata`` an image has when it holds an object that counts
 #: for the stat (bits 0-3: area all, small, medium, large; bit 4: VOC's non-difficult objects).
 _STRATUM_BIT = {"APs": 1, "APm": 2, "APl": 3, "ARs": 1, "ARm": 2, "ARl": 3, "VOC07": 4, "VOC": 4}
-_STAT_WHAT = {1: "small (area <= 32^2)", 2: "medium", 3: "large (area > 96^2)", 4: "non-difficult", 0: "non-crowd"}
+_STAT_WHAT = {
+    1: "small (area <= 32^2)",
+    2: "medium",
+    3: "large (area > 96^2)",
+    4: "non-difficult",
+    0: "non-crowd",
+}
 
 
 def _check_headline_defined(truth: Any, *, metric: str, name: str) -> None:
@@ -916,3 +937,21 @@ def _check_headline_defined(truth: Any, *, metric: str, name: str) -> None:
             "set; choose another metric.",
             extra={"file": name, "field": "metric"},
         )
+
+
+def _precision_curves(prepared: Any, entry: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class precision at the 101 recall thresholds, IoU 0.5 (pycocotools' ``eval["precision"]``)."""
+    from stats.pr_curves import precision_at_recall_thresholds
+
+    return precision_at_recall_thresholds(prepared, entry, threshold=0)
+
+
+def _vision_default_interval(metric: str) -> str:
+    """The interval method a vision metric defaults to, chosen by measured coverage.
+
+    Detection AP is biased upward on a finite test set and the bootstrap adds the bias again: in the
+    simulation of ../shared/VISION.md ("Intervals"), 95% coverage was 0.54 (percentile), 0.87 (BCa) and
+    0.95 (basic), so detection metrics use the basic interval. Segmentation metrics are pooled ratios; they
+    use the percentile interval until their coverage figures say otherwise (docs/stats.md).
+    """
+    return "basic" if VISION_METRICS[metric] == "detection" else "percentile"

@@ -55,7 +55,9 @@ def make_challenge(client: Any, slug: str, **fields: Any) -> None:
     assert r.status_code == 201, r.content
 
 
-def add_detection_task(client: Any, slug: str, truth: dict[str, Any], metric: str = "coco_ap", task: str = "det"):  # type: ignore[no-untyped-def]
+def add_detection_task(
+    client: Any, slug: str, truth: dict[str, Any], metric: str = "coco_ap", task: str = "det"
+):  # type: ignore[no-untyped-def]
     return client.post(
         f"/api/challenges/{slug}/tasks/",
         {"slug": task, "title": f"Boxes ({metric})", "metric": metric,
@@ -64,7 +66,9 @@ def add_detection_task(client: Any, slug: str, truth: dict[str, Any], metric: st
     )  # fmt: skip
 
 
-def add_segmentation_task(client: Any, slug: str, archive: bytes, metric: str = "miou", task: str = "seg", **extra: Any):  # type: ignore[no-untyped-def]
+def add_segmentation_task(
+    client: Any, slug: str, archive: bytes, metric: str = "miou", task: str = "seg", **extra: Any
+):  # type: ignore[no-untyped-def]
     return client.post(
         f"/api/challenges/{slug}/tasks/",
         {"slug": task, "title": f"Masks ({metric})", "metric": metric, "labels": ",".join(CLASS_NAMES),
@@ -79,7 +83,11 @@ def submit(client: Any, slug: str, name: str, files: dict[str, tuple[str, bytes]
 
 
 def board_of(slug: str, task: str) -> BoardSnapshot:
-    snap = BoardSnapshot.objects.filter(task__challenge__slug=slug, task__slug=task).order_by("-sequence").first()
+    snap = (
+        BoardSnapshot.objects.filter(task__challenge__slug=slug, task__slug=task)
+        .order_by("-sequence")
+        .first()
+    )
     assert snap is not None
     return snap
 
@@ -129,7 +137,10 @@ def test_every_detection_metric_is_scored_by_the_worker_and_ranked(transactional
     make_challenge(org, "d")
     truth = coco_truth(14, seed=3)
     assert add_detection_task(org, "d", truth, metric=metric).status_code == 201
-    entries = {"good": coco_results(truth, seed=4, quality=0.9), "weak": coco_results(truth, seed=5, quality=0.5)}
+    entries = {
+        "good": coco_results(truth, seed=4, quality=0.9),
+        "weak": coco_results(truth, seed=5, quality=0.5),
+    }
     forms = {"good": ("good.json", json_bytes(entries["good"])),
              "weak": ("weak.json.gz", json_bytes(entries["weak"], gz=True))}  # fmt: skip
     for name, (fname, data) in forms.items():
@@ -141,9 +152,11 @@ def test_every_detection_metric_is_scored_by_the_worker_and_ranked(transactional
     assert set(rows) == {"good", "weak"}
     for name, records in entries.items():
         row = rows[name]
-        assert row["low"] <= row["value"] <= row["high"]
+        assert row["interval"][0] <= row["value"] <= row["interval"][1]
         if metric in COCO_STAT_INDEX:
-            assert row["value"] == pytest.approx(coco_stats(truth, records)[COCO_STAT_INDEX[metric]], abs=1e-12)
+            assert row["value"] == pytest.approx(
+                coco_stats(truth, records)[COCO_STAT_INDEX[metric]], abs=1e-12
+            )
         else:
             assert 0.0 <= row["value"] <= 1.0
     assert rows["good"]["value"] > rows["weak"]["value"]
@@ -173,7 +186,7 @@ def test_every_segmentation_metric_is_scored_by_the_worker_and_ranked(transactio
         miou, aacc = miou_oracle(truth, pred, n_classes=len(CLASS_NAMES))
         expected = miou if metric == "miou" else aacc
         assert rows[name]["value"] == pytest.approx(expected, abs=1e-12)
-        assert rows[name]["low"] <= rows[name]["value"] <= rows[name]["high"]
+        assert rows[name]["interval"][0] <= rows[name]["value"] <= rows[name]["interval"][1]
     assert rows["good"]["value"] > rows["weak"]["value"]
     details = Score.objects.get(submission__name="good").details
     assert details["class_metric"] == "IoU" and [c["name"] for c in details["classes"]] == CLASS_NAMES
@@ -212,13 +225,20 @@ def test_detection_and_segmentation_tasks_feed_the_cross_task_summary(transactio
 
 
 # --- who sees the per-class figures -----------------------------------------------------------------------
-def test_per_class_results_to_organizers_during_the_challenge_and_to_everyone_once_revealed(transactional_db) -> None:
+def test_per_class_results_to_organizers_during_the_challenge_and_to_everyone_once_revealed(
+    transactional_db,
+) -> None:
     organizer, participant = user("org"), user("pat")
     org = client_for(organizer)
     make_challenge(org, "vis")
     truth = coco_truth(10, seed=13)
     assert add_detection_task(org, "vis", truth).status_code == 201
-    r = submit(client_for(participant), "vis", "mine", {"file": ("m.json", json_bytes(coco_results(truth, seed=14, quality=0.8)))})
+    r = submit(
+        client_for(participant),
+        "vis",
+        "mine",
+        {"file": ("m.json", json_bytes(coco_results(truth, seed=14, quality=0.8)))},
+    )
     assert r.status_code == 201, r.content
     sid = r.json()["id"]
 
@@ -264,9 +284,15 @@ def _bad_detection_files(truth: dict[str, Any]) -> dict[str, tuple[bytes, str]]:
         "negative height": (with_record(1, bbox=[1.0, 2.0, 4.0, -5.0]), r"height|positive"),
         "non-finite box": (json_bytes(good).replace(b'"bbox": [', b'"bbox": [NaN, ', 1), r"finite|number"),
         "non-finite score": (with_record(0, score=float("inf")), r"score"),
-        "missing key": (json_bytes([{"image_id": image, "bbox": [1, 2, 3, 4], "score": 0.5}]), r"category_id"),
+        "missing key": (
+            json_bytes([{"image_id": image, "bbox": [1, 2, 3, 4], "score": 0.5}]),
+            r"category_id",
+        ),
         "not a list": (b'{"image_id": 1}', r"list"),
-        "broken json": (b'[{"image_id": 1, "category_id": 3, "bbox": [1, 2, 3, 4], "score": 0.5}', r"JSON|json"),
+        "broken json": (
+            b'[{"image_id": 1, "category_id": 3, "bbox": [1, 2, 3, 4], "score": 0.5}',
+            r"JSON|json",
+        ),
         "corrupt gzip": (b"\x1f\x8b\x08\x00" + b"garbage" * 20, r"gzip"),
     }
 
@@ -276,7 +302,9 @@ def _bad_detection_files(truth: dict[str, Any]) -> dict[str, tuple[bytes, str]]:
     ["unknown image id", "unknown category id", "non-positive width", "negative height", "non-finite box",
      "non-finite score", "missing key", "not a list", "broken json", "corrupt gzip"],
 )  # fmt: skip
-def test_a_bad_detection_file_is_a_400_naming_file_and_record_and_is_not_charged(transactional_db, case: str) -> None:
+def test_a_bad_detection_file_is_a_400_naming_file_and_record_and_is_not_charged(
+    transactional_db, case: str
+) -> None:
     org = client_for(user("org"))
     make_challenge(org, "bad", total_limit=1)
     truth = coco_truth(10, seed=16)
@@ -326,13 +354,19 @@ def test_a_bad_segmentation_archive_is_a_400_naming_file_and_image_and_is_not_ch
     pred = noisy(truth, seed=19, error=0.2)
     first = "img-01"
     if case == "wrong size":
-        data, pattern = zip_of({**pred, first: np.zeros((5, 5), dtype=np.uint8)}), rf"{first}.*(size|shape)|(size|shape).*{first}"
+        data, pattern = (
+            zip_of({**pred, first: np.zeros((5, 5), dtype=np.uint8)}),
+            rf"{first}.*(size|shape)|(size|shape).*{first}",
+        )
     elif case == "value outside the classes":
         bad = pred[first].copy()
         bad[0, 0] = 9
         data, pattern = zip_of({**pred, first: bad}), rf"{first}.*9|9.*{first}"
     elif case == "missing mask":
-        data, pattern = zip_of({k: v for k, v in pred.items() if k != first}), rf"missing.*{first}|{first}.*missing"
+        data, pattern = (
+            zip_of({k: v for k, v in pred.items() if k != first}),
+            rf"missing.*{first}|{first}.*missing",
+        )
     elif case == "unknown image":
         data, pattern = zip_of({**pred, "img-99": pred[first]}), r"img-99"
     elif case == "corrupt archive":
@@ -347,7 +381,10 @@ def test_a_bad_segmentation_archive_is_a_400_naming_file_and_image_and_is_not_ch
 
         buf = io.BytesIO()
         Image.fromarray(np.zeros((*truth[first].shape, 3), dtype=np.uint8)).save(buf, format="PNG")
-        data, pattern = zip_of(pred, extra={f"{first}.png": buf.getvalue()}), rf"{first}.*(channel|single)|(channel|single).*{first}"
+        data, pattern = (
+            zip_of(pred, extra={f"{first}.png": buf.getvalue()}),
+            rf"{first}.*(channel|single)|(channel|single).*{first}",
+        )
     pat = client_for(user("pat"))
     r = submit(pat, "badseg", "x", {"file": ("masks.zip", data)})
     assert r.status_code == 400, r.content
@@ -371,7 +408,9 @@ def test_a_bad_annotation_file_is_a_400_and_creates_no_task(transactional_db) ->
 
 
 # --- the size limit, one rule per kind ------------------------------------------------------------------------
-def test_a_vision_file_above_the_tabular_limit_is_accepted_up_to_the_vision_limit(transactional_db, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_vision_file_above_the_tabular_limit_is_accepted_up_to_the_vision_limit(
+    transactional_db, settings
+) -> None:  # type: ignore[no-untyped-def]
     org = client_for(user("org"))
     make_challenge(org, "big")
     truth = coco_truth(10, seed=21)
@@ -415,7 +454,9 @@ def test_the_organizer_form_and_the_participant_form_take_vision_files(transacti
     # A bad file: the page names the file and the record, nothing is stored.
     records = coco_results(truth, seed=25, quality=0.8)
     records[4] = {**records[4], "category_id": 4242}
-    r = web_pat.post("/c/web/submit/", {"name": "bad", "file_boxes": SimpleUploadedFile("p.json", json_bytes(records))})
+    r = web_pat.post(
+        "/c/web/submit/", {"name": "bad", "file_boxes": SimpleUploadedFile("p.json", json_bytes(records))}
+    )
     assert r.status_code == 400
     assert "p.json" in r.content.decode() and "4242" in r.content.decode()
     assert Submission.objects.count() == 0

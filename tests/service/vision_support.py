@@ -29,7 +29,7 @@ def coco_truth(n_images: int = 12, *, seed: int = 0) -> dict[str, Any]:
     annotations = []
     for i in ids:
         for _ in range(int(rng.integers(0, 4))):
-            w, h = float(rng.uniform(8, 90)), float(rng.uniform(8, 90))
+            w, h = float(rng.uniform(6, 150)), float(rng.uniform(6, 140))
             x, y = float(rng.uniform(0, 200 - w)), float(rng.uniform(0, 150 - h))
             annotations.append(
                 {
@@ -80,7 +80,8 @@ def coco_results(truth: dict[str, Any], *, seed: int, quality: float) -> list[di
 def results_csv(records: list[dict[str, Any]]) -> bytes:
     lines = ["image_id,category_id,x,y,w,h,score"]
     lines += [
-        f"{r['image_id']},{r['category_id']},{','.join(repr(v) for v in r['bbox'])},{r['score']!r}" for r in records
+        f"{r['image_id']},{r['category_id']},{','.join(repr(float(v)) for v in r['bbox'])},{float(r['score'])!r}"
+        for r in records
     ]
     return ("\n".join(lines) + "\n").encode()
 
