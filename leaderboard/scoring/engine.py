@@ -29,15 +29,13 @@ if TYPE_CHECKING:
 
 
 def metric_higher_is_better(name: str) -> bool:
-    if name in VISION_METRICS:
-        return True
     return get_metric(name).higher_is_better
 
 
 def metric_choices() -> list[tuple[str, str]]:
     from stats.metrics import METRICS
 
-    return [(name, name.replace("_", " ")) for name in sorted({*METRICS, *VISION_METRICS})]
+    return [(name, name.replace("_", " ")) for name in sorted(METRICS)]
 
 
 def task_kind(metric: str) -> str:
@@ -366,7 +364,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
     from stats.compare import mcnemar_exact
 
     challenge = task.challenge
-    metric = _board_metric(task.metric)
+    metric = get_metric(task.metric)
     now = timezone.now().isoformat()
     if not entries:
         return BuiltBoard(
@@ -534,75 +532,26 @@ def build_summary(
 
 
 # --- detection and segmentation --------------------------------------------------------------------------
-#: The metrics of vision tasks (the organizer's headline choice), by task kind.
-DETECTION_METRICS = (
-    "coco_ap",
-    "coco_ap50",
-    "coco_ap75",
-    "coco_ap_small",
-    "coco_ap_medium",
-    "coco_ap_large",
-    "coco_ar100",
-    "voc07_ap50",
-    "voc_ap50",
-)
-SEGMENTATION_METRICS = ("miou", "pixel_accuracy")
-VISION_METRICS: dict[str, str] = {
-    **dict.fromkeys(DETECTION_METRICS, "detection"),
-    **dict.fromkeys(SEGMENTATION_METRICS, "segmentation"),
-}
+def _vision_metrics() -> dict[str, str]:
+    """The metrics of vision tasks (the organizer's headline choice) -> their task kind, from the registry."""
+    from stats.metrics import METRICS
+
+    return {name: m.task_kind for name, m in METRICS.items() if m.task_kind in ("detection", "segmentation")}
 
 
-@dataclass(frozen=True)
-class _BoardMetric:
-    """What a board needs of a metric (vision metrics are not in ``stats.metrics``' per-item registry)."""
-
-    name: str
-    higher_is_better: bool
-    rank_based: bool
-    zero_one: bool
-    finalize: Any
-
-
-def _board_metric(name: str) -> Any:
-    if name in VISION_METRICS:
-        return _BoardMetric(name=name, higher_is_better=True, rank_based=True, zero_one=False, finalize=None)
-    return get_metric(name)
-
-
-_VISION_FORMATS = {
-    "detection": PredictionFormat(
-        metric="",
-        description="",
-        higher_is_better=True,
-        kind="detection",
-        columns=["image_id", "category_id", "bbox", "score"],
-        probabilities=False,
-    ),
-    "segmentation": PredictionFormat(
-        metric="",
-        description="",
-        higher_is_better=True,
-        kind="segmentation",
-        columns=[],
-        probabilities=False,
-    ),
-}
+#: Metric name -> ``detection`` or ``segmentation``.
+VISION_METRICS: dict[str, str] = _vision_metrics()
 
 
 def _vision_prediction_format(metric_name: str) -> PredictionFormat:
-    kind = VISION_METRICS[metric_name]
-    base = _VISION_FORMATS[kind]
-    description = {
-        "detection": "COCO results: one record per detected box (image_id, category_id, bbox [x,y,w,h], score)",
-        "segmentation": "an archive (zip or tar) of single-channel PNG label maps, one per image id",
-    }[kind]
+    metric = get_metric(metric_name)
+    detection = metric.task_kind == "detection"
     return PredictionFormat(
-        metric=metric_name,
-        description=description,
-        higher_is_better=True,
-        kind=kind,
-        columns=base.columns,
+        metric=metric.name,
+        description=metric.description,
+        higher_is_better=metric.higher_is_better,
+        kind=metric.task_kind,
+        columns=["image_id", "category_id", "bbox", "score"] if detection else [],
         probabilities=False,
     )
 
@@ -619,31 +568,44 @@ class _VisionResult:
     class_replicates: np.ndarray  # (B, C), NaN where undefined in a resample
     recall: np.ndarray | None  # (R,) recall thresholds (detection)
     precision: np.ndarray | None  # (C, R) interpolated precision, -1 where the recall is never reached
+    jackknife: np.ndarray = field(default_factory=lambda: np.empty(0))  # leave-one-image-out (segmentation)
+    item_statistics: np.ndarray | None = None  # per-image statistics (segmentation: 3C+1 columns)
+    # Leave-one-image-out values of every metric and (N, C) of the classes, for BCa (segmentation).
+    detail_jackknife: dict[str, np.ndarray] | None = None
+    class_jackknife: np.ndarray | None = None
 
 
 def _vision_details(
     *, task: Task, challenge: Challenge, result: _VisionResult, method: str
 ) -> dict[str, Any]:
     """The entry's other metrics and per-class values with intervals, and its curves (an SVG)."""
+    from leaderboard.scoring.figures import precision_recall_svg
     from stats.intervals import bootstrap_bounds
 
-    from leaderboard.scoring.figures import precision_recall_svg
-
-    def bounds(replicates: np.ndarray, point: float) -> tuple[float | None, float | None]:
+    def bounds(
+        replicates: np.ndarray, point: float, jackknife: np.ndarray | None
+    ) -> tuple[float | None, float | None]:
         finite = replicates[np.isfinite(replicates)]
         if not np.isfinite(point) or len(finite) < 2:
             return None, None
-        low, high = bootstrap_bounds(finite, point=point, method=method, confidence=challenge.confidence)
+        how = method
+        if how == "bca" and (jackknife is None or not np.isfinite(jackknife).all()):
+            how = "percentile"  # a class missing from some leave-one-out set has no acceleration
+        low, high = bootstrap_bounds(
+            finite, point=point, method=how, confidence=challenge.confidence, jackknife=jackknife
+        )
         return float(low[0]), float(high[0])
 
+    jack = result.detail_jackknife or {}
     metrics = []
     for name, value in result.values.items():
-        low, high = bounds(result.replicates[name], value)
+        low, high = bounds(result.replicates[name], value, jack.get(name))
         metrics.append({"name": name, "value": _finite_or_none(value), "low": low, "high": high})
     classes = []
     for c, name in enumerate(result.class_names):
         value = float(result.class_values[c])
-        low, high = bounds(result.class_replicates[:, c], value)
+        cj = None if result.class_jackknife is None else result.class_jackknife[:, c]
+        low, high = bounds(result.class_replicates[:, c], value, cj)
         classes.append({"name": name, "value": _finite_or_none(value), "low": low, "high": high})
     detection = task.kind == "detection"
     details: dict[str, Any] = {
@@ -675,9 +637,10 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def _vision_interval(metric: str, challenge: Challenge) -> str:
-    """The interval of a vision metric's numbers: the challenge's method, except BCa, which needs a
-    jackknife that image-level AP does not have: then the metric's own default, chosen by coverage."""
-    if challenge.interval_method != "bca":
+    """The interval of a vision metric's numbers: the challenge's method, except BCa for detection, which
+    needs a jackknife that image-level AP does not have: then the metric's own default, chosen by coverage.
+    (Segmentation metrics are pooled ratios: their jackknife is stored, BCa applies.)"""
+    if challenge.interval_method != "bca" or VISION_METRICS[metric] == "segmentation":
         return challenge.interval_method
     return _vision_default_interval(metric)
 
@@ -704,8 +667,8 @@ def _score_vision_files(
             split="public",
             value=float(np.mean([r.values[headline] for r in results])),
             replicates=np.mean([r.replicates[headline] for r in results], axis=0),
-            jackknife=np.empty(0),
-            item_statistics=None,
+            jackknife=np.mean([r.jackknife for r in results], axis=0),
+            item_statistics=results[0].item_statistics if len(results) == 1 else None,
             run_values=[float(r.values[headline]) for r in results],
             resamples=challenge.resamples,
             seed=challenge.seed,
@@ -870,7 +833,8 @@ def _score_detection_run(
     *, task: Task, truth_data: bytes, data: bytes, name: str, challenge: Challenge
 ) -> _VisionResult:
     from stats.resampling import iter_unit_weight_chunks, resample_design
-    from stats.vision.detection import DETECTION_METRICS as STAT_OF, DetectionTask, detection_strata
+    from stats.vision.detection import DETECTION_METRICS as STAT_OF
+    from stats.vision.detection import DetectionTask, detection_strata
     from stats.vision.detection_io import parse_coco_results
 
     truth = _detection_truth(task, truth_data)
@@ -928,7 +892,8 @@ _STAT_WHAT = {
 
 def _check_headline_defined(truth: Any, *, metric: str, name: str) -> None:
     """Refuse a task whose headline metric is undefined on its own test set (no object it counts)."""
-    from stats.vision.detection import DETECTION_METRICS as STAT_OF, detection_strata
+    from stats.vision.detection import DETECTION_METRICS as STAT_OF
+    from stats.vision.detection import detection_strata
 
     bit = _STRATUM_BIT.get(STAT_OF[metric], 0)
     if not ((detection_strata(truth) >> bit) & 1).any():
@@ -947,11 +912,163 @@ def _precision_curves(prepared: Any, entry: Any) -> tuple[np.ndarray, np.ndarray
 
 
 def _vision_default_interval(metric: str) -> str:
-    """The interval method a vision metric defaults to, chosen by measured coverage.
+    """The interval method of a vision metric when the challenge asks for BCa and there is no jackknife
+    (detection AP has none): the metric's own default, chosen by measured coverage (``Metric.
+    default_interval``), else the basic interval. AP is biased upward on a finite test set and the
+    bootstrap adds the bias again: in the simulation of ../shared/VISION.md ("Intervals"), 95% coverage
+    was 0.54 (percentile), 0.87 (BCa) and 0.95 (basic)."""
+    return get_metric(metric).default_interval or "basic"
 
-    Detection AP is biased upward on a finite test set and the bootstrap adds the bias again: in the
-    simulation of ../shared/VISION.md ("Intervals"), 95% coverage was 0.54 (percentile), 0.87 (BCa) and
-    0.95 (basic), so detection metrics use the basic interval. Segmentation metrics are pooled ratios; they
-    use the percentile interval until their coverage figures say otherwise (docs/stats.md).
-    """
-    return "basic" if VISION_METRICS[metric] == "detection" else "percentile"
+
+# --- segmentation ---------------------------------------------------------------------------------------
+def _mask_limits(limit: int) -> Any:
+    from stats.vision.segmentation import SegmentationLimits
+
+    return SegmentationLimits(max_bytes=limit)
+
+
+def _parse_segmentation_truth(
+    data: bytes,
+    *,
+    name: str,
+    class_names: Sequence[str] | None,
+    ignore_index: int,
+    reduce_zero_label: bool,
+    limit: int,
+) -> ParsedTruth:
+    """Read the organizer's archive of label maps: the image ids (sorted: the task's order), each image's
+    size (public), and every value checked against the classes (or ``ignore_index``)."""
+    from stats.vision.segmentation import read_mask_archive
+
+    if not class_names:
+        raise ApplicationError(
+            f"{name}: a segmentation task needs its class names (the labels, in pixel-value order).",
+            extra={"file": name, "field": "labels"},
+        )
+    n_classes = len(class_names)
+    if ignore_index < n_classes:
+        raise ApplicationError(
+            f"ignore_index {ignore_index} is one of the classes 0..{n_classes - 1}; choose a value outside.",
+            extra={"field": "ignore_index"},
+        )
+    archive = read_mask_archive(data, name=name, limits=_mask_limits(limit))
+    allowed_top = n_classes if reduce_zero_label else n_classes - 1  # reduce_zero_label: 1..C become 0..C-1
+    sizes: dict[str, list[int]] = {}
+    for image_id in archive.image_ids:
+        mask = archive.decode(image_id)
+        values = np.unique(mask)
+        bad = values[(values > allowed_top) & (values != ignore_index)]
+        if bad.size:
+            raise stats_io.InputError(
+                f"member {archive.members[image_id][0]}: value {int(bad[0])} is neither a class "
+                f"(0..{allowed_top}{' before reduce_zero_label' if reduce_zero_label else ''}) nor the "
+                f"ignore_index {ignore_index}",
+                file=name,
+            )
+        sizes[image_id] = [int(mask.shape[1]), int(mask.shape[0])]
+    return ParsedTruth(
+        ids=archive.image_ids,
+        labels=[],
+        label_set=[str(c) for c in class_names],
+        groups=None,
+        private=None,
+        kind="segmentation",
+        vision={
+            "ignore_index": int(ignore_index),
+            "reduce_zero_label": bool(reduce_zero_label),
+            "image_sizes": sizes,
+        },
+        data=data,
+    )
+
+
+def _read_segmentation_predictions(data: bytes, *, name: str, task: Task, limit: int) -> Any:
+    """A participant's archive checked against the task's public facts: one mask per image id, of the
+    image's size, with values among the classes. Never the annotations."""
+    from stats.vision.segmentation import read_mask_archive
+
+    archive = read_mask_archive(data, name=name, limits=_mask_limits(limit))
+    ids = task.item_ids
+    extra = sorted(set(archive.members) - set(ids))
+    if extra:
+        member = archive.members[extra[0]][0]
+        raise stats_io.InputError(f"member {member}: image {extra[0]!r} is not in the task", file=name)
+    n_classes = len(task.labels)
+    for image_id in ids:
+        mask = archive.decode(image_id)  # names the missing member
+        member = archive.members[image_id][0]
+        width, height = task.vision["image_sizes"][image_id]
+        if mask.shape != (height, width):
+            raise stats_io.InputError(
+                f"member {member}: mask is {mask.shape[1]}x{mask.shape[0]} (width x height), the image is "
+                f"{width}x{height}",
+                file=name,
+            )
+        top = int(mask.max()) if mask.size else 0
+        if top >= n_classes:
+            raise stats_io.InputError(
+                f"member {member}: value {top} is outside the classes 0..{n_classes - 1}", file=name
+            )
+    return archive
+
+
+def _score_segmentation_run(
+    *, task: Task, truth_data: bytes, data: bytes, name: str, challenge: Challenge
+) -> _VisionResult:
+    from stats.engine import score_item_statistics
+    from stats.metrics import per_class_iou
+    from stats.resampling import iter_unit_weight_chunks, resample_design
+    from stats.vision.segmentation import read_mask_archive, segmentation_statistics, segmentation_strata
+
+    limit = settings.VISION_UPLOAD_MAX_BYTES
+    truth = read_mask_archive(truth_data, name="annotations", limits=_mask_limits(limit))
+    prediction = _read_segmentation_predictions(data, name=name, task=task, limit=limit)
+    statistics = segmentation_statistics(
+        truth,
+        prediction,
+        num_classes=len(task.labels),
+        image_ids=task.item_ids,
+        ignore_index=task.vision["ignore_index"],
+        reduce_zero_label=task.vision["reduce_zero_label"],
+    )
+    strata = segmentation_strata(statistics)  # every resample keeps labelled pixels
+    headline = score_item_statistics(
+        [statistics],
+        metric=task.metric,
+        resamples=challenge.resamples,
+        seed=challenge.seed,
+        strata=strata,
+        cache_dir=settings.RESAMPLE_CACHE_DIR,
+    )[0]
+    design = resample_design(
+        len(task.item_ids), resamples=challenge.resamples, seed=challenge.seed, strata=strata
+    )
+    detail_rows = min(DETAIL_RESAMPLES, challenge.resamples)
+    pooled_parts = []
+    done = 0
+    for _chunk, w in iter_unit_weight_chunks(design, cache_dir=settings.RESAMPLE_CACHE_DIR):
+        pooled_parts.append(w.astype(np.float64) @ statistics)
+        done += w.shape[0]
+        if done >= detail_rows:
+            break
+    pooled = np.concatenate(pooled_parts)[:detail_rows]
+    total = statistics.sum(axis=0)
+    names = [m for m, kind in VISION_METRICS.items() if kind == "segmentation"]
+    values = {m: float(get_metric(m).finalize(total[None, :])[0]) for m in names}
+    replicates = {m: get_metric(m).finalize(pooled) for m in names}
+    values[task.metric] = float(headline.value)
+    replicates[task.metric] = np.asarray(headline.replicates)
+    leave_one_out = total[None, :] - statistics  # pooled totals minus one image: O(N), for BCa
+    return _VisionResult(
+        values=values,
+        replicates=replicates,
+        class_names=list(task.labels),
+        class_values=per_class_iou(total),
+        class_replicates=per_class_iou(pooled),
+        recall=None,
+        precision=None,
+        jackknife=np.asarray(headline.jackknife),
+        item_statistics=statistics,
+        detail_jackknife={m: get_metric(m).finalize(leave_one_out) for m in names},
+        class_jackknife=per_class_iou(leave_one_out),
+    )
