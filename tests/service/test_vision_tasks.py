@@ -377,8 +377,9 @@ def test_a_bad_segmentation_archive_is_a_400_naming_file_and_image_and_is_not_ch
     elif case == "zip bomb":
         data, pattern = request.getfixturevalue("zip_bomb"), r"limit|ratio|large|bomb"
     else:
-        from PIL import Image
         import io
+
+        from PIL import Image
 
         buf = io.BytesIO()
         Image.fromarray(np.zeros((*truth[first].shape, 3), dtype=np.uint8)).save(buf, format="PNG")
