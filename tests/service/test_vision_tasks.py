@@ -470,3 +470,43 @@ def test_the_organizer_form_and_the_participant_form_take_vision_files(transacti
     assert r.status_code == 302, r.content.decode()[:2000]
     assert Submission.objects.get().status == Status.SCORED
     assert {s.task.slug for s in Score.objects.all()} == {"boxes", "masks"}
+
+
+# --- a real worker process (PostgreSQL, Redis, Celery) ------------------------------------------------------
+@pytest.mark.services
+@pytest.mark.timeout(300)
+def test_a_real_worker_scores_detection_and_segmentation_entries_into_the_boards(
+    transactional_db, worker_factory
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import wait_for
+
+    worker = worker_factory()
+    org = client_for(user("org"))
+    make_challenge(org, "real")
+    truth = coco_truth(12, seed=40)
+    maps = label_maps(8, seed=41)
+    assert add_detection_task(org, "real", truth, metric="coco_ap50").status_code == 201
+    assert add_segmentation_task(org, "real", zip_of(maps), metric="miou").status_code == 201
+    records = {}
+    for k, (name, quality) in enumerate((("a", 0.9), ("b", 0.6))):
+        records[name] = coco_results(truth, seed=42 + k, quality=quality)
+        r = submit(client_for(user(name)), "real", name, {
+            "file:det": ("d.json.gz", json_bytes(records[name], gz=True)),
+            "file:seg": ("s.zip", zip_of(noisy(maps, seed=44 + k, error=1 - quality))),
+        })  # fmt: skip
+        assert r.status_code == 201, r.content
+    wait_for(
+        lambda: Submission.objects.filter(status=Status.SCORED).count() == 2, timeout=180, what="scoring"
+    )
+
+    def boards_full() -> bool:
+        snaps = [
+            BoardSnapshot.objects.filter(task__slug=t).order_by("-sequence").first() for t in ("det", "seg")
+        ]
+        return all(snap is not None and len(snap.rows) == 2 for snap in snaps)
+
+    wait_for(boards_full, timeout=120, what="both boards")
+    rows = {r["name"]: r for r in board_of("real", "det").rows}
+    for name, recs in records.items():
+        assert rows[name]["value"] == pytest.approx(coco_stats(truth, recs)[1], abs=1e-12)
+    assert "score_submission" in worker.log_text()
