@@ -58,7 +58,9 @@ def test_metrics_equal_mmsegmentation_and_cityscapes() -> None:
     assert pixel_accuracy(pooled) == pytest.approx(ref["aAcc"], abs=1e-12)
     assert mean_class_accuracy(pooled) == pytest.approx(ref["mAcc"], abs=1e-12)
     np.testing.assert_allclose(per_class_iou(pooled), ref["IoU"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(per_class_iou(pooled), cityscapes_iou(preds, labels, C, 255), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        per_class_iou(pooled), cityscapes_iou(preds, labels, C, 255), rtol=0, atol=1e-12
+    )
     # the class predicted but absent from the truth counts with IoU 0 in the mean
     assert per_class_iou(pooled)[C - 1] == 0.0
     assert get_metric("miou").point is not None and get_metric("miou").task_kind == "segmentation"
@@ -163,12 +165,14 @@ def test_archive_statistics_equal_the_arrays(archives, pack) -> None:
 
 
 def test_archive_errors_name_the_member(archives) -> None:
-    labels, preds, ids, truth, pred = archives
+    _labels, preds, _ids, truth, pred = archives
     t = read_mask_archive(truth, name="truth.zip")
 
     def check(members, message, **kw):
         with pytest.raises(InputError, match=message) as info:
-            segmentation_statistics(t, read_mask_archive(zip_of(members), name="pred.zip"), num_classes=C, **kw)
+            segmentation_statistics(
+                t, read_mask_archive(zip_of(members), name="pred.zip"), num_classes=C, **kw
+            )
         assert info.value.file == "pred.zip"
 
     missing = dict(pred)
@@ -188,7 +192,9 @@ def test_archive_errors_name_the_member(archives) -> None:
         read_mask_archive(zip_of({**pred, "sub/img0.png": pred["img0.png"]}), name="pred.zip")
     # out-of-range predictions are accepted when the task says so, and counted as mmsegmentation does
     s = segmentation_statistics(
-        t, read_mask_archive(zip_of({**pred, "img3.png": png(bad_value)}), name="p.zip"), num_classes=C,
+        t,
+        read_mask_archive(zip_of({**pred, "img3.png": png(bad_value)}), name="p.zip"),
+        num_classes=C,
         allow_out_of_range=True,
     )
     assert s.shape == (4, 3 * C + 1)
