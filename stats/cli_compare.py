@@ -23,12 +23,13 @@ import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
 from stats.cli_inputs import read_inputs
+from stats.cli_vision import add_vision_arguments, default_interval, score_vision
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE
 from stats.io import InputError
-from stats.metrics import METRICS
+from stats.metrics import METRICS, get_metric
 
 __all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
 
@@ -77,7 +78,12 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--resamples", type=_integer(2), default=DEFAULT_RESAMPLES)
     lb.add_argument("--seed", type=_integer(0), default=0)
     lb.add_argument("--confidence", type=_level, default=DEFAULT_CONFIDENCE)
-    lb.add_argument("--interval", choices=["bca", "percentile", "basic"], default="bca")
+    lb.add_argument(
+        "--interval",
+        choices=["bca", "percentile", "basic"],
+        default=None,
+        help="interval method (default: the metric's own, chosen by measured coverage, else bca)",
+    )
     lb.add_argument("--alpha", type=_level, default=0.05, help="level of the tests (default 0.05)")
     lb.add_argument("--correction", choices=CORRECTIONS, default="holm")
     lb.add_argument("--test", choices=TESTS, default="auto", help="test behind the p-values")
@@ -85,6 +91,7 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--randomizations", type=_integer(1), default=10_000)
     lb.add_argument("--power", type=_level, default=0.8)
     lb.add_argument("--format", choices=["table", "json"], default="table")
+    add_vision_arguments(lb)
     lb.set_defaults(handler=run_leaderboard)
 
     cd = subparsers.add_parser(
@@ -176,30 +183,45 @@ def board_table(board: Board) -> str:
 def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``leaderboard``; returns the exit code."""
     out = out or sys.stdout
-    inputs = read_inputs(args)
-    metric, truth, preds, names, metric_labels = (
-        inputs.metric,
-        inputs.truth,
-        inputs.predictions,
-        inputs.names,
-        inputs.labels,
-    )
-    if len(set(names)) != len(names):
-        raise InputError("the same prediction file is given twice", file=names[0])
-    scores = score_entries(
-        truth.labels,
-        preds,
-        metric=metric,
-        labels=metric_labels,
-        names=names,
-        resamples=args.resamples,
-        seed=args.seed,
-        groups=truth.groups,
-        jackknife=args.interval == "bca",
-    )
-    item_statistics = None
-    if not metric.rank_based:
-        item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+    args.interval = default_interval(get_metric(args.metric), args.interval)
+    if get_metric(args.metric).task_kind != "items":
+        names = list(args.predictions)
+        if len(set(names)) != len(names):
+            raise InputError("the same prediction file is given twice", file=names[0])
+        metric = get_metric(args.metric)
+        vision = score_vision(args, metric, names, jackknife=args.interval == "bca")
+        scores, item_statistics, n_items, grouped = (
+            vision.scores,
+            vision.item_statistics,
+            vision.n_items,
+            False,
+        )
+    else:
+        inputs = read_inputs(args)
+        metric, truth, preds, names, metric_labels = (
+            inputs.metric,
+            inputs.truth,
+            inputs.predictions,
+            inputs.names,
+            inputs.labels,
+        )
+        if len(set(names)) != len(names):
+            raise InputError("the same prediction file is given twice", file=names[0])
+        scores = score_entries(
+            truth.labels,
+            preds,
+            metric=metric,
+            labels=metric_labels,
+            names=names,
+            resamples=args.resamples,
+            seed=args.seed,
+            groups=truth.groups,
+            jackknife=args.interval == "bca",
+        )
+        item_statistics = None
+        if not metric.rank_based:
+            item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+        n_items, grouped = len(truth.ids), truth.groups is not None
     board = build_board(
         names=names,
         values=[s.value for s in scores],
@@ -214,13 +236,13 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         correction=args.correction,
         test=args.test,
         item_statistics=item_statistics,
-        finalize=None if metric.rank_based else metric.finalize,
+        finalize=None if item_statistics is None else metric.finalize,
         zero_one=metric.zero_one,
         randomizations=args.randomizations,
-        n_items=len(truth.ids),
+        n_items=n_items,
         best_set_method=args.best_set,
         power=args.power,
-        grouped=truth.groups is not None,
+        grouped=grouped,
     )
     if args.format == "json":
         json.dump(board.as_dict(), out, indent=2, allow_nan=False)

@@ -427,45 +427,106 @@ def _expansion(
     return (ev[e_rep]).astype(np.intp), col.astype(np.intp)
 
 
-def _first_reaching(tp: FloatArray, total: FloatArray, thresholds: FloatArray) -> IntpArray:
-    """Per row, the first column ``j`` with ``tp[b, j] / total[b] >= thresholds[r]`` in floating point.
+def _reached(tp: FloatArray, total: FloatArray, thresholds: FloatArray) -> NDArray[np.int64]:
+    """How many ``thresholds`` each point's recall reaches, in pycocotools' floating point.
 
-    ``tp`` is integer-valued and non-decreasing along each row; returns ``m`` (the width) where no column
-    reaches. Equivalent to ``searchsorted(tp[b] / total[b], thresholds, side="left")`` per row.
+    ``tp`` (B, m) holds cumulative true positives at the m points of a curve, ``total`` (B,) the
+    objects. The recall ``tp / total`` is compared with each threshold as ``searchsorted(rc, recThrs,
+    side="left")`` does (``rc >= thr``; 7/10 does not reach ``recThrs[70] = 0.7000000000000001``).
+    Recall is non-decreasing along each row, so threshold ``r`` is first reached at the first point
+    whose count exceeds ``r``; pycocotools reads the precision envelope there. The thresholds are evenly
+    spaced, so the count is estimated arithmetically and corrected by exact comparisons.
     """
-    b, m = tp.shape
-    tot = total[:, None]
-    kk = np.ceil(thresholds[None, :] * tot)
-    for _ in range(2):  # the float rule differs from the real ceiling by at most one step
-        lower = kk - 1.0
-        kk = np.where((lower >= 0) & (lower / tot >= thresholds[None, :]), lower, kk)
-        kk = np.where(kk / tot < thresholds[None, :], kk + 1.0, kk)
-    if m == 0:
-        return np.zeros(kk.shape, dtype=np.intp)
-    span = float(max(tp.max(initial=0.0), kk.max(initial=0.0)) + 2.0)
-    off = np.arange(b, dtype=np.float64)[:, None] * span
-    pos = np.searchsorted((tp + off).ravel(), (kk + off).ravel(), side="left").reshape(kk.shape)
-    return (pos - np.arange(b)[:, None] * m).astype(np.intp)
+    rc = tp / total[:, None]
+    last = thresholds.shape[0] - 1
+    step = (thresholds[-1] - thresholds[0]) / last
+    k = np.clip(np.floor((rc - thresholds[0]) / step), 0, last).astype(np.intp)
+    for _ in range(2):
+        k = np.where((thresholds[k] > rc) & (k > 0), k - 1, k)
+        up = np.minimum(k + 1, last)
+        k = np.where((up > k) & (thresholds[up] <= rc), up, k)
+    return np.where(thresholds[k] <= rc, k + 1, 0).astype(np.int64)
+
+
+def _count_table(totals: FloatArray, thresholds: FloatArray) -> tuple[NDArray[np.int16], IntpArray]:
+    """:func:`_reached` for every integer count ``0..max(totals)`` of every distinct total.
+
+    Returns the table (distinct totals, max + 1) and each row's index in it; the count at a point is
+    then one lookup ``table[index[b], tp]`` instead of a division and comparisons per point.
+    """
+    uniq, inv = np.unique(totals, return_inverse=True)
+    vmax = int(uniq.max(initial=0.0))
+    grid = np.broadcast_to(np.arange(vmax + 1, dtype=np.float64), (uniq.shape[0], vmax + 1))
+    safe = np.where(uniq > 0, uniq, 1.0)
+    return _reached(grid, safe, thresholds).astype(np.int16), inv.astype(np.intp)
+
+
+def _first_reaching(tp: FloatArray, total: FloatArray, thresholds: FloatArray) -> IntpArray:
+    """Per row ``b`` and threshold ``r``, the first point ``j`` with ``tp[b, j] / total[b] >=
+    thresholds[r]`` (``m`` where none): pycocotools' ``searchsorted(rc, recThrs, side="left")``."""
+    cnt = _reached(tp, total, thresholds)  # (B, m)
+    return (cnt[:, :, None] <= np.arange(thresholds.shape[0])[None, None, :]).sum(axis=1).astype(np.intp)
+
+
+def _envelope_sum(cnt: NDArray[np.int64], env: FloatArray) -> FloatArray:
+    """Sum over thresholds of the envelope at the first point reaching each: (B, m) -> (B,)."""
+    gained = cnt.copy()
+    gained[:, 1:] -= cnt[:, :-1]
+    return np.einsum("bm,bm->b", gained, env)
+
+
+def _gather(w_rows: NDArray[Any], cols: IntpArray) -> FloatArray:
+    """``W[:, cols]`` as a C-contiguous (B, m) array, gathered from the rows of ``W.T`` (much faster)."""
+    return np.ascontiguousarray(w_rows[cols].T)
 
 
 def _evaluate_curve(
-    g: NDArray[Any],
-    pc: NDArray[Any],
+    w_rows: NDArray[Any],
+    col: IntpArray,
+    pc_at_tp: NDArray[Any],
     tp_pos: IntpArray,
-    nf_pos: IntpArray,
+    extra_pos: IntpArray,
+    missing_pos: IntpArray,
 ) -> tuple[FloatArray, FloatArray]:
-    """Weighted cumulative true and false positives at each true positive, (B, m) float64 each."""
-    tp = np.cumsum(g[:, tp_pos], axis=1, dtype=g.dtype).astype(np.float64)
-    fp = pc[:, tp_pos].astype(np.float64)
-    if nf_pos.size:
-        nf = np.cumsum(g[:, nf_pos], axis=1, dtype=g.dtype)
-        j = np.searchsorted(nf_pos, tp_pos, side="right") - 1
-        has = j >= 0
-        fp[:, has] -= nf[:, j[has]].astype(np.float64)
+    """Weighted cumulative true and false positives at each true positive, (B, m) float64 each.
+
+    ``w_rows`` (columns, B) holds the weight of each weight column per resample and ``col`` each event's
+    column; ``pc_at_tp`` (B, m) the cumulative weight, up to each true positive, of the candidate events
+    (false positives unless matched). The matched candidates are the true positives, plus ``extra_pos``
+    (candidates matched to an ignored object), minus ``missing_pos`` (true positives outside the area
+    range): both are few, so false positives cost one cumulative sum over the true positives.
+    """
+    tp = np.cumsum(_gather(w_rows, col[tp_pos]), axis=1)
+    fp = pc_at_tp - tp
+    for pos, sign in ((extra_pos, -1.0), (missing_pos, 1.0)):
+        if pos.size == 0:
+            continue
+        cum = np.cumsum(_gather(w_rows, col[pos]), axis=1)
+        j = np.searchsorted(pos, tp_pos, side="right") - 1
+        first = int(np.searchsorted(j, 0))  # j is non-decreasing: points before the first of ``pos``
+        if first < j.shape[0]:
+            fp[:, first:] += sign * cum[:, j[first:]]
     return tp, fp
 
 
+def _candidates_at(w_rows: NDArray[Any], col: IntpArray, cand: BoolArray, points: IntpArray) -> NDArray[Any]:
+    """Cumulative weight of the candidate events up to each of ``points`` (sorted positions), (B, m).
+
+    One sparse product: the events between consecutive points are summed per weight column, so the
+    cost is one pass over the events' columns, not over events x resamples.
+    """
+    upto = int(points[-1]) + 1
+    seg = np.searchsorted(points, np.arange(upto), side="left")
+    keep = cand[:upto]
+    m = sparse.csr_matrix(
+        (np.ones(int(keep.sum()), dtype=w_rows.dtype), (seg[keep], col[:upto][keep])),
+        shape=(points.shape[0], w_rows.shape[0]),
+    )
+    return np.cumsum(np.ascontiguousarray((m @ w_rows).T), axis=1)
+
+
 def _reverse_cummax(x: FloatArray) -> FloatArray:
+    """Precision envelope: running maximum from the last point back, along axis 1."""
     return np.maximum.accumulate(x[:, ::-1], axis=1)[:, ::-1]
 
 
@@ -562,12 +623,11 @@ def detection_replicates(
         cmax = int(w[:, mixed_imgs].max()) if mixed_imgs.size else 0
         mixed_col = np.full(n, -1, dtype=np.intp)
         mixed_col[mixed_imgs] = np.arange(mixed_imgs.shape[0])
-        per_img = np.bincount(curves.image, minlength=n).astype(np.float64)
-        bound = float((wf @ per_img).max(initial=0.0))
-        dtype: Any = np.float32 if bound < _EXACT_FLOAT32 else np.float64
+        dtype = np.float64  # counts are integers: every sum is exact below 2**53
         w_aug = w.astype(dtype)
         if cmax > 1:
             w_aug = np.hstack([w_aug, *[(w[:, mixed_imgs] > c).astype(dtype) for c in range(cmax)]])
+        w_rows = np.ascontiguousarray(w_aug.T)  # (columns, B) for the sparse products
         curve_list = ap_curves if fam == "coco" else [(0, 0)]
         areas = sorted({a for a, _ in curve_list})
         for c in range(k):
@@ -583,43 +643,44 @@ def detection_replicates(
             if hi == lo:
                 continue
             ev, col = _expansion(curves, lo, hi, cmax, mixed_col, mixed_imgs.shape[0], n)
-            g = w_aug[:, col]
-            pcs = {a: np.cumsum(g * curves.cand[a, ev], axis=1, dtype=dtype) for a in areas}
+            tp_ev = curves.tp[:, :, ev]
+            union = {
+                a: np.flatnonzero(tp_ev[a, [t for aa, t in curve_list if aa == a]].any(axis=0)) for a in areas
+            }
+            pcs = {
+                a: _candidates_at(w_rows, col, curves.cand[a, ev], union[a]) for a in areas if union[a].size
+            }
+            tables = {}
+            for a in areas if fam == "coco" else [0]:
+                tot_a = npig[:, a, c] if fam == "coco" else npos[:, c]
+                tables[a] = _count_table(tot_a, RECALL_THRESHOLDS if fam == "coco" else VOC07_THRESHOLDS)
             for a, t in curve_list:
-                tp_pos = np.flatnonzero(curves.tp[a, t, ev])
+                tp_pos = np.flatnonzero(tp_ev[a, t])
                 if tp_pos.size == 0:
                     continue
-                nf_pos = np.flatnonzero(curves.nonfp[a, t, ev])
-                tp, fp = _evaluate_curve(g, pcs[a], tp_pos, nf_pos)
+                tot = npig[:, a, c] if fam == "coco" else npos[:, c]
+                rows = tot > 0
+                if not rows.any():
+                    continue
+                tp_m, nf_m = tp_ev[a, t], curves.nonfp[a, t, ev]
+                extra_pos = np.flatnonzero(nf_m & ~tp_m)
+                missing_pos = np.flatnonzero(tp_m & ~nf_m)
+                pc_at_tp = pcs[a][:, np.searchsorted(union[a], tp_pos)]
+                tp, fp = _evaluate_curve(w_rows, col, pc_at_tp, tp_pos, extra_pos, missing_pos)
+                safe = np.where(rows, tot, 1.0)
+                table, inv = tables[a]
+                cnt = table[inv[:, None], tp.astype(np.intp)]
                 if fam == "coco":
-                    rows = npig[:, a, c] > 0
-                    if not rows.any():
-                        continue
-                    tp_r, fp_r, tot = tp[rows], fp[rows], npig[rows, a, c]
-                    pr = tp_r / (fp_r + tp_r + _EPS)
-                    env = _reverse_cummax(pr)
-                    idx = _first_reaching(tp_r, tot, RECALL_THRESHOLDS)
-                    reach = idx < env.shape[1]
-                    q = np.where(
-                        reach, np.take_along_axis(env, np.minimum(idx, env.shape[1] - 1), axis=1), 0.0
-                    )
-                    qsum[rows, a, t, c] = q.sum(axis=1)
+                    env = _reverse_cummax(tp / (fp + tp + _EPS))
+                    qsum[rows, a, t, c] = _envelope_sum(cnt, env)[rows]
                 else:
-                    rows = npos[:, c] > 0
-                    if not rows.any():
-                        continue
-                    tp_r, fp_r, tot = tp[rows], fp[rows], npos[rows, c]
-                    prec = tp_r / np.maximum(tp_r + fp_r, np.finfo(np.float64).eps)
-                    env = _reverse_cummax(prec)
-                    idx = _first_reaching(tp_r, tot, VOC07_THRESHOLDS)
-                    reach = idx < env.shape[1]
-                    p = np.where(
-                        reach, np.take_along_axis(env, np.minimum(idx, env.shape[1] - 1), axis=1), 0.0
-                    )
-                    voc07[rows, c] = (p / 11.0).sum(axis=1)
-                    rec = tp_r / tot[:, None]
-                    drec = np.diff(rec, axis=1, prepend=0.0)
-                    vocall[rows, c] = (drec * env).sum(axis=1)
+                    env = _reverse_cummax(tp / np.maximum(tp + fp, np.finfo(np.float64).eps))
+                    ap07 = _envelope_sum(cnt, env) / 11.0
+                    rec = tp / safe[:, None]
+                    drec = rec.copy()
+                    drec[:, 1:] -= rec[:, :-1]
+                    voc07[rows, c] = ap07[rows]
+                    vocall[rows, c] = np.einsum("bm,bm->b", drec, env)[rows]
 
     def mean_valid(x: FloatArray, axis: tuple[int, ...]) -> FloatArray:
         valid = ~np.isnan(x)
