@@ -80,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     org, pat = APIClient(), APIClient()
     org.force_authenticate(organizer)
     pat.force_authenticate(participant)
-    r = org.post("/api/challenges/", {"slug": "coco", "title": "COCO-sized", "resamples": args.resamples}, format="json")
+    r = org.post(
+        "/api/challenges/",
+        {"slug": "coco", "title": "COCO-sized", "resamples": args.resamples},
+        format="json",
+    )
     assert r.status_code == 201, r.content
 
     t0 = time.perf_counter()
@@ -96,14 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     from leaderboard.scoring.services import submission_score
 
     real = scoring_tasks.score_submission.apply_async
-    scoring_tasks.score_submission.apply_async = lambda *a, **k: None  # type: ignore[method-assign]
+    scoring_tasks.score_submission.apply_async = lambda *a, **k: None
     t0 = time.perf_counter()
     r = pat.post("/api/challenges/coco/submissions/",
                  {"name": "detector", "file": SimpleUploadedFile("results.json", det_bytes)}, format="multipart")  # fmt: skip
     upload_s = time.perf_counter() - t0
     assert r.status_code == 201, r.content
-    scoring_tasks.score_submission.apply_async = real  # type: ignore[method-assign]
-    print(f"2. upload over the API (streamed, validated, stored): {upload_s:.1f} s, peak RSS {_peak_mb():.0f} MB")
+    scoring_tasks.score_submission.apply_async = real
+    print(
+        f"2. upload over the API (streamed, validated, stored): {upload_s:.1f} s, peak RSS {_peak_mb():.0f} MB"
+    )
 
     sub = Submission.objects.get()
     t0 = time.perf_counter()

@@ -27,6 +27,7 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -278,7 +279,8 @@ def _label_zip(maps: list[NDArray[np.uint8]]) -> bytes:
 
 
 def coco_truth(scenes: list[Scene]) -> bytes:
-    images, annotations = [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     for i, scene in enumerate(scenes, start=1):
         images.append({"id": i, "file_name": f"scene-{i:03d}.png", "width": SIZE, "height": SIZE})
         for digit, box in scene.boxes:

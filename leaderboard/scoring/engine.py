@@ -734,7 +734,7 @@ def _parse_vision_truth(
             return ParsedTruth(
                 ids=[str(int(i)) for i in truth.image_ids],
                 labels=[],
-                label_set=[c["name"] for c in categories],
+                label_set=[str(n) for n in truth.category_names],
                 groups=None,
                 private=None,
                 kind=kind,
