@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, Task, TaskTruth, Team
+from leaderboard.challenges.models import Challenge, Task, TaskKind, TaskTruth, Team
 from leaderboard.core.exceptions import ApplicationError, ConflictError, PermissionDeniedError
 from leaderboard.scoring import engine
 
@@ -162,7 +162,9 @@ def task_truth_replace(
         truth,
         name=truth_name,
         metric=task.metric,
-        labels=task.labels or None,
+        labels=None
+        if task.kind == TaskKind.DETECTION
+        else (task.labels or None),  # categories: from the file
         group_column=group_column,
         split_column=split_column,
         ignore_index=task.vision.get("ignore_index", 255),

@@ -510,3 +510,74 @@ def test_a_real_worker_scores_detection_and_segmentation_entries_into_the_boards
     for name, recs in records.items():
         assert rows[name]["value"] == pytest.approx(coco_stats(truth, recs)[1], abs=1e-12)
     assert "score_submission" in worker.log_text()
+
+
+def test_voc_style_truth_is_converted_and_scored_with_its_conventions_recorded(transactional_db) -> None:
+    org = client_for(user("org"))
+    make_challenge(org, "voc")
+    rows = ["image,category,xmin,ymin,xmax,ymax,difficult"]
+    rng = np.random.default_rng(60)
+    for k in range(8):
+        for _ in range(2):
+            x, y = int(rng.integers(1, 100)), int(rng.integers(1, 100))
+            rows.append(
+                f"scene{k},{'car' if rng.random() < 0.5 else 'person'},{x},{y},{x + 40},{y + 30},{int(rng.random() < 0.2)}"
+            )
+    r = org.post("/api/challenges/voc/tasks/", {
+        "slug": "det", "title": "VOC", "metric": "voc07_ap50",
+        "truth": SimpleUploadedFile("truth.csv", ("\n".join(rows) + "\n").encode()),
+    }, format="multipart")  # fmt: skip
+    assert r.status_code == 201, r.content
+    body = r.json()
+    assert body["vision"]["source"] == "voc" and body["vision"]["conventions"]["format"] == "voc"
+    assert body["labels"] == ["car", "person"] and body["n_items"] == 8
+    # Detections in the converted ids: VOC box [x, y, x + 40, y + 30] is COCO [x, y, 41, 31].
+    dets = []
+    for line in rows[1:]:
+        image, category, x, y, *_ = line.split(",")
+        dets.append({"image_id": int(image[5:]) + 1, "category_id": 1 if category == "car" else 2,
+                     "bbox": [float(x), float(y), 41.0, 31.0], "score": 0.9})  # fmt: skip
+    r = submit(client_for(user("pat")), "voc", "exact", {"file": ("d.json", json_bytes(dets))})
+    assert r.status_code == 201 and r.json()["status"] == Status.SCORED, r.content
+    assert board_of("voc", "det").rows[0]["value"] == pytest.approx(1.0)
+
+
+def test_reduce_zero_label_is_a_task_setting_the_scorer_applies(transactional_db) -> None:
+    org = client_for(user("org"))
+    make_challenge(org, "ade")
+    raw = label_maps(6, seed=61)  # values 0..3 and 255; as ADE20K truth: 0 is "other", classes are 1..3
+    names = CLASS_NAMES[1:]  # three classes after the shift
+    r = add_segmentation_task(org, "ade", zip_of(raw), reduce_zero_label=True, labels=",".join(names))
+    assert r.status_code == 201, r.content
+    assert r.json()["vision"]["reduce_zero_label"] is True
+    pred = {k: np.clip(noisy(raw, seed=62, error=0.2)[k], 1, 3) - 1 for k in raw}
+    r = submit(client_for(user("pat")), "ade", "p", {"file": ("p.zip", zip_of(pred))})
+    assert r.status_code == 201 and r.json()["status"] == Status.SCORED, r.content
+    shifted = {k: np.where((m == 0) | (m == 255), 255, m.astype(np.int64) - 1) for k, m in raw.items()}
+    expected, _ = miou_oracle(shifted, pred, n_classes=3)
+    assert board_of("ade", "seg").rows[0]["value"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_replacing_the_annotations_keeps_the_images_and_a_rescore_applies_them(transactional_db) -> None:
+    org = client_for(user("org"))
+    make_challenge(org, "fix")
+    truth = coco_truth(10, seed=63)
+    assert add_detection_task(org, "fix", truth).status_code == 201
+    records = coco_results(truth, seed=64, quality=0.8)
+    assert (
+        submit(client_for(user("pat")), "fix", "p", {"file": ("p.json", json_bytes(records))}).status_code
+        == 201
+    )
+    before = board_of("fix", "det").rows[0]["value"]
+    fixed = {**truth, "annotations": [a for i, a in enumerate(truth["annotations"]) if i != 1]}  # one removed
+    r = org.put("/api/challenges/fix/tasks/det/truth/",
+                {"truth": SimpleUploadedFile("fixed.json", json_bytes(fixed))}, format="multipart")  # fmt: skip
+    assert r.status_code == 200, r.content
+    other = {**truth, "images": truth["images"][1:], "annotations": [
+        a for a in truth["annotations"] if a["image_id"] != truth["images"][0]["id"]]}  # fmt: skip
+    r = org.put("/api/challenges/fix/tasks/det/truth/",
+                {"truth": SimpleUploadedFile("other.json", json_bytes(other))}, format="multipart")  # fmt: skip
+    assert r.status_code == 400 and "same items" in r.json()["message"], r.content
+    assert org.post("/api/challenges/fix/tasks/det/rescore/").status_code == 202
+    after = board_of("fix", "det").rows[0]["value"]
+    assert after == pytest.approx(coco_stats(fixed, records)[0], abs=1e-12) and after != before
