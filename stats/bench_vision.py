@@ -185,9 +185,9 @@ def bench_segmentation(
         "pred_zip_mb": len(pred_zip.getvalue()) / 1e6,
     }
     t0 = time.perf_counter()
-    truth = read_mask_archive(truth_zip.getvalue(), name="truth.zip")
-    pred = read_mask_archive(pred_zip.getvalue(), name="pred.zip")
-    stats = segmentation_statistics(truth, pred, num_classes=n_classes)
+    truth_masks = read_mask_archive(truth_zip.getvalue(), name="truth.zip")
+    pred_masks = read_mask_archive(pred_zip.getvalue(), name="pred.zip")
+    stats = segmentation_statistics(truth_masks, pred_masks, num_classes=n_classes)
     out["read_and_statistics_s"] = time.perf_counter() - t0
     out["per_image_ms"] = 1000 * out["read_and_statistics_s"] / n_images
     t0 = time.perf_counter()

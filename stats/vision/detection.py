@@ -96,7 +96,6 @@ DETECTION_METRICS: dict[str, str] = {
 }
 _T = IOU_THRESHOLDS.shape[0]
 _A = len(AREA_RANGES)
-_EXACT_FLOAT32 = 2.0**24
 _EPS = np.spacing(1)
 
 
@@ -468,7 +467,7 @@ def _first_reaching(tp: FloatArray, total: FloatArray, thresholds: FloatArray) -
     return (cnt[:, :, None] <= np.arange(thresholds.shape[0])[None, None, :]).sum(axis=1).astype(np.intp)
 
 
-def _envelope_sum(cnt: NDArray[np.int64], env: FloatArray) -> FloatArray:
+def _envelope_sum(cnt: NDArray[np.integer[Any]], env: FloatArray) -> FloatArray:
     """Sum over thresholds of the envelope at the first point reaching each: (B, m) -> (B,)."""
     gained = cnt.copy()
     gained[:, 1:] -= cnt[:, :-1]

@@ -294,21 +294,22 @@ def parse_coco_truth(
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
             raise InputError(f"{where}: must be an object", file=disp)
-        aid = ann.get("id")
+        aid: Any = ann.get("id")
         if not _is_int(aid) or int(aid) < 1:
             raise InputError(
                 f"{where}: `id` must be an integer >= 1 (pycocotools never matches id 0), got {aid!r}",
                 file=disp,
             )
         ann_ids[i] = int(aid)
-        img_id, cat_id = ann.get("image_id"), ann.get("category_id")
+        img_id: Any = ann.get("image_id")
+        cat_id: Any = ann.get("category_id")
         if not _is_int(img_id) or int(img_id) not in img_pos:
             raise InputError(f"{where} (id {aid}): unknown image_id {img_id!r}", file=disp)
         if not _is_int(cat_id) or int(cat_id) not in cat_pos:
             raise InputError(f"{where} (id {aid}): unknown category_id {cat_id!r}", file=disp)
         image[i], category[i] = img_pos[int(img_id)], cat_pos[int(cat_id)]
         bbox[i] = _box(ann.get("bbox"), f"{where} (id {aid})", disp)
-        a = ann.get("area")
+        a: Any = ann.get("area")
         if not _is_number(a) or not math.isfinite(a) or a < 0:
             raise InputError(f"{where} (id {aid}): `area` must be a finite number >= 0, got {a!r}", file=disp)
         area[i] = float(a)
@@ -580,7 +581,10 @@ def _add_record(
 
     if not isinstance(obj, dict):
         raise fail("must be an object with image_id, category_id, bbox, score")
-    img, cat, box, score = obj.get("image_id"), obj.get("category_id"), obj.get("bbox"), obj.get("score")
+    img: Any = obj.get("image_id")
+    cat: Any = obj.get("category_id")
+    box: Any = obj.get("bbox")
+    score: Any = obj.get("score")
     if not _is_int(img) or int(img) not in img_pos:
         raise fail(f"unknown image_id {img!r}")
     if not _is_int(cat) or int(cat) not in cat_pos:
@@ -674,12 +678,12 @@ def _results_from_table(
         (
             ~(np.isfinite(w) & np.isfinite(h) & (w > 0) & (h > 0)),
             lambda r: (
-                f"(image_id {_num(img_f[r])}) width and height must be finite and positive, got w={w[r]!r}, h={h[r]!r}"
+                f"(image_id {_num(img_f[r])}) width and height must be finite and positive, got w={float(w[r])!r}, h={float(h[r])!r}"
             ),
         ),
         (
             ~np.isfinite(s),
-            lambda r: f"(image_id {_num(img_f[r])}) `score` must be a finite number, got {s[r]!r}",
+            lambda r: f"(image_id {_num(img_f[r])}) `score` must be a finite number, got {float(s[r])!r}",
         ),
     ]
     bad_rows = [(int(np.flatnonzero(mask)[0]), msg) for mask, msg in checks if mask.any()]
@@ -693,7 +697,7 @@ def _results_from_table(
     return cols
 
 
-def _num(v: float) -> str:
+def _num(v: Any) -> str:
     return str(int(v)) if math.isfinite(v) and float(v).is_integer() else repr(float(v))
 
 
