@@ -453,6 +453,14 @@ def test_the_organizer_form_and_the_participant_form_take_vision_files(transacti
 
     page = web_pat.get("/c/web/submit/").content.decode()
     assert ".json" in page and ".zip" in page
+    # The example files are valid files of each kind, built from public facts only.
+    for slug, suffix in (("boxes", ".json"), ("masks", ".zip")):
+        example = web_pat.get(f"/c/web/t/{slug}/example.csv")
+        assert example.status_code == 200 and suffix in example["Content-Disposition"]
+        r = web_pat.post("/c/web/submit/", {"name": f"example {slug}",
+                                            f"file_{slug}": SimpleUploadedFile(f"e{suffix}", example.content)})  # fmt: skip
+        assert r.status_code == 302, r.content.decode()[:2000]
+    Submission.objects.all().delete()
     # A bad file: the page names the file and the record, nothing is stored.
     records = coco_results(truth, seed=25, quality=0.8)
     records[4] = {**records[4], "category_id": 4242}
@@ -581,3 +589,50 @@ def test_replacing_the_annotations_keeps_the_images_and_a_rescore_applies_them(t
     assert org.post("/api/challenges/fix/tasks/det/rescore/").status_code == 202
     after = board_of("fix", "det").rows[0]["value"]
     assert after == pytest.approx(coco_stats(fixed, records)[0], abs=1e-12) and after != before
+
+
+@pytest.mark.parametrize("case", ["zip bomb", "mask of the wrong size", "unknown category"])
+def test_a_bad_vision_file_in_the_web_form_is_shown_with_its_file_and_record_and_not_charged(
+    transactional_db, case: str, request: pytest.FixtureRequest
+) -> None:
+    organizer, participant = user("org"), user("pat")
+    make_challenge(client_for(organizer), "webbad", total_limit=1)
+    truth, maps = coco_truth(8, seed=70), label_maps(5, seed=71)
+    org = client_for(organizer)
+    assert add_detection_task(org, "webbad", truth).status_code == 201
+    assert add_segmentation_task(org, "webbad", zip_of(maps)).status_code == 201
+    web = Client()
+    web.force_login(participant)
+    if case == "zip bomb":
+        field, fname, data, expected = "file_seg", "m.zip", request.getfixturevalue("zip_bomb"), "a zip bomb?"
+    elif case == "mask of the wrong size":
+        bad = {**noisy(maps, seed=75, error=0.1), "img-02": np.zeros((3, 3), dtype=np.uint8)}
+        field, fname, data, expected = "file_seg", "m.zip", zip_of(bad), "img-02.png: mask is 3x3"
+    else:
+        records = coco_results(truth, seed=72, quality=0.8)
+        records[2] = {**records[2], "category_id": 77}
+        field, fname, data, expected = "file_det", "d.json", json_bytes(records), "record 2"
+    r = web.post("/c/webbad/submit/", {"name": "bad", field: SimpleUploadedFile(fname, data)})
+    assert r.status_code == 400
+    import html as html_lib
+
+    text = html_lib.unescape(r.content.decode())
+    assert fname in text and expected in text, text[:3000]
+    assert Submission.objects.count() == 0
+    good = zip_of(noisy(maps, seed=74, error=0.1))
+    r = web.post("/c/webbad/submit/", {"name": "good", "file_seg": SimpleUploadedFile("g.zip", good)})
+    assert r.status_code == 302  # the one allowed submission was not used up
+
+
+def test_the_organizer_form_refuses_a_segmentation_task_without_class_names(transactional_db) -> None:
+    organizer = user("org")
+    make_challenge(client_for(organizer), "noclass")
+    web = Client()
+    web.force_login(organizer)
+    r = web.post("/c/noclass/tasks/new/", {
+        "title": "Masks", "slug": "masks", "metric": "miou", "ignore_index": "255",
+        "truth": SimpleUploadedFile("labels.zip", zip_of(label_maps(3, seed=73))),
+    })  # fmt: skip
+    assert r.status_code == 400
+    assert "needs its class names" in r.content.decode()
+    assert Task.objects.count() == 0

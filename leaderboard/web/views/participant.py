@@ -17,7 +17,7 @@ from leaderboard.core.exceptions import ApplicationError
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
 from leaderboard.web import boards
-from leaderboard.web.formats import example_file, task_format
+from leaderboard.web.formats import example_download, task_format
 from leaderboard.web.forms import SubmissionForm, task_field_name
 from leaderboard.web.selectors import (
     rows_of_submission,
@@ -104,8 +104,9 @@ def _attach_error(form: SubmissionForm, exc: ApplicationError, tasks: list, erro
 def example(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
-    response = HttpResponse(example_file(task), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{task.slug}-example.csv"'
+    example = example_download(task)
+    response = HttpResponse(example.data, content_type=example.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{example.name}"'
     return response
 
 
