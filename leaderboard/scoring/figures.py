@@ -18,8 +18,9 @@ def precision_recall_svg(
 ) -> str:
     """Precision against recall per class (COCO's interpolated precision at the recall thresholds).
 
-    A class whose precision is undefined (no ground truth) is left out; a missing point (precision
-    -1 in pycocotools: the recall was never reached) is drawn as a gap, not as zero.
+    A class whose precision is undefined (-1: no ground truth) is left out. pycocotools stores 0 at the
+    recall thresholds the detections never reach; a reached positive recall has a positive precision, so
+    those zeros are drawn as the curve's end (a gap), not as a drop to zero.
     """
     import matplotlib
 
@@ -31,7 +32,7 @@ def precision_recall_svg(
     plt.rcParams["svg.hashsalt"] = "leaderboard"  # stable ids: the same curves give the same file
     r = np.asarray(recall, dtype=np.float64)
     curves = {
-        name: np.array([np.nan if v is None or v < 0 else v for v in values], dtype=np.float64)
+        name: np.array([np.nan if v is None or v <= 0 else v for v in values], dtype=np.float64)
         for name, values in precision.items()
     }
     curves = {name: c for name, c in curves.items() if np.isfinite(c).any()}
