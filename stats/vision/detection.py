@@ -190,12 +190,17 @@ def _curves(
     starts = np.flatnonzero(new)
     block = np.repeat(starts, np.diff(np.append(starts, n))).astype(np.intp)
     mixed = np.zeros(n, dtype=bool)
-    if n:
-        fp_s = cand_s[:, None, :] & ~nonfp_s
-        has_tp = np.logical_or.reduceat(tp_s.reshape(-1, n), starts, axis=1)
-        has_fp = np.logical_or.reduceat(fp_s.reshape(-1, n), starts, axis=1)
+    sizes = np.diff(np.append(starts, n))
+    tied = np.flatnonzero(np.repeat(sizes > 1, sizes))  # only groups of two or more can be mixed
+    if tied.size:
+        sub_new = np.ones(tied.shape[0], dtype=bool)
+        sub_new[1:] = block[tied][1:] != block[tied][:-1]
+        sub_starts = np.flatnonzero(sub_new)
+        fp_t = cand_s[:, None, tied] & ~nonfp_s[:, :, tied]
+        has_tp = np.logical_or.reduceat(tp_s[:, :, tied].reshape(-1, tied.shape[0]), sub_starts, axis=1)
+        has_fp = np.logical_or.reduceat(fp_t.reshape(-1, tied.shape[0]), sub_starts, axis=1)
         mixed_group = np.any(has_tp & has_fp, axis=0)
-        mixed = mixed_group[np.searchsorted(starts, np.arange(n), side="right") - 1]
+        mixed[tied] = np.repeat(mixed_group, np.diff(np.append(sub_starts, tied.shape[0])))
     return _Curves(class_start, img_s, cand_s, tp_s, nonfp_s, mixed, block)
 
 
