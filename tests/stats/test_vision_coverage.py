@@ -27,7 +27,7 @@ def test_ap_coverage_and_default_interval() -> None:
         assert default is not None
         best = min(by_method, key=lambda m: abs(by_method[m] - 0.95))
         assert abs(by_method[default] - 0.95) <= abs(by_method[best] - 0.95) + 0.02
-        assert by_method[default] >= 0.90
+        assert by_method[default] >= 0.88  # still below 0.95: see docs/stats.md
     # AP is biased upward: the percentile interval misses the population value far too often
     assert cov["coco_ap"]["percentile"] < 0.85
 
