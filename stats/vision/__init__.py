@@ -10,7 +10,9 @@ Detection (:mod:`stats.vision.detection_io`, :mod:`stats.vision.detection`)
     ``detection_point(task, entry)`` (all 12 COCO stats, VOC07, VOC, per-class AP);
     ``detection_strata(truth)`` (strata for ``W`` under which every stat is defined);
     ``score_detection_entries(task, entries, metric=..., resamples=..., seed=..., chunks=...)``
-    -> ``list[EntryScore]`` like :func:`stats.engine.score_entries`.
+    -> ``list[EntryScore]`` like :func:`stats.engine.score_entries`; ``detection_scores(task, entries,
+    metrics=[...])`` for several metrics in one pass; ``detection_per_class(task, entry, resamples=...,
+    seed=...) -> (point (K,), replicates (B, K))`` (per-class AP, NaN where a class has no object).
 
 Segmentation (:mod:`stats.vision.segmentation`)
     ``image_statistics(truth_mask, pred_mask, num_classes=..., ignore_index=255,
@@ -25,9 +27,12 @@ from stats.vision.detection import (
     DETECTION_METRICS,
     DetectionTask,
     MatchedEntry,
+    detection_per_class,
     detection_point,
     detection_replicates,
+    detection_scores,
     detection_strata,
+    score_detection_entries,
 )
 from stats.vision.detection_io import (
     Detections,
@@ -44,10 +49,13 @@ __all__ = [
     "DetectionTruth",
     "Detections",
     "MatchedEntry",
+    "detection_per_class",
     "detection_point",
     "detection_replicates",
+    "detection_scores",
     "detection_strata",
     "parse_coco_results",
     "parse_coco_truth",
     "parse_voc_truth",
+    "score_detection_entries",
 ]

@@ -57,9 +57,12 @@ __all__ = [
     "VOC07_THRESHOLDS",
     "DetectionTask",
     "MatchedEntry",
+    "detection_per_class",
     "detection_point",
     "detection_replicates",
+    "detection_scores",
     "detection_strata",
+    "score_detection_entries",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -190,12 +193,17 @@ def _curves(
     starts = np.flatnonzero(new)
     block = np.repeat(starts, np.diff(np.append(starts, n))).astype(np.intp)
     mixed = np.zeros(n, dtype=bool)
-    if n:
-        fp_s = cand_s[:, None, :] & ~nonfp_s
-        has_tp = np.logical_or.reduceat(tp_s.reshape(-1, n), starts, axis=1)
-        has_fp = np.logical_or.reduceat(fp_s.reshape(-1, n), starts, axis=1)
+    sizes = np.diff(np.append(starts, n))
+    tied = np.flatnonzero(np.repeat(sizes > 1, sizes))  # only groups of two or more can be mixed
+    if tied.size:
+        sub_new = np.ones(tied.shape[0], dtype=bool)
+        sub_new[1:] = block[tied][1:] != block[tied][:-1]
+        sub_starts = np.flatnonzero(sub_new)
+        fp_t = cand_s[:, None, tied] & ~nonfp_s[:, :, tied]
+        has_tp = np.logical_or.reduceat(tp_s[:, :, tied].reshape(-1, tied.shape[0]), sub_starts, axis=1)
+        has_fp = np.logical_or.reduceat(fp_t.reshape(-1, tied.shape[0]), sub_starts, axis=1)
         mixed_group = np.any(has_tp & has_fp, axis=0)
-        mixed = mixed_group[np.searchsorted(starts, np.arange(n), side="right") - 1]
+        mixed[tied] = np.repeat(mixed_group, np.diff(np.append(sub_starts, tied.shape[0])))
     return _Curves(class_start, img_s, cand_s, tp_s, nonfp_s, mixed, block)
 
 
@@ -922,3 +930,32 @@ def score_detection_entries(
     Returns a list of :class:`stats.engine.EntryScore`, like :func:`stats.engine.score_entries`.
     """
     return detection_scores(task, entries, metrics=[metric], **kwargs)[metric]
+
+
+def detection_per_class(
+    task: DetectionTask,
+    entry: MatchedEntry,
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+    chunks: range | None = None,
+    cache_dir: Any = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Per-class AP@[.5:.95] of one entry: the point values (K,) and replicates (rows, K) on the task's W.
+
+    The replicates use the same stratified ``W`` as :func:`detection_scores` (so they are paired with the
+    headline metric). A class with no non-ignored object in a resample has no AP there (NaN, as
+    pycocotools' -1); its interval is taken over the resamples where it is defined, and a class with no
+    object in the test set has NaN as its point value. Per-class figures are a channel to the hidden
+    annotations: show them only where the board's rules allow.
+    """
+    from stats.resampling import iter_unit_weight_chunks, resample_design
+
+    n = task.n_images
+    point = detection_replicates(task, entry, np.ones((1, n), dtype=np.uint8), stats=["per_class_AP"])
+    design = resample_design(n, resamples=resamples, seed=seed, strata=detection_strata(task.truth))
+    parts = [
+        detection_replicates(task, entry, w_chunk, stats=["per_class_AP"])["per_class_AP"]
+        for _, w_chunk in iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
+    ]
+    return point["per_class_AP"][0], np.concatenate(parts)

@@ -36,6 +36,7 @@ import gzip
 import io
 import json
 import math
+import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -519,23 +520,24 @@ def parse_coco_results(
     )
 
 
-_WS = " \t\n\r"
+_WS_RE = re.compile(r"[ \t\n\r]*")
 
 
 def _results_from_json(text: str, disp: str, img_pos: dict[int, int], cat_pos: dict[int, int]) -> _Columns:
+    """Decode the list one record at a time; well-formed records take a fast path (type checks only)
+    and are validated together at the end; the first bad record is decoded again for its message."""
     decoder = json.JSONDecoder()
-    cols = _Columns()
+    raw = _Columns()  # ids, not yet indices
+    starts = array.array("q")
+    skip = _WS_RE.match
     n = len(text)
-    pos = 0
-    while pos < n and text[pos] in _WS:
-        pos += 1
+    pos = skip(text, 0).end()  # type: ignore[union-attr]
     if pos >= n or text[pos] != "[":
         raise InputError("the results file must be a JSON list of detections", file=disp)
-    pos += 1
+    pos = skip(text, pos + 1).end()  # type: ignore[union-attr]
     index = 0
+    img_a, cat_a, box_a, score_a = raw.image, raw.category, raw.box, raw.score
     while True:
-        while pos < n and text[pos] in _WS:
-            pos += 1
         if pos < n and text[pos] == "]":
             pos += 1
             break
@@ -545,9 +547,7 @@ def _results_from_json(text: str, disp: str, img_pos: dict[int, int], cat_pos: d
                 raise InputError(
                     "invalid JSON: expected ',' or ']' between records", file=disp, line=line, column=col
                 )
-            pos += 1
-            while pos < n and text[pos] in _WS:
-                pos += 1
+            pos = skip(text, pos + 1).end()  # type: ignore[union-attr]
         start = pos
         try:
             obj, pos = decoder.raw_decode(text, pos)
@@ -555,13 +555,55 @@ def _results_from_json(text: str, disp: str, img_pos: dict[int, int], cat_pos: d
             raise InputError(
                 f"invalid JSON: {exc.msg}", file=disp, line=exc.lineno, column=exc.colno
             ) from None
-        _add_record(cols, obj, index, disp, img_pos, cat_pos, text, start)
+        pos = skip(text, pos).end()  # type: ignore[union-attr]
+        starts.append(start)
+        if type(obj) is dict:
+            img, cat, box, sc = obj.get("image_id"), obj.get("category_id"), obj.get("bbox"), obj.get("score")
+            if (
+                type(img) is int
+                and type(cat) is int
+                and type(box) is list
+                and len(box) == 4
+                and (type(sc) is float or type(sc) is int)
+                and all(type(v) is float or type(v) is int for v in box)
+                and -(2**62) < img < 2**62
+                and -(2**62) < cat < 2**62
+            ):
+                img_a.append(img)
+                cat_a.append(cat)
+                box_a.extend(box)
+                score_a.append(sc)
+                index += 1
+                continue
+        _add_record(raw, obj, index, disp, img_pos, cat_pos, text, start)  # raises, or appends the ids
         index += 1
-    while pos < n and text[pos] in _WS:
-        pos += 1
     if pos != n:
         line, col = _line_col(text, pos)
         raise InputError("invalid JSON: extra data after the list", file=disp, line=line, column=col)
+    d = len(raw.score)
+    ids = np.frombuffer(raw.image, dtype=np.int64) if d else np.zeros(0, dtype=np.int64)
+    cats = np.frombuffer(raw.category, dtype=np.int64) if d else np.zeros(0, dtype=np.int64)
+    box = np.frombuffer(raw.box, dtype=np.float64).reshape(d, 4) if d else np.zeros((0, 4))
+    score = np.frombuffer(raw.score, dtype=np.float64) if d else np.zeros(0)
+    img_idx = _lookup(ids.astype(np.float64), img_pos)
+    cat_idx = _lookup(cats.astype(np.float64), cat_pos)
+    ok = (
+        (img_idx >= 0)
+        & (cat_idx >= 0)
+        & np.isfinite(box).all(axis=1)
+        & (box[:, 2] > 0)
+        & (box[:, 3] > 0)
+        & np.isfinite(score)
+    )
+    if not ok.all():
+        r = int(np.flatnonzero(~ok)[0])
+        obj, _ = decoder.raw_decode(text, starts[r])
+        _add_record(_Columns(), obj, r, disp, img_pos, cat_pos, text, starts[r])  # raises with the message
+    cols = _Columns()
+    cols.image = array.array("q", img_idx.astype(np.int64).tobytes())
+    cols.category = array.array("q", cat_idx.astype(np.int64).tobytes())
+    cols.box = raw.box
+    cols.score = raw.score
     return cols
 
 
@@ -600,8 +642,8 @@ def _add_record(
         )
     if not _is_number(score) or not math.isfinite(score):
         raise fail(f"(image_id {img}) `score` must be a finite number, got {score!r}")
-    cols.image.append(img_pos[int(img)])
-    cols.category.append(cat_pos[int(cat)])
+    cols.image.append(int(img))  # the id: the caller turns ids into indices
+    cols.category.append(int(cat))
     cols.box.extend((x, y, w, h))
     cols.score.append(float(score))
 

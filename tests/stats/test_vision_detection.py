@@ -438,3 +438,18 @@ def test_voc_truth_is_converted_with_its_conventions() -> None:
     assert point["VOC"] == pytest.approx(voc_eval_port(coco, dets, use_07=False), abs=1e-12)
     with pytest.raises(InputError, match="xmax must be >= xmin"):
         parse_voc_truth(b"image,category,xmin,ymin,xmax,ymax\na,dog,10,0,5,5\n", name="voc.csv")
+
+
+def test_per_class_replicates_are_paired_with_the_headline() -> None:
+    from stats.vision import detection_per_class
+
+    rng = np.random.default_rng(21)
+    gt, dets = random_case(rng, n_img=20, n_cat=3, decimals=2)
+    task, entry = prepare(gt, dets)
+    point, reps = detection_per_class(task, entry, resamples=300, seed=4)
+    np.testing.assert_allclose(point, pycocotools_per_class_ap(gt, dets), rtol=0, atol=1e-12)
+    assert reps.shape == (300, 3)
+    w = resample_weights(task.n_images, resamples=300, seed=4, strata=detection_strata(task.truth))
+    for b in (0, 7):
+        gd, dd = duplicate(gt, dets, w[b])
+        np.testing.assert_allclose(reps[b], pycocotools_per_class_ap(gd, dd), rtol=0, atol=1e-12)
