@@ -399,9 +399,11 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
         metric_name=metric.name,
         seed=challenge.seed,
         confidence=challenge.confidence,
-        interval=challenge.interval_method
+        interval=_vision_interval(task.metric, challenge)
+        if task.kind != "tabular"
+        else challenge.interval_method
         if (jackknife is not None or challenge.interval_method != "bca")
-        else (_vision_interval(task.metric, challenge) if task.kind != "tabular" else "percentile"),
+        else "percentile",
         jackknife=jackknife,
         correction=challenge.correction,
         item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
@@ -637,10 +639,13 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def _vision_interval(metric: str, challenge: Challenge) -> str:
-    """The interval of a vision metric's numbers: the challenge's method, except BCa for detection, which
-    needs a jackknife that image-level AP does not have: then the metric's own default, chosen by coverage.
-    (Segmentation metrics are pooled ratios: their jackknife is stored, BCa applies.)"""
-    if challenge.interval_method != "bca" or VISION_METRICS[metric] == "segmentation":
+    """The interval of a vision metric's numbers (board, per-class values, other metrics).
+
+    An organizer's explicit percentile or basic choice holds. The challenge default, BCa, gives way to the
+    metric's own method, chosen by measured coverage (``Metric.default_interval``: basic for detection AP,
+    whose bias the bootstrap doubles; docs/stats.md); detection has no jackknife for BCa anyway.
+    """
+    if challenge.interval_method != "bca":
         return challenge.interval_method
     return _vision_default_interval(metric)
 
@@ -912,12 +917,13 @@ def _precision_curves(prepared: Any, entry: Any) -> tuple[np.ndarray, np.ndarray
 
 
 def _vision_default_interval(metric: str) -> str:
-    """The interval method of a vision metric when the challenge asks for BCa and there is no jackknife
-    (detection AP has none): the metric's own default, chosen by measured coverage (``Metric.
-    default_interval``), else the basic interval. AP is biased upward on a finite test set and the
-    bootstrap adds the bias again: in the simulation of ../shared/VISION.md ("Intervals"), 95% coverage
-    was 0.54 (percentile), 0.87 (BCa) and 0.95 (basic)."""
-    return get_metric(metric).default_interval or "basic"
+    """A vision metric's interval method chosen by measured coverage (``Metric.default_interval``); BCa
+    where the statistics package names none and a jackknife exists (segmentation), basic otherwise (AP is
+    biased upward and the bootstrap adds the bias again: ../shared/VISION.md, "Intervals")."""
+    chosen = get_metric(metric).default_interval
+    if chosen:
+        return chosen
+    return "bca" if VISION_METRICS[metric] == "segmentation" else "basic"
 
 
 # --- segmentation ---------------------------------------------------------------------------------------

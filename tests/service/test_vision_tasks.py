@@ -19,6 +19,7 @@ from leaderboard.challenges.models import Challenge, Task, TaskTruth
 from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
 from leaderboard.scoring.models import Score
 from leaderboard.submissions.models import Status, Submission
+from stats.metrics import get_metric
 from tests.service.api_support import FAST_HASHERS, client_for, reset_throttles
 from tests.service.factories import user
 from tests.service.vision_support import (
@@ -161,6 +162,8 @@ def test_every_detection_metric_is_scored_by_the_worker_and_ranked(transactional
             assert 0.0 <= row["value"] <= 1.0
     assert rows["good"]["value"] > rows["weak"]["value"]
     assert snap.signature["metric"] == metric
+    # The challenge left BCa (the default): the metric's own method, chosen by coverage, is in the signature.
+    assert snap.signature["interval_method"] == get_metric(metric).default_interval == "basic"
     # The other metrics are computed for the entry's page.
     details = Score.objects.get(submission__name="good").details
     names = [m["name"] for m in details["metrics"]]
@@ -181,7 +184,9 @@ def test_every_segmentation_metric_is_scored_by_the_worker_and_ranked(transactio
         r = submit(client_for(user(name)), "s", name, {"file": (fname, data)})
         assert r.status_code == 201, r.content
         assert r.json()["status"] == Status.SCORED, r.json()
-    rows = {r["name"]: r for r in board_of("s", "seg").rows}
+    snap = board_of("s", "seg")
+    assert snap.signature["interval_method"] == (get_metric(metric).default_interval or "bca")
+    rows = {r["name"]: r for r in snap.rows}
     for name, pred in preds.items():
         miou, aacc = miou_oracle(truth, pred, n_classes=len(CLASS_NAMES))
         expected = miou if metric == "miou" else aacc
