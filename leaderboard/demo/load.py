@@ -149,7 +149,6 @@ def _vision_challenge(*, organizer: User, say: Callable[[str], None]) -> Challen
                 "Segmentation: a zip of 8-bit PNG label maps named <image id>.png (0 background, 1 + digit)."
             ),
             daily_limit=10,
-            resamples=2000,
         )
         task_create(
             challenge=challenge,
