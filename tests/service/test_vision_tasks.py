@@ -197,18 +197,36 @@ def test_every_segmentation_metric_is_scored_by_the_worker_and_ranked(transactio
     assert details["class_metric"] == "IoU" and [c["name"] for c in details["classes"]] == CLASS_NAMES
 
 
-def test_detection_csv_predictions_score_as_the_json_ones(transactional_db) -> None:
+def _results_parquet(records: list[dict[str, Any]]) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = {
+        "image_id": [r["image_id"] for r in records],
+        "category_id": [r["category_id"] for r in records],
+        **{key: [float(r["bbox"][k]) for r in records] for k, key in enumerate("xywh")},
+        "score": [float(r["score"]) for r in records],
+    }
+    out = io.BytesIO()
+    pq.write_table(pa.table(columns), out)
+    return out.getvalue()
+
+
+def test_detection_csv_and_parquet_predictions_score_as_the_json_ones(transactional_db) -> None:
     org = client_for(user("org"))
     make_challenge(org, "csv")
     truth = coco_truth(10, seed=9)
     assert add_detection_task(org, "csv", truth).status_code == 201
     records = coco_results(truth, seed=10, quality=0.8)
     for name, (fname, data) in {"as-json": ("a.json", json_bytes(records)),
-                                "as-csv": ("a.csv", results_csv(records))}.items():  # fmt: skip
+                                "as-csv": ("a.csv", results_csv(records)),
+                                "as-parquet": ("a.parquet", _results_parquet(records))}.items():  # fmt: skip
         r = submit(client_for(user(name)), "csv", name, {"file": (fname, data)})
         assert r.status_code == 201 and r.json()["status"] == Status.SCORED, r.content
     rows = {r["name"]: r for r in board_of("csv", "det").rows}
-    assert rows["as-json"]["value"] == rows["as-csv"]["value"]
+    assert rows["as-json"]["value"] == rows["as-csv"]["value"] == rows["as-parquet"]["value"]
 
 
 def test_detection_and_segmentation_tasks_feed_the_cross_task_summary(transactional_db) -> None:
