@@ -174,9 +174,11 @@ def bench_segmentation(
             tiles = rng.choice(present, size=(height // 16 + 1, width // 16 + 1))
             label = np.kron(tiles, np.ones((16, 16), dtype=np.int64))[:height, :width].astype(np.uint8)
             label[rng.random((height, width)) < 0.05] = 255
+            # predictions: 70% of pixels right, the rest confused with the image's classes or 3 others
             pred = label.copy()
             noise = rng.random((height, width)) < 0.3
-            pred[noise] = rng.integers(0, n_classes, int(noise.sum()))
+            confusable = np.concatenate([present, rng.choice(n_classes, size=3, replace=False)])
+            pred[noise] = rng.choice(confusable, int(noise.sum()))
             pred[pred == 255] = 0
             for zf, arr in ((zt, label), (zp, pred)):
                 buf = io.BytesIO()

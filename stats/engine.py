@@ -8,7 +8,9 @@ depend on how the chunks are split across calls or workers.
 
 Precision: when every statistic is an integer (0/1 correctness, class counts) and no pooled sum can
 reach 2**24, the product runs in float32, where such sums are exact (so it is bit-identical to float64
-and about twice as fast). Otherwise (squared errors, log losses...) it runs in float64.
+and about twice as fast). Otherwise (squared errors, log losses...) it runs in float64. When ``S`` is
+integer-valued and mostly zeros (per-image segmentation statistics, one-hot class counts), the product is
+a sparse one: the same integer sums, so the same bits, several times faster.
 
 BCa's acceleration needs leave-one-out (jackknife) values. For a decomposable metric they come from the
 pooled totals minus one unit, ``finalize(T - S_i)``: O(N x m), not O(N^2) (Efron & Tibshirani 1993,

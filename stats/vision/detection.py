@@ -768,11 +768,6 @@ def _check_defined(values: FloatArray, stat: str, what: str) -> None:
         )
 
 
-def names_of(stats: Sequence[str]) -> list[str]:
-    """Registry names whose stat is in ``stats``."""
-    return [m for m, s in DETECTION_METRICS.items() if s in stats]
-
-
 # ----------------------------------------------------------------------------------------------------
 # scoring entries with the task's W (the engine's EntryScore, so intervals and boards take them as is)
 
