@@ -19,11 +19,12 @@ from stats.checks import order_positive, truth_problem, value_warnings
 from stats.cli_compare import add_comparison_parsers
 from stats.cli_edges import add_edge_arguments, sampling_for, warn
 from stats.cli_inputs import read_inputs
+from stats.cli_vision import add_vision_arguments, default_interval, score_vision
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
 from stats.io import InputError
-from stats.metrics import METRICS
+from stats.metrics import METRICS, get_metric
 
 __all__ = ["build_parser", "main"]
 
@@ -68,8 +69,17 @@ def add_score_parser(subparsers: Any) -> None:
         help="score prediction files against a truth file, with bootstrap confidence intervals",
         description="Score each prediction file against the truth file; one row per file.",
     )
-    p.add_argument("predictions", nargs="+", metavar="PRED", help="prediction files (CSV or Parquet)")
-    p.add_argument("--truth", required=True, help="truth file: id,label[,group] (CSV or Parquet)")
+    p.add_argument(
+        "predictions",
+        nargs="+",
+        metavar="PRED",
+        help="prediction files (CSV or Parquet; COCO results JSON for detection; PNG archives for segmentation)",
+    )
+    p.add_argument(
+        "--truth",
+        required=True,
+        help="truth file: id,label[,group] (CSV or Parquet; COCO JSON for detection; PNG archive for segmentation)",
+    )
     p.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
     p.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
     p.add_argument("--group-column", help="column of the truth file holding each item's group")
@@ -79,10 +89,12 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument(
         "--interval",
         choices=["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald", "delong"],
-        default=DEFAULT_METHOD,
+        default=None,
+        help=f"interval method (default: the metric's own, chosen by measured coverage, else {DEFAULT_METHOD})",
     )
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_edge_arguments(p)
+    add_vision_arguments(p)
     p.set_defaults(handler=run_score)
 
 
@@ -183,29 +195,38 @@ def build_parser() -> argparse.ArgumentParser:
 def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``score``; returns the exit code."""
     out = out or sys.stdout
-    inputs = read_inputs(args)
-    metric, truth, preds = inputs.metric, inputs.truth, inputs.predictions
-    sampling = sampling_for(args, inputs)
-    warn(sampling.warnings)
-    scores = score_entries(
-        truth.labels,
-        preds,
-        metric=metric,
-        labels=sampling.labels,
-        names=list(args.predictions),
-        resamples=args.resamples,
-        seed=args.seed,
-        groups=truth.groups,
-        strata=sampling.strata,
-        jackknife=args.interval == "bca",
-    )
-    warn(value_warnings(metric, [s.value for s in scores], [s.name for s in scores]))
-    if args.interval == "delong":
-        intervals = delong_intervals(
-            truth.labels, preds, scores, labels=sampling.labels, confidence=args.confidence
-        )
-    else:
+    args.interval = default_interval(get_metric(args.metric), args.interval)
+    if get_metric(args.metric).task_kind != "items":
+        if args.interval == "delong":
+            raise ValueError("--interval delong applies to ROC AUC, not to detection or segmentation metrics")
+        scores = score_vision(
+            args, get_metric(args.metric), list(args.predictions), jackknife=args.interval == "bca"
+        ).scores
         intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
+    else:
+        inputs = read_inputs(args)
+        metric, truth, preds = inputs.metric, inputs.truth, inputs.predictions
+        sampling = sampling_for(args, inputs)
+        warn(sampling.warnings)
+        scores = score_entries(
+            truth.labels,
+            preds,
+            metric=metric,
+            labels=sampling.labels,
+            names=list(args.predictions),
+            resamples=args.resamples,
+            seed=args.seed,
+            groups=truth.groups,
+            strata=sampling.strata,
+            jackknife=args.interval == "bca",
+        )
+        warn(value_warnings(metric, [s.value for s in scores], [s.name for s in scores]))
+        if args.interval == "delong":
+            intervals = delong_intervals(
+                truth.labels, preds, scores, labels=sampling.labels, confidence=args.confidence
+            )
+        else:
+            intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
     if args.format == "json":
         rows = [
             {

@@ -24,14 +24,15 @@ import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
 from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
-from stats.cli_edges import add_edge_arguments, sampling_for, warn
+from stats.cli_edges import Sampling, add_edge_arguments, sampling_for, warn
 from stats.cli_inputs import read_inputs
+from stats.cli_vision import add_vision_arguments, score_vision
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE
 from stats.io import InputError
-from stats.metrics import METRICS
+from stats.metrics import METRICS, get_metric
 
 __all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
 
@@ -83,8 +84,9 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument(
         "--interval",
         choices=["auto", "bca", "percentile", "basic", "wilson"],
-        default="auto",
-        help="interval of the values; auto: Wilson for plain proportions, else BCa (docs/stats.md)",
+        default=None,
+        help="interval of the values (default: a detection or segmentation metric's own, chosen by measured "
+        "coverage; else auto: Wilson for plain proportions, else BCa; docs/stats.md)",
     )
     lb.add_argument("--alpha", type=_level, default=0.05, help="level of the tests (default 0.05)")
     lb.add_argument("--correction", choices=CORRECTIONS, default="holm")
@@ -94,6 +96,7 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--power", type=_level, default=0.8)
     lb.add_argument("--format", choices=["table", "json"], default="table")
     add_edge_arguments(lb)
+    add_vision_arguments(lb)
     lb.set_defaults(handler=run_leaderboard)
 
     cd = subparsers.add_parser(
@@ -191,42 +194,63 @@ def board_table(board: Board) -> str:
 def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``leaderboard``; returns the exit code."""
     out = out or sys.stdout
-    inputs = read_inputs(args)
-    metric, truth, preds, names, metric_labels = (
-        inputs.metric,
-        inputs.truth,
-        inputs.predictions,
-        inputs.names,
-        inputs.labels,
-    )
-    if len(set(names)) != len(names):
-        raise InputError("the same prediction file is given twice", file=names[0])
-    sampling = sampling_for(args, inputs)
-    metric_labels = sampling.labels
-    warn(sampling.warnings)
-    scores = score_entries(
-        truth.labels,
-        preds,
-        metric=metric,
-        labels=metric_labels,
-        names=names,
-        resamples=args.resamples,
-        seed=args.seed,
-        groups=truth.groups,
-        strata=sampling.strata,
-        jackknife=args.interval in ("bca", "auto"),
-    )
-    warn(value_warnings(metric, [s.value for s in scores], names))
-    item_statistics = None
-    if not metric.rank_based:
-        item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+    metric = get_metric(args.metric)
+    # a vision metric's own interval (chosen by measured coverage), else the board's "auto" rule
+    args.interval = args.interval or metric.default_interval or "auto"
+    if metric.task_kind != "items":
+        names = list(args.predictions)
+        if len(set(names)) != len(names):
+            raise InputError("the same prediction file is given twice", file=names[0])
+        vision = score_vision(args, metric, names, jackknife=args.interval == "bca")
+        scores, item_statistics, n_items, grouped = (
+            vision.scores,
+            vision.item_statistics,
+            vision.n_items,
+            False,
+        )
+        truth_groups = None
+        metric_labels = None
+        # a detection task is resampled within its image strata (stats.vision); no class strata here
+        sampling = Sampling(strata=None, stratified="image strata", labels=None, notes=[], warnings=[])
+    else:
+        inputs = read_inputs(args)
+        metric, truth, preds, names, metric_labels = (
+            inputs.metric,
+            inputs.truth,
+            inputs.predictions,
+            inputs.names,
+            inputs.labels,
+        )
+        if len(set(names)) != len(names):
+            raise InputError("the same prediction file is given twice", file=names[0])
+        sampling = sampling_for(args, inputs)
+        metric_labels = sampling.labels
+        warn(sampling.warnings)
+        scores = score_entries(
+            truth.labels,
+            preds,
+            metric=metric,
+            labels=metric_labels,
+            names=names,
+            resamples=args.resamples,
+            seed=args.seed,
+            groups=truth.groups,
+            strata=sampling.strata,
+            jackknife=args.interval in ("bca", "auto"),
+        )
+        warn(value_warnings(metric, [s.value for s in scores], names))
+        item_statistics = None
+        if not metric.rank_based:
+            item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+        n_items, grouped = len(truth.ids), truth.groups is not None
+        truth_groups = truth.groups
     theta = np.column_stack([s.replicates for s in scores])
     keep, undefined = defined_rows(theta)  # the stated rule of stats.checks for undefined resamples
     board = build_board(
         names=names,
         values=[s.value for s in scores],
         replicates=theta[keep],
-        groups=truth.groups,
+        groups=truth_groups,
         jackknife=np.column_stack([s.jackknife for s in scores])
         if args.interval in ("bca", "auto")
         else None,
@@ -239,13 +263,13 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         correction=args.correction,
         test=args.test,
         item_statistics=item_statistics,
-        finalize=None if metric.rank_based else metric.finalize,
+        finalize=None if item_statistics is None else metric.finalize,
         zero_one=metric.zero_one,
         randomizations=args.randomizations,
-        n_items=len(truth.ids),
+        n_items=n_items,
         best_set_method=args.best_set,
         power=args.power,
-        grouped=truth.groups is not None,
+        grouped=grouped,
     )
     extra: dict[str, object] = {"stratified": sampling.stratified}
     if metric.prediction_kind == "score" and metric_labels:

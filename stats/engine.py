@@ -8,7 +8,9 @@ depend on how the chunks are split across calls or workers.
 
 Precision: when every statistic is an integer (0/1 correctness, class counts) and no pooled sum can
 reach 2**24, the product runs in float32, where such sums are exact (so it is bit-identical to float64
-and about twice as fast). Otherwise (squared errors, log losses...) it runs in float64.
+and about twice as fast). Otherwise (squared errors, log losses...) it runs in float64. When ``S`` is
+integer-valued and mostly zeros (per-image segmentation statistics, one-hot class counts), the product is
+a sparse one: the same integer sums, so the same bits, several times faster.
 
 BCa's acceleration needs leave-one-out (jackknife) values. For a decomposable metric they come from the
 pooled totals minus one unit, ``finalize(T - S_i)``: O(N x m), not O(N^2) (Efron & Tibshirani 1993,
@@ -55,6 +57,7 @@ __all__ = [
     "EntryScore",
     "concatenate_chunks",
     "score_entries",
+    "score_item_statistics",
 ]
 
 #: Default number of bootstrap resamples (docs/adr/0002-default-interval.md).
@@ -133,6 +136,22 @@ def _product_dtype(units_stats: FloatArray, design: ResampleDesign) -> type[np.f
     return np.float32 if bound < _EXACT_FLOAT32 else np.float64
 
 
+def _sparse_statistics(s_prod: NDArray[Any]) -> Any:
+    """``S.T`` as a sparse matrix when ``S`` is mostly zeros and integer-valued, else None.
+
+    Per-image segmentation statistics (3C + 1 columns, a dozen classes per image) and one-hot class
+    counts are mostly zeros; a sparse product is then several times faster. Integer sums are exact in
+    any order, so the replicates are bit-identical to the dense product's.
+    """
+    from scipy import sparse
+
+    if s_prod.size < 50_000 or not np.array_equal(s_prod, np.round(s_prod)):
+        return None
+    if np.count_nonzero(s_prod) > 0.2 * s_prod.size:
+        return None
+    return sparse.csr_matrix(s_prod.T)
+
+
 def _leave_one_out_weights(design: ResampleDesign, units: range) -> NDArray[np.uint8]:
     w = np.ones((len(units), design.n_units), dtype=np.uint8)
     w[np.arange(len(units)), np.asarray(units)] = 0
@@ -204,6 +223,11 @@ def score_entries(
     (0.875, 0.625, (1000,))
     """
     metric_obj = metric if isinstance(metric, Metric) else get_metric(metric)
+    if metric_obj.task_kind != "items":
+        raise ValueError(
+            f"`{metric_obj.name}` is a {metric_obj.task_kind} metric: score it with stats.vision "
+            "(`detection_scores`, or `score_item_statistics` of segmentation statistics)."
+        )
     truth_arr = np.asarray(truth)
     if truth_arr.ndim != 1 or truth_arr.shape[0] == 0:
         raise ValueError("`truth` must be a non-empty one-dimensional array.")
@@ -254,8 +278,9 @@ def score_entries(
             metric_obj, truth_arr, preds, labels, names, design, span, chunk_iter, signature, jackknife
         )
     else:
+        per_entry = [metric_obj.item_statistics(truth_arr, p, labels=labels) for p in preds]
         out = _score_decomposable(
-            metric_obj, truth_arr, preds, labels, names, design, span, chunk_iter, signature, jackknife
+            metric_obj, per_entry, names, design, span, chunk_iter, signature, jackknife
         )
     for score in out:
         if not np.isfinite(score.value):
@@ -266,11 +291,80 @@ def score_entries(
     return out
 
 
+def score_item_statistics(
+    statistics: Sequence[ArrayLike],
+    *,
+    metric: str | Metric,
+    names: Sequence[str] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    groups: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+    weights: NDArray[np.integer[Any]] | None = None,
+    chunks: range | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    jackknife: bool = True,
+) -> list[EntryScore]:
+    """:func:`score_entries` from per-item statistics computed elsewhere (segmentation masks).
+
+    Parameters
+    ----------
+    statistics : sequence of array_like, shape (N, m)
+        One matrix per entry, rows in the task's item order, the layout ``metric.finalize`` reads (for
+        ``miou`` and the other segmentation metrics, :func:`stats.vision.segmentation.image_statistics`
+        per image).
+    metric : str or Metric
+        A decomposable metric (``finalize``).
+    names, resamples, seed, groups, strata, weights, chunks, cache_dir, jackknife
+        As in :func:`score_entries`.
+
+    Returns
+    -------
+    list of EntryScore
+    """
+    metric_obj = metric if isinstance(metric, Metric) else get_metric(metric)
+    if metric_obj.rank_based or metric_obj.task_kind == "detection":
+        raise ValueError(f"`{metric_obj.name}` is not decomposable: it has no per-item statistics.")
+    per_entry = [np.asarray(s, dtype=np.float64) for s in statistics]
+    if not per_entry:
+        raise ValueError("`statistics` must hold at least one entry.")
+    if any(s.ndim != 2 or s.shape != per_entry[0].shape or s.shape[0] == 0 for s in per_entry):
+        raise ValueError("`statistics` must be non-empty matrices of one common shape (N, m).")
+    n_items = per_entry[0].shape[0]
+    if names is None:
+        names = [f"entry-{k}" for k in range(len(per_entry))]
+    elif len(names) != len(per_entry):
+        raise ValueError("`names` must have one name per entry of `statistics`.")
+    if weights is not None:
+        if groups is not None or strata is not None or chunks is not None or cache_dir is not None:
+            raise ValueError("`weights` excludes `groups`, `strata`, `chunks` and `cache_dir`.")
+        w_explicit = np.asarray(weights)
+        if w_explicit.ndim != 2 or w_explicit.shape[1] != n_items or w_explicit.shape[0] == 0:
+            raise ValueError("`weights` must have shape (B, N) with N the number of items.")
+        design = resample_design(n_items, resamples=w_explicit.shape[0], seed=0)
+        span = range(design.n_chunks)
+        chunk_iter: Any = ((c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES]) for c in span)
+        signature = Signature(
+            metric=metric_obj.name, method="bootstrap", resamples=design.resamples, seed=None, confidence=None
+        ).with_extra(weights="explicit")
+    else:
+        design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
+        too_few = units_problem(design.n_units, grouped=design.grouped)
+        if too_few is not None:
+            raise ValueError(too_few)
+        span = range(design.n_chunks) if chunks is None else chunks
+        chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
+        signature = Signature(
+            metric=metric_obj.name, method="bootstrap", resamples=resamples, seed=seed, confidence=None
+        ).with_extra(**design.describe())
+        if chunks is not None:
+            signature = signature.with_extra(chunks=f"{span.start}:{span.stop}")
+    return _score_decomposable(metric_obj, per_entry, names, design, span, chunk_iter, signature, jackknife)
+
+
 def _score_decomposable(
     metric: Metric,
-    truth: NDArray[Any],
-    preds: list[NDArray[Any]],
-    labels: Sequence[Any] | None,
+    per_entry: list[FloatArray],
     names: Sequence[str],
     design: ResampleDesign,
     span: range,
@@ -278,8 +372,7 @@ def _score_decomposable(
     signature: Signature,
     jackknife: bool,
 ) -> list[EntryScore]:
-    k = len(preds)
-    per_entry = [metric.item_statistics(truth, p, labels=labels) for p in preds]
+    k = len(per_entry)
     m = per_entry[0].shape[1]
     stacked = _pool_units(np.hstack(per_entry), design)  # (units, K*m)
     totals = stacked.sum(axis=0)
@@ -292,10 +385,14 @@ def _score_decomposable(
     product_cols = np.hstack([cube[:, 0, shared], cube[:, :, own].reshape(cube.shape[0], -1)])
     dtype = _product_dtype(product_cols, design)
     s_prod = np.ascontiguousarray(product_cols, dtype=dtype)
+    s_sparse = _sparse_statistics(s_prod)
     n_shared = int(shared.sum())
     parts = []
     for _, w_chunk in chunk_iter:
-        prod = (w_chunk.astype(dtype) @ s_prod).astype(np.float64)
+        if s_sparse is not None:  # (S.T @ W.T).T: the same integer sums, exact in either order
+            prod = np.asarray(s_sparse @ w_chunk.T.astype(dtype)).T.astype(np.float64)
+        else:
+            prod = (w_chunk.astype(dtype) @ s_prod).astype(np.float64)
         pooled = np.empty((prod.shape[0], k, m))
         pooled[:, :, shared] = prod[:, None, :n_shared]
         if own.size:

@@ -35,13 +35,18 @@ __all__ = [
     "Metric",
     "PredictionKind",
     "RankedScores",
+    "TaskKind",
     "auc_placements",
     "encode_labels",
     "get_metric",
+    "per_class_iou",
     "register",
 ]
 
-PredictionKind = Literal["label", "ranked_labels", "score", "value"]
+PredictionKind = Literal["label", "ranked_labels", "score", "value", "boxes", "masks"]
+#: What a metric scores: per-item tables (this module's statistics), detection boxes
+#: (:mod:`stats.vision.detection`) or segmentation masks (:mod:`stats.vision.segmentation`).
+TaskKind = Literal["items", "detection", "segmentation"]
 FloatArray = NDArray[np.float64]
 
 StatisticsFn = Callable[[NDArray[Any], NDArray[Any], "NDArray[Any] | None"], FloatArray]
@@ -90,6 +95,15 @@ class Metric:
         The metric depends on the class composition of the test set (ROC AUC, average precision,
         kappa, the macro averages): by default the bootstrap resamples within each true class
         (:func:`stats.checks.class_strata`), so every resample keeps every class of the truth.
+    task_kind : {"items", "detection", "segmentation"}
+        ``"items"``: statistics from :meth:`item_statistics`. ``"segmentation"``: decomposable, with
+        per-image statistics from :func:`stats.vision.segmentation.image_statistics`. ``"detection"``:
+        replicates from :func:`stats.vision.detection.detection_scores` (neither decomposable nor a
+        function of one score per item).
+    default_interval : str or None
+        The interval method this metric's boards and commands use unless told otherwise, chosen by
+        measured coverage (docs/stats.md); ``None``: the package default
+        (:data:`stats.intervals.DEFAULT_METHOD`).
     """
 
     name: str
@@ -101,6 +115,8 @@ class Metric:
     description: str
     ranks: int = 1
     stratify_by_class: bool = False
+    task_kind: TaskKind = "items"
+    default_interval: str | None = None
     _statistics: StatisticsFn | None = field(default=None, repr=False)
     _finalize: FinalizeFn | None = field(default=None, repr=False)
     _rank_replicates: RankFn | None = field(default=None, repr=False)
@@ -134,6 +150,10 @@ class Metric:
             For ``zero_one`` metrics column 0 is 1.0 where the item is right; the last column is always
             1.0 (the item count).
         """
+        if self.task_kind != "items":
+            raise TypeError(
+                f"`{self.name}` is a {self.task_kind} metric: its statistics come from stats.vision."
+            )
         if self._statistics is None:
             raise TypeError(f"`{self.name}` is rank-based: use `point` and `replicates`.")
         if self.needs_labels and labels is None:
@@ -251,7 +271,10 @@ def register(metric: Metric) -> Metric:
     """Add ``metric`` to :data:`METRICS` (names are unique)."""
     if metric.name in METRICS:
         raise ValueError(f"a metric named `{metric.name}` is already registered.")
-    if (metric._finalize is None) == (metric._rank_replicates is None):
+    if metric.task_kind == "detection":
+        if metric._finalize is not None or metric._rank_replicates is not None:
+            raise ValueError("a detection metric has neither `finalize` nor rank `replicates`.")
+    elif (metric._finalize is None) == (metric._rank_replicates is None):
         raise ValueError("a metric is either decomposable (`finalize`) or rank-based (`replicates`).")
     METRICS[metric.name] = metric
     return metric
@@ -777,3 +800,107 @@ register(
     )
 )
 del _k
+
+
+# ----------------------------------------------------------------------------------------------------
+# vision: segmentation (decomposable over images) and detection (replicates from stats.vision)
+
+
+def _class_ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _nanmean_classes(x: FloatArray) -> FloatArray:
+    valid = ~np.isnan(x)
+    total = np.where(valid, x, 0.0).sum(axis=-1)
+    return _safe_divide(total, valid.sum(axis=-1).astype(np.float64))
+
+
+def per_class_iou(pooled: ArrayLike) -> FloatArray:
+    """IoU of every class from pooled segmentation statistics (..., 3C+1) -> (..., C).
+
+    NaN for a class absent from both the truth and the prediction (mmsegmentation's 0/0)."""
+    inter, pred, true, _ = _split_class(np.asarray(pooled, dtype=np.float64))
+    return _class_ratio(inter, pred + true - inter)
+
+
+def _miou_finalize(pooled: FloatArray) -> FloatArray:
+    return _nanmean_classes(per_class_iou(pooled))
+
+
+def _pixel_accuracy_finalize(pooled: FloatArray) -> FloatArray:
+    inter, _, true, _ = _split_class(pooled)
+    return _safe_divide(inter.sum(axis=-1), true.sum(axis=-1))
+
+
+def _mean_class_accuracy_finalize(pooled: FloatArray) -> FloatArray:
+    inter, _, true, _ = _split_class(pooled)
+    return _nanmean_classes(_class_ratio(inter, true))
+
+
+# mIoU: the percentile interval covered best in the simulation of docs/stats.md (all three methods within
+# Monte Carlo error of each other); pixel and class accuracy were not simulated and keep the default.
+for _name, _fin, _desc, _interval in (
+    (
+        "miou",
+        _miou_finalize,
+        "Mean IoU over classes in the truth or the prediction (mmsegmentation).",
+        "percentile",
+    ),
+    (
+        "pixel_accuracy",
+        _pixel_accuracy_finalize,
+        "aAcc: correctly labelled pixels over labelled pixels.",
+        None,
+    ),
+    (
+        "mean_class_accuracy",
+        _mean_class_accuracy_finalize,
+        "mAcc: mean over classes in the truth of the fraction of their pixels labelled right.",
+        None,
+    ),
+):
+    register(
+        Metric(
+            name=_name,
+            higher_is_better=True,
+            zero_one=False,
+            rank_based=False,
+            prediction_kind="masks",
+            needs_labels=False,
+            description=_desc,
+            task_kind="segmentation",
+            default_interval=_interval,
+            _finalize=_fin,
+        )
+    )
+
+for _name, _desc in (
+    ("coco_ap", "COCO AP@[.50:.05:.95], all areas, 100 detections (pycocotools' stats[0])."),
+    ("coco_ap50", "COCO AP at IoU 0.50 (pycocotools' stats[1])."),
+    ("coco_ap75", "COCO AP at IoU 0.75 (pycocotools' stats[2])."),
+    ("coco_ap_small", "COCO AP for small objects, area <= 32^2 (pycocotools' stats[3])."),
+    ("coco_ap_medium", "COCO AP for medium objects, 32^2 <= area <= 96^2 (pycocotools' stats[4])."),
+    ("coco_ap_large", "COCO AP for large objects, area >= 96^2 (pycocotools' stats[5])."),
+    ("coco_ar100", "COCO AR with 100 detections per image, all areas (pycocotools' stats[8])."),
+    ("voc07_ap50", "PASCAL VOC2007 11-point AP at IoU > 0.5, difficult objects skipped."),
+    ("voc_ap50", "PASCAL VOC2010+ all-point AP at IoU > 0.5, difficult objects skipped."),
+):
+    register(
+        Metric(
+            name=_name,
+            higher_is_better=True,
+            zero_one=False,
+            rank_based=False,
+            prediction_kind="boxes",
+            needs_labels=False,
+            description=_desc,
+            task_kind="detection",
+            # AP is biased upward on finite test sets and the bootstrap doubles the bias: the basic
+            # interval covers best (docs/stats.md, "Coverage of AP and mIoU intervals").
+            default_interval="basic",
+        )
+    )
+del _name, _desc, _fin, _interval

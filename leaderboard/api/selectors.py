@@ -70,6 +70,11 @@ def submission_visible_scores(*, submission: Submission, user: AnyUser) -> list[
     return [s for s in submission.scores.all() if s.split == Split.PUBLIC or private_ok]
 
 
+def submission_details_visible(*, submission: Submission, user: AnyUser) -> bool:
+    """Per-class figures of vision scores: organizers always, everyone else once the board is revealed."""
+    return private_board_visible(challenge=submission.challenge, user=user)
+
+
 def rescore_job_latest(*, challenge: Challenge, task_slug: str) -> RescoreJob:
     job = (
         RescoreJob.objects.filter(task__challenge=challenge, task__slug=task_slug)

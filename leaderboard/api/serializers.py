@@ -105,6 +105,32 @@ def prediction_format(task: Task) -> dict[str, Any]:
     from leaderboard.scoring.engine import prediction_format as metric_format
 
     fmt = metric_format(task.metric)
+    if task.kind == "detection":
+        return {
+            "file_types": ["json", "json.gz", "csv", "parquet"],
+            "columns": fmt.columns,
+            "prediction_kind": fmt.kind,
+            "categories": task.vision.get("categories", []),
+            "images": task.n_items,
+            "note": (
+                "COCO results: a JSON list of {image_id, category_id, bbox: [x, y, width, height], score} "
+                "(also gzipped), or the same columns as CSV or Parquet (bbox as x, y, width, height "
+                "columns). Image and category ids are the task's; images without detections are fine."
+            ),
+        }
+    if task.kind == "segmentation":
+        return {
+            "file_types": ["zip", "tar"],
+            "columns": [],
+            "prediction_kind": fmt.kind,
+            "classes": task.labels,
+            "images": task.n_items,
+            "ignore_index": task.vision.get("ignore_index"),
+            "note": (
+                "An archive of single-channel PNG label maps named <image id>.png, one per image of the "
+                "task, each of the image's size; pixel values are class indices (0 to classes - 1)."
+            ),
+        }
     return {
         "file_types": ["csv", "parquet"],
         "columns": fmt.columns,
@@ -131,6 +157,8 @@ class TaskOutputSerializer(serializers.ModelSerializer):
             "title",
             "description",
             "metric",
+            "kind",
+            "vision",
             "labels",
             "n_items",
             "has_private_split",
@@ -193,7 +221,24 @@ class TaskInputSerializer(serializers.Serializer):
         default="auto",
         help_text="Resample within each true class: auto (class-based metrics), class, none.",
     )
-    truth = serializers.FileField(help_text="CSV or Parquet: the hidden labels, one row per item.")
+    ignore_index = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=65535,
+        default=255,
+        help_text="Segmentation: pixels not scored.",
+    )
+    reduce_zero_label = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Segmentation (ADE20K): label 0 is ignored, the rest shift by -1.",
+    )
+    truth = serializers.FileField(
+        help_text=(
+            "The hidden labels: CSV or Parquet, one row per item; detection: a COCO annotation JSON (or "
+            "VOC-style); segmentation: a zip or tar of PNG label maps, one per image id (labels = class names)."
+        )
+    )
 
     def validate_labels(self, value: list[str]) -> list[str]:
         # Multipart clients often send one comma-separated value: accept both forms.
@@ -205,7 +250,9 @@ class TaskInputSerializer(serializers.Serializer):
 class TruthInputSerializer(serializers.Serializer):
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
     split_column = serializers.CharField(required=False, allow_blank=True, default="")
-    truth = serializers.FileField(help_text="CSV or Parquet: the corrected hidden labels, same items.")
+    truth = serializers.FileField(
+        help_text="The corrected hidden labels, same items (same format as at creation)."
+    )
 
 
 class ItemSerializer(serializers.Serializer):
@@ -283,10 +330,16 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
         help_text="Each run's value: organizers only (null for participants)."
     )
     decimals = serializers.SerializerMethodField(help_text="Decimals of `value`; null: full precision.")
+    details = serializers.SerializerMethodField(
+        help_text=(
+            "Detection / segmentation, on a submission's own address: every metric and the per-class "
+            "values with intervals; null unless you organize the challenge or its board is revealed."
+        )
+    )
 
     class Meta:
         model = Score
-        fields = ["task", "split", "value", "decimals", "run_values", "runs", "scored_at"]
+        fields = ["task", "split", "value", "decimals", "run_values", "runs", "scored_at", "details"]
 
     def _full(self) -> bool:
         return bool(self.context.get("full_precision"))
@@ -299,6 +352,16 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
 
     def get_run_values(self, obj: Score) -> list[float] | None:
         return list(obj.run_values) if self._full() else None
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_details(self, obj: Score) -> dict[str, Any] | None:
+        # Aggregates over hidden annotations: only where the caller may see them (the view decides).
+        if obj.submission_id not in self.context.get("details_visible", ()):
+            return None
+        details = Score.objects.filter(pk=obj.pk).values_list("details", flat=True).first()
+        if not details:
+            return None
+        return {k: v for k, v in details.items() if k != "curves_svg"}
 
 
 class SubmissionOutputSerializer(serializers.ModelSerializer):
@@ -336,7 +399,7 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
         visible: Mapping[int, Sequence[Score]] = self.context.get("visible_scores", {})
         full = bool(self.context.get("full_precision", {}).get(obj.pk))
         return ScoreOutputSerializer(  # type: ignore[return-value]
-            visible.get(obj.pk, []), many=True, context={"full_precision": full}
+            visible.get(obj.pk, []), many=True, context={**self.context, "full_precision": full}
         ).data
 
     def get_url(self, obj: Submission) -> str:

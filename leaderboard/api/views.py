@@ -34,6 +34,7 @@ from leaderboard.api import serializers as s
 from leaderboard.api.renderers import CSVRenderer, SVGRenderer
 from leaderboard.api.selectors import (
     rescore_job_latest,
+    submission_details_visible,
     submission_get,
     submission_list,
     submission_visible_scores,
@@ -44,7 +45,7 @@ from leaderboard.api.throttles import (
     WriteScopedRateThrottle,
 )
 from leaderboard.api.uploads import SizeLimitedUploadsMixin
-from leaderboard.challenges.models import Challenge, Participant
+from leaderboard.challenges.models import Challenge, Participant, upload_max_bytes
 from leaderboard.challenges.selectors import (
     challenge_get,
     challenge_list,
@@ -75,6 +76,7 @@ from leaderboard.rankings.precision import (
     task_decimals,
 )
 from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
+from leaderboard.scoring.engine import task_kind
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_cancel, submission_create, submission_select
@@ -95,13 +97,12 @@ def _user(request: Request) -> User:
     return cast(User, request.user)
 
 
-def _read_upload(upload: Any) -> bytes:
-    """The bytes of an organizer's labels file, refused before it is read whole if over the limit."""
-    from django.conf import settings
-
-    if upload.size > settings.UPLOAD_MAX_BYTES:
+def _read_upload(upload: Any, *, kind: str) -> bytes:
+    """The bytes of an organizer's labels file, refused before it is read whole if over its kind's limit."""
+    limit = upload_max_bytes(kind)
+    if upload.size > limit:
         raise ApplicationError(
-            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {settings.UPLOAD_MAX_BYTES:,} bytes.",
+            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
             extra={"file": upload.name},
         )
     return cast(bytes, upload.read())
@@ -268,6 +269,7 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
     labels file (organizers)."""
 
     parser_classes = [MultiPartParser, FormParser]
+    upload_any_kind = True
 
     @extend_schema(responses={200: s.TaskOutputSerializer(many=True), 404: ERROR_RESPONSES[404]})
     def get(self, request: Request, slug: str) -> Response:
@@ -295,12 +297,14 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             labels=data.get("labels") or None,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,
-            truth=_read_upload(truth),
+            truth=_read_upload(truth, kind=task_kind(data["metric"])),
             truth_name=truth.name,
             positive=data["positive"] or None,
             stratify=data["stratify"],
             max_runs=data["max_runs"],
             decimals=data["decimals"],
+            ignore_index=data["ignore_index"],
+            reduce_zero_label=data["reduce_zero_label"],
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 
@@ -342,7 +346,7 @@ class TaskTruthView(SizeLimitedUploadsMixin, APIView):
         data = serializer.validated_data
         updated = task_truth_replace(
             task=task_obj,
-            truth=_read_upload(data["truth"]),
+            truth=_read_upload(data["truth"], kind=task_obj.kind),
             truth_name=data["truth"].name,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,
@@ -383,7 +387,9 @@ class SubmissionFilter(django_filters.FilterSet):
         fields = ["status", "task"]
 
 
-def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str, Any]:
+def _visible_scores(
+    request: Request, submissions: list[Submission], *, details: bool = False
+) -> dict[str, Any]:
     return {
         "request": request,
         "visible_scores": {
@@ -393,6 +399,12 @@ def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str
         "full_precision": {
             sub.pk: user_is_organizer(challenge=sub.challenge, user=request.user) for sub in submissions
         },
+        # A vision score's details (per-class figures) on the submission's own address, where visible.
+        "details_visible": {
+            sub.pk for sub in submissions if submission_details_visible(submission=sub, user=request.user)
+        }
+        if details
+        else set(),
     }
 
 
@@ -484,7 +496,9 @@ class SubmissionDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         submission = submission_get(submission_id=pk, user=request.user)
         return Response(
-            s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
+            s.SubmissionOutputSerializer(
+                submission, context=_visible_scores(request, [submission], details=True)
+            ).data
         )
 
     @extend_schema(

@@ -56,6 +56,27 @@ RUNS_MAX = 20
 DECIMALS_MAX = 6
 
 
+class TaskKind(models.TextChoices):
+    TABULAR = "tabular", "One prediction per item (classification, regression)"
+    DETECTION = "detection", "Object detection (COCO / VOC boxes per image)"
+    SEGMENTATION = "segmentation", "Semantic segmentation (a label map per image)"
+
+
+def upload_max_bytes(kind: str | None = None) -> int:
+    """The one upload size rule: the limit for a file of a task of this kind.
+
+    ``None`` gives the largest limit of any kind: the bound while a request body streams in, before the
+    file's task is known (the service then applies its task's own limit before reading the file).
+    """
+    vision = settings.VISION_UPLOAD_MAX_BYTES
+    limits = {
+        TaskKind.TABULAR: settings.UPLOAD_MAX_BYTES,
+        TaskKind.DETECTION: vision,
+        TaskKind.SEGMENTATION: vision,
+    }
+    return max(limits.values()) if kind is None else limits[TaskKind(kind)]
+
+
 class Challenge(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
@@ -127,6 +148,17 @@ class Task(models.Model):
         help_text="Resample within each true class, so every resample keeps every class (issue 11).",
     )
     truth_version = models.PositiveIntegerField(default=0)
+    kind = models.CharField(
+        max_length=16, choices=TaskKind.choices, default=TaskKind.TABULAR, help_text="Follows the metric."
+    )
+    vision = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Public settings of a detection or segmentation task: the categories (id, name), the image "
+            "sizes, ignore_index, reduce_zero_label, the truth format; never an annotation."
+        ),
+    )
     position = models.PositiveIntegerField(default=0)
     max_runs = models.PositiveSmallIntegerField(
         default=RUNS_DEFAULT,
@@ -167,6 +199,9 @@ class TaskTruth(models.Model):
     labels = models.JSONField(help_text="Hidden labels aligned with Task.item_ids.")
     groups = models.JSONField(null=True, blank=True, help_text="Group id per item (grouped bootstrap).")
     private = models.JSONField(null=True, blank=True, help_text="Per item: True if on the private board.")
+    data = models.BinaryField(
+        null=True, help_text="Detection / segmentation: the organizer's annotation file as uploaded."
+    )
     version = models.PositiveIntegerField(default=1)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -17,6 +17,7 @@ from leaderboard.challenges.models import (
     Participant,
     Stratify,
     Task,
+    TaskKind,
     TaskTruth,
     Team,
 )
@@ -110,6 +111,8 @@ def task_create(
     stratify: str = "auto",
     max_runs: int | None = None,
     decimals: int | None = None,
+    ignore_index: int = 255,
+    reduce_zero_label: bool = False,
 ) -> Task:
     """Create a task from its hidden-labels file (parsed and validated before anything is stored).
 
@@ -117,6 +120,11 @@ def task_create(
     order); ``stratify`` is ``"auto"``, ``"class"`` or ``"none"`` (see :class:`Task`). ``max_runs``: files
     per submission (default ``RUNS_DEFAULT``); ``decimals``: the board's precision (default: derived from
     the number of items, ``rankings.precision.default_decimals``, and stored).
+
+    The metric decides the task's kind. A detection task's file is a COCO (or VOC-style) annotation file;
+    a segmentation task's an archive of label maps, with ``labels`` the class names (index = pixel value)
+    and ``ignore_index`` / ``reduce_zero_label`` its settings. The item list is the images in the order
+    the parser gives them, recorded once: images are never re-identified afterwards.
     """
     from leaderboard.rankings.precision import default_decimals
 
@@ -134,6 +142,8 @@ def task_create(
         group_column=group_column,
         split_column=split_column,
         positive=positive or None,
+        ignore_index=ignore_index,
+        reduce_zero_label=reduce_zero_label,
     )
     task = Task.objects.create(
         challenge=challenge,
@@ -141,6 +151,8 @@ def task_create(
         title=title,
         description=description,
         metric=metric,
+        kind=parsed.kind,
+        vision=parsed.vision,
         labels=parsed.label_set,
         item_ids=parsed.ids,
         has_private_split=parsed.private is not None,
@@ -160,7 +172,12 @@ def task_create(
             f"{field}: {' '.join(exc.message_dict[field])}", extra={"field": field}
         ) from exc
     TaskTruth.objects.create(
-        task=task, labels=parsed.labels, groups=parsed.groups, private=parsed.private, version=1
+        task=task,
+        labels=parsed.labels,
+        groups=parsed.groups,
+        private=parsed.private,
+        data=parsed.data,
+        version=1,
     )
     return task
 
@@ -183,20 +200,26 @@ def task_truth_replace(
         truth,
         name=truth_name,
         metric=task.metric,
-        labels=task.labels or None,
+        labels=None
+        if task.kind == TaskKind.DETECTION
+        else (task.labels or None),  # categories: from the file
         group_column=group_column,
         split_column=split_column,
         positive=task.positive_label or None,
+        ignore_index=task.vision.get("ignore_index", 255),
+        reduce_zero_label=task.vision.get("reduce_zero_label", False),
     )
-    if parsed.ids != task.item_ids:
+    if parsed.ids != task.item_ids or parsed.vision != task.vision:
         raise ApplicationError(
             f"{truth_name}: the new labels file must list the same items in the same order as the task "
-            f"({task.n_items} items); create a new task for a different test set."
+            f"({task.n_items} items{', the same categories and image sizes' if task.vision else ''}); create a new "
+            "task for a different test set."
         )
     truth_row = TaskTruth.objects.select_for_update().get(task=task)
     truth_row.labels = parsed.labels
     truth_row.groups = parsed.groups
     truth_row.private = parsed.private
+    truth_row.data = parsed.data
     truth_row.version += 1
     truth_row.save()
     task.truth_version = truth_row.version

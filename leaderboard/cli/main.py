@@ -362,6 +362,73 @@ def status(ctx: click.Context, submission_id: int, output: str) -> None:
         click.echo(
             table(sub["scores"], [("task", "task"), ("split", "split"), ("value", "value"), ("runs", "runs")])
         )
+    for score in sub["scores"]:
+        details = score.get("details")
+        if not details:
+            continue
+        percent = details.get("confidence_percent", "")
+        click.echo(f"{score['task']}: all metrics ({percent}% intervals)")
+        click.echo(
+            table(
+                details.get("metrics", []),
+                [("name", "metric"), ("value", "value"), ("low", "low"), ("high", "high")],
+            )
+        )
+        if details.get("classes"):
+            click.echo(f"{score['task']}: {details.get('class_metric', 'value')} per class")
+            click.echo(
+                table(
+                    details["classes"],
+                    [("name", "class"), ("value", "value"), ("low", "low"), ("high", "high")],
+                )
+            )
+
+
+@cli.command("add-task")
+@click.argument("challenge")
+@click.argument("truth", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--slug", required=True, help="The task's slug (in addresses and 'file:<task>' fields).")
+@click.option("--title", help="The task's title (default: the slug).")
+@click.option("--metric", required=True, help="The headline metric, e.g. accuracy, coco_ap, voc_ap50, miou.")
+@click.option("--labels", default="", help="Comma-separated label set; segmentation: the class names.")
+@click.option(
+    "--ignore-index", type=int, default=255, show_default=True, help="Segmentation: unscored pixels."
+)
+@click.option(
+    "--reduce-zero-label", is_flag=True, help="Segmentation (ADE20K): 0 is ignored, the rest shift."
+)
+@click.option("--description", default="")
+@click.pass_context
+def add_task(
+    ctx: click.Context,
+    challenge: str,
+    truth: Path,
+    slug: str,
+    title: str | None,
+    metric: str,
+    labels: str,
+    ignore_index: int,
+    reduce_zero_label: bool,
+    description: str,
+) -> None:
+    """Add a task to CHALLENGE (organizers) from its hidden labels file TRUTH: CSV/Parquet, a COCO
+    annotation JSON (detection) or a zip/tar of PNG label maps (segmentation)."""
+    api = api_of(ctx)
+    api.require_token()
+    data = {
+        "slug": slug,
+        "title": title or slug,
+        "metric": metric,
+        "description": description,
+        "ignore_index": str(ignore_index),
+        "reduce_zero_label": "true" if reduce_zero_label else "false",
+        **({"labels": labels} if labels else {}),
+    }
+    with truth.open("rb") as handle:
+        task = api.json(
+            "POST", f"/api/challenges/{challenge}/tasks/", data=data, files=[("truth", (truth.name, handle))]
+        )
+    click.echo(f"Task '{task['slug']}' added ({task['kind']}, {task['metric']}, {task['n_items']} items).")
 
 
 @cli.command()

@@ -152,6 +152,9 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # Upload limits: files above this size are refused before they are read whole.
 UPLOAD_MAX_BYTES = env.int("LEADERBOARD_UPLOAD_MAX_BYTES", default=50 * 1024 * 1024)
+# Detection results (a COCO-val-sized file is ~50 MB of JSON) and segmentation archives of label maps.
+# The rule per task kind is ``leaderboard.challenges.models.upload_max_bytes``.
+VISION_UPLOAD_MAX_BYTES = env.int("LEADERBOARD_VISION_UPLOAD_MAX_BYTES", default=256 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

@@ -34,6 +34,15 @@ class Score(models.Model):
     item_statistics = models.BinaryField(null=True, help_text="float64 (N, m) per-item statistics (one run).")
     item_statistics_shape = models.JSONField(null=True)
     run_values = models.JSONField(default=list, help_text="The metric of each run.")
+    details = models.JSONField(
+        null=True,
+        blank=True,
+        help_text=(
+            "Detection / segmentation: the other metrics and the per-class values with intervals and "
+            "precision-recall curves (aggregates over the hidden annotations: shown only to organizers "
+            "until the board is revealed)."
+        ),
+    )
     resamples = models.PositiveIntegerField()
     seed = models.PositiveBigIntegerField()
     truth_version = models.PositiveIntegerField()

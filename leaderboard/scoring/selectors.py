@@ -18,6 +18,7 @@ class HiddenTruth:
     groups: list[str] | None
     private: list[bool] | None
     version: int
+    data: bytes | None = None  # detection / segmentation: the annotation file as the organizer uploaded it
 
     def __repr__(self) -> str:  # never print labels, even in a traceback or a debugger
         return f"HiddenTruth(version={self.version}, items={len(self.labels)})"
@@ -25,7 +26,13 @@ class HiddenTruth:
 
 def task_truth_get(*, task: Task) -> HiddenTruth:
     row = TaskTruth.objects.get(task=task)
-    return HiddenTruth(labels=row.labels, groups=row.groups, private=row.private, version=row.version)
+    return HiddenTruth(
+        labels=row.labels,
+        groups=row.groups,
+        private=row.private,
+        version=row.version,
+        data=None if row.data is None else bytes(row.data),
+    )
 
 
 def task_group_codes(*, task: Task, split: str) -> list[int] | None:

@@ -142,6 +142,7 @@ def submission_score(*, submission_id: int) -> list[int]:
                     if s.item_statistics is None
                     else list(s.item_statistics.shape),
                     "run_values": s.run_values,
+                    "details": s.details,
                     "resamples": s.resamples,
                     "seed": s.seed,
                     "truth_version": version,

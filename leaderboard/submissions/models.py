@@ -77,6 +77,10 @@ class SubmissionFile(models.Model):
     class Format(models.TextChoices):
         CSV = "csv", "CSV"
         PARQUET = "parquet", "Parquet"
+        JSON = "json", "JSON (COCO results)"
+        GZIP = "gz", "gzip-compressed (COCO results JSON or CSV)"
+        ZIP = "zip", "zip archive (label maps)"
+        TAR = "tar", "tar archive (label maps)"
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="files")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="submission_files")

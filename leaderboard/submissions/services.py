@@ -8,13 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, EntrySelection, Team
+from leaderboard.challenges.models import Challenge, EntrySelection, Team, upload_max_bytes
 from leaderboard.challenges.selectors import user_is_organizer
 from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
 from leaderboard.core.exceptions import (
@@ -52,10 +51,19 @@ class Upload:
     stream: IO[bytes]
 
 
-def _file_format(upload: Upload, head: bytes) -> str:
+def _file_format(upload: Upload, data: bytes) -> str:
+    """The stored file's format (its extension in storage), from its first bytes; the parsers decide."""
     lower = upload.name.lower()
-    if head.startswith(b"PAR1") or lower.endswith((".parquet", ".pq")):
+    if data.startswith(b"PAR1") or lower.endswith((".parquet", ".pq")):
         return SubmissionFile.Format.PARQUET
+    if data.startswith(b"PK\x03\x04"):
+        return SubmissionFile.Format.ZIP
+    if data.startswith(b"\x1f\x8b"):
+        return SubmissionFile.Format.GZIP
+    if data[257:262] == b"ustar":
+        return SubmissionFile.Format.TAR
+    if data.lstrip()[:1] in (b"[", b"{"):
+        return SubmissionFile.Format.JSON
     return SubmissionFile.Format.CSV
 
 
@@ -125,20 +133,20 @@ def submission_create(
     for slug, uploads in files.items():
         if not uploads:
             raise ApplicationError(f"No file for task '{slug}'.", extra={"field": "files", "task": slug})
+        limit = upload_max_bytes(tasks[slug].kind)
         for run, upload in enumerate(uploads):
-            if upload.size > settings.UPLOAD_MAX_BYTES:
+            if upload.size > limit:
                 raise ApplicationError(
-                    f"{upload.name}: the file is {upload.size:,} bytes; the limit is "
-                    f"{settings.UPLOAD_MAX_BYTES:,} bytes.",
+                    f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
                     extra={"file": upload.name},
                 )
-            data = upload.stream.read(settings.UPLOAD_MAX_BYTES + 1)
-            if len(data) > settings.UPLOAD_MAX_BYTES:
+            data = upload.stream.read(limit + 1)
+            if len(data) > limit:
                 raise ApplicationError(
-                    f"{upload.name}: the file is larger than the limit of {settings.UPLOAD_MAX_BYTES:,} bytes.",
+                    f"{upload.name}: the file is larger than the limit of {limit:,} bytes.",
                     extra={"file": upload.name},
                 )
-            fmt = _file_format(upload, data[:4])
+            fmt = _file_format(upload, data[:512])
             engine.validate_predictions(data, name=upload.name, task=tasks[slug], file_format=fmt)
             validated.append((slug, run, upload, data, fmt))
 

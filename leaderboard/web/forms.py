@@ -6,7 +6,6 @@ import uuid
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm, UsernameField
 from django.core.files.uploadedfile import UploadedFile
 
@@ -23,6 +22,7 @@ from leaderboard.challenges.models import (
     IntervalMethod,
     Task,
     Visibility,
+    upload_max_bytes,
 )
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS
 
@@ -75,15 +75,13 @@ class SubmissionForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.tasks = tasks
         for task in tasks:
+            help_text, accept = _UPLOAD_KINDS[task.kind]
             self.fields[task_field_name(task)] = MultipleFileField(
                 label=f"Predictions for {task.title}",
                 required=False,
-                help_text=f"CSV or Parquet; several files are several runs (seeds), at most {task.max_runs}.",
+                help_text=f"{help_text}; several files are several runs (seeds), at most {task.max_runs}.",
                 widget=MultipleFileInput(
-                    attrs={
-                        "accept": ".csv,.parquet,.pq,text/csv",
-                        "data-max-bytes": settings.UPLOAD_MAX_BYTES,
-                    }
+                    attrs={"accept": accept, "data-max-bytes": upload_max_bytes(task.kind)}
                 ),
             )
         if allow_baseline:
@@ -100,13 +98,22 @@ class SubmissionForm(forms.Form):
             raise forms.ValidationError("Choose at least one predictions file.")
         for task in self.tasks:
             for upload in cleaned.get(task_field_name(task)) or []:
-                if upload.size is not None and upload.size > settings.UPLOAD_MAX_BYTES:
-                    self.add_error(
-                        task_field_name(task),
-                        f"{upload.name}: the file is {upload.size:,} bytes; the limit is "
-                        f"{settings.UPLOAD_MAX_BYTES:,} bytes.",
-                    )
+                try:
+                    _check_size(upload, kind=task.kind)
+                except forms.ValidationError as exc:
+                    self.add_error(task_field_name(task), exc)
         return cleaned
+
+
+#: Per task kind: the help text and the file chooser's ``accept`` of a predictions field.
+_UPLOAD_KINDS = {
+    "tabular": ("CSV or Parquet", ".csv,.parquet,.pq,text/csv"),
+    "detection": (
+        "COCO results JSON (also .json.gz), or CSV / Parquet with the same columns",
+        ".json,.gz,.csv,.parquet,.pq,application/json,text/csv",
+    ),
+    "segmentation": ("A zip or tar of PNG label maps, one per image id", ".zip,.tar,.tgz,.gz"),
+}
 
 
 class DateTimeInput(forms.DateTimeInput):
@@ -170,11 +177,12 @@ class ChallengeForm(forms.Form):
         return {name: self.cleaned_data[name] for name in ("title", *self.SETTINGS_FIELDS)}
 
 
-def _check_truth_size(upload: UploadedFile | None) -> UploadedFile | None:
-    """Refuse a labels file over the limit before the view reads it into memory."""
-    if upload is not None and upload.size is not None and upload.size > settings.UPLOAD_MAX_BYTES:
+def _check_size(upload: UploadedFile | None, *, kind: str) -> UploadedFile | None:
+    """Refuse a file over its task kind's limit before the view reads it into memory."""
+    limit = upload_max_bytes(kind)
+    if upload is not None and upload.size is not None and upload.size > limit:
         raise forms.ValidationError(
-            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {settings.UPLOAD_MAX_BYTES:,} bytes."
+            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes."
         )
     return upload
 
@@ -205,7 +213,10 @@ class TaskForm(forms.Form):
     metric = forms.ChoiceField()
     labels = forms.CharField(
         required=False,
-        help_text="The label set, comma-separated (classification); empty to take it from the labels file.",
+        help_text=(
+            "The label set, comma-separated (classification); empty to take it from the labels file. "
+            "Segmentation: the class names, in pixel-value order (0, 1, 2, ...)."
+        ),
     )
     group_column = forms.CharField(
         required=False, help_text="Column of the group (writer, patient...) for the grouped bootstrap."
@@ -235,17 +246,39 @@ class TaskForm(forms.Form):
         label="Resampling",
         help_text="Stratified resampling keeps every class in every resample, so rare-class metrics stay defined.",
     )
+    ignore_index = forms.IntegerField(
+        min_value=0, max_value=65535, initial=255, required=False,
+        help_text="Segmentation: the label-map value of pixels that are not scored.",
+    )  # fmt: skip
+    reduce_zero_label = forms.BooleanField(
+        required=False,
+        help_text="Segmentation (ADE20K): label 0 is ignored and the other labels shift by -1.",
+    )
     truth = forms.FileField(
         label="Hidden labels file",
-        help_text="CSV or Parquet with an id column and the labels. Stored privately; never shown again.",
+        help_text=(
+            "CSV or Parquet with an id column and the labels; detection: a COCO annotation JSON (or "
+            "VOC-style); segmentation: a zip or tar of PNG label maps named <image id>.png. Stored "
+            "privately; never shown again."
+        ),
     )
 
     def __init__(self, *args: Any, metric_choices: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["metric"].choices = metric_choices  # type: ignore[attr-defined]
 
-    def clean_truth(self) -> UploadedFile | None:
-        return _check_truth_size(self.cleaned_data.get("truth"))
+    def clean(self) -> dict[str, Any]:
+        from leaderboard.scoring.engine import task_kind
+
+        cleaned = super().clean() or {}
+        if cleaned.get("truth") is not None and cleaned.get("metric"):
+            try:
+                _check_size(cleaned["truth"], kind=task_kind(cleaned["metric"]))
+            except forms.ValidationError as exc:
+                self.add_error("truth", exc)
+        if cleaned.get("ignore_index") is None:
+            cleaned["ignore_index"] = 255
+        return cleaned
 
     def label_list(self) -> list[str] | None:
         raw = self.cleaned_data.get("labels") or ""
@@ -258,5 +291,9 @@ class TruthReplaceForm(forms.Form):
     split_column = forms.CharField(required=False)
     truth = forms.FileField(label="Corrected hidden labels file", help_text="Same items in the same order.")
 
+    def __init__(self, *args: Any, task: Task, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.task = task
+
     def clean_truth(self) -> UploadedFile | None:
-        return _check_truth_size(self.cleaned_data.get("truth"))
+        return _check_size(self.cleaned_data.get("truth"), kind=self.task.kind)

@@ -156,3 +156,23 @@ def organizer_counts(*, challenge: Challenge) -> dict[str, int]:
         Submission.objects.filter(challenge=challenge).values_list("status").annotate(n=Count("id"))
     )
     return {s.value: counts.get(s.value, 0) for s in Status}
+
+
+DETAILS_HIDDEN = (
+    "Per-class results are figures about the hidden annotations: they are shown to the organizers, and to "
+    "everyone once the organizers reveal the board."
+)
+
+
+def score_details(*, submission_id: int, task_id: int, split: str) -> dict | None:
+    """The stored details of a vision entry's score (other metrics, per-class values, curves), or None.
+
+    The caller checks that they may be shown (organizers, or a revealed board): they are aggregates over
+    the hidden annotations, so before the reveal a participant would learn more than one value per task.
+    """
+    score = (
+        Score.objects.filter(submission_id=submission_id, task_id=task_id, split=split)
+        .only("details")
+        .first()
+    )
+    return None if score is None else score.details

@@ -42,6 +42,7 @@ urlpatterns = [
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup/", public.shakeup, name="shakeup"),
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup.csv", public.shakeup_download, name="shakeup_csv"),
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup.svg", public.shakeup_svg, name="shakeup_svg"),
+    path("c/<slug:slug>/t/<slug:task_slug>/classes/", public.task_classes, name="task_classes"),
     path(
         "c/<slug:slug>/t/<slug:task_slug>/board.<str:fmt>",
         public.board_download,

@@ -31,7 +31,7 @@ def test_every_metric_builds_a_board_from_uploads_scored_by_a_worker(fault_worke
     """One task per metric; a single-run and a three-run submission cover every task at once."""
     challenge = challenge_create(organizer=user("org"), slug="all", title="All metrics", resamples=200)
     truths = {}
-    for name in sorted(METRICS):
+    for name in sorted(n for n, m in METRICS.items() if m.task_kind == "items"):  # vision: test_vision_tasks
         _ids, truth, labels = task_data(name)
         truths[name] = truth
         slug = name.replace("_", "-")

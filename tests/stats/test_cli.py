@@ -118,7 +118,12 @@ def test_wilson_refuses_grouped_items(task: Path, capsys) -> None:
 def test_parser_has_subcommands_and_validates() -> None:
     parser = build_parser()
     args = parser.parse_args(["score", "--truth", "t.csv", "--metric", "accuracy", "p.csv"])
-    assert (args.resamples, args.seed, args.confidence, args.interval) == (10000, 0, 0.95, "bca")
+    assert (args.resamples, args.seed, args.confidence, args.interval) == (10000, 0, 0.95, None)
+    # no --interval: the metric's own default (chosen by measured coverage), else BCa
+    from stats.cli_vision import default_interval
+    from stats.metrics import get_metric
+
+    assert default_interval(get_metric("accuracy"), args.interval) == "bca"
     with pytest.raises(SystemExit):
         parser.parse_args(["score", "--truth", "t", "--metric", "accuracy", "--confidence", "1.5", "p"])
 

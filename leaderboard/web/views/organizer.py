@@ -103,7 +103,7 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-@size_limited_uploads
+@size_limited_uploads(any_kind=True)
 @login_required
 def task_new(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
@@ -127,6 +127,8 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 stratify=form.cleaned_data["stratify"] or "auto",
                 max_runs=form.cleaned_data["max_runs"],
                 decimals=form.cleaned_data["decimals"],
+                ignore_index=form.cleaned_data["ignore_index"],
+                reduce_zero_label=form.cleaned_data["reduce_zero_label"],
             )
         except ApplicationError as exc:
             error = error_context(exc)
@@ -147,7 +149,7 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
 def task_labels(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
     task = task_for(challenge, task_slug)
-    form = TruthReplaceForm(request.POST or None, request.FILES or None)
+    form = TruthReplaceForm(request.POST or None, request.FILES or None, task=task)
     error = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["truth"]

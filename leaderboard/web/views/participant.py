@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -12,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard.challenges.models import EntrySelection, Participant
+from leaderboard.challenges.models import EntrySelection, Participant, upload_max_bytes
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
@@ -21,10 +20,11 @@ from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import team_quota, wait_text
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
 from leaderboard.web import boards
-from leaderboard.web.formats import example_file, task_format
+from leaderboard.web.formats import example_download, task_format
 from leaderboard.web.forms import SubmissionForm, task_field_name
 from leaderboard.web.selectors import (
     rows_of_submission,
+    score_details,
     submission_for_user,
     submission_scores,
     team_submissions,
@@ -78,7 +78,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "task_rows": [(t, field, task_format(t)) for t, field in form.task_fields()],
             "error": error,
-            "max_bytes": settings.UPLOAD_MAX_BYTES,
+            "max_bytes": max((upload_max_bytes(t.kind) for t in tasks), default=upload_max_bytes("tabular")),
             "is_organizer": organizer,
             "approval": _approval_state(challenge, request.user, organizer),
         },
@@ -154,8 +154,9 @@ def _attach_error(form: SubmissionForm, exc: ApplicationError, tasks: list, erro
 def example(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
-    response = HttpResponse(example_file(task), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{task.slug}-example.csv"'
+    example = example_download(task)
+    response = HttpResponse(example.data, content_type=example.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{example.name}"'
     return response
 
 
@@ -193,6 +194,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ]
     payload = _status_payload(sub, found)
     scores = submission_scores(submission_ids=[sub.pk], include_private=private).get(sub.pk, [])
+    # Per-class figures of a vision task speak about its hidden annotations: organizers, or once revealed.
+    details = [
+        (f.task, score_details(submission_id=sub.pk, task_id=f.task_id, split="public"))
+        for f in sub.files.all()
+        if f.task.kind != "tabular" and f.run == 0 and private and sub.status == Status.SCORED
+    ]
     return render(
         request,
         "web/submission.html",
@@ -201,6 +208,7 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "challenge": sub.challenge,
             "board_rows": board_rows,
             "scores": scores,
+            "details": details,
             "status": payload,
             "can_cancel": sub.status == Status.QUEUED,
         },

@@ -32,7 +32,7 @@ from leaderboard.rankings.precision import (
 from leaderboard.rankings.selectors import board_at, board_latest, shakeup_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
-from leaderboard.web.selectors import challenge_phase, home_challenges
+from leaderboard.web.selectors import DETAILS_HIDDEN, challenge_phase, home_challenges, score_details
 from leaderboard.web.views.common import as_http, challenge_for, task_for
 
 #: The verdict (max-t comparisons with the best) comes first; p_value and p_adjusted are the pair test
@@ -471,3 +471,27 @@ def shakeup_svg(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse
     response = HttpResponse(report.svg, content_type="image/svg+xml; charset=utf-8")
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
     return response
+
+
+@require_GET
+def task_classes(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """A detection or segmentation entry's other metrics and per-class results with intervals, and its
+    precision-recall curves: to organizers, and to everyone once the board is revealed."""
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    if task.kind == "tabular":
+        raise Http404("Per-class results are shown for detection and segmentation tasks.")
+    split, private_visible = _split_of(request, challenge)
+    context = {"challenge": challenge, "task": task, "split": split, "private_visible": private_visible}
+    if not private_visible:
+        return render(request, "web/classes.html", {**context, "hidden": DETAILS_HIDDEN}, status=403)
+    snapshot = _board(request, task, split)
+    rows = list(snapshot.rows) if snapshot else []
+    chosen = request.GET.get("entry", "")
+    row = next((r for r in rows if str(r.get("submission_id")) == chosen), rows[0] if rows else None)
+    details = score_details(submission_id=row["submission_id"], task_id=task.pk, split=split) if row else None
+    return render(
+        request,
+        "web/classes.html",
+        {**context, "snapshot": snapshot, "rows": rows, "row": row, "details": details},
+    )

@@ -23,7 +23,10 @@ def _quiet_logs(level: int) -> Iterator[None]:
 
 
 class Command(BaseCommand):
-    help = "Load and score the demo challenges (UCI digits; four UCI datasets with the same entries)."
+    help = (
+        "Load and score the demo challenges (UCI digits; four UCI datasets with the same entries; digit "
+        "scenes with a detection and a segmentation task)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--reset", action="store_true", help="Delete and rebuild the demo challenges.")
