@@ -200,6 +200,23 @@ def test_archive_errors_name_the_member(archives) -> None:
     assert s.shape == (4, 3 * C + 1)
 
 
+def test_bad_truth_is_reported_to_the_organizer_only() -> None:
+    from stats.vision.segmentation import validate_truth_archive
+
+    lab = np.zeros((4, 4))
+    lab[1, 1] = 9  # not a class of a 6-class task, not the ignore index
+    truth = read_mask_archive(zip_of({"a.png": png(lab), "b.png": png(np.zeros((4, 4)))}), name="truth.zip")
+    with pytest.raises(InputError, match=r"member a\.png: truth value 9 is neither a class"):
+        validate_truth_archive(truth, num_classes=C)
+    pred = read_mask_archive(
+        zip_of({"a.png": png(np.zeros((4, 4))), "b.png": png(np.zeros((4, 4)))}), name="p.zip"
+    )
+    with pytest.raises(InputError) as info:
+        segmentation_statistics(truth, pred, num_classes=C)
+    assert "9" not in str(info.value) and "image 'a'" in str(info.value)
+    assert validate_truth_archive(read_mask_archive(zip_of({"b.png": png(lab * 0)})), num_classes=C) == ["b"]
+
+
 def test_archive_limits_and_corruption() -> None:
     bomb = zip_of({"a.png": b"\0" * (20 * 1024 * 1024)})
     assert len(bomb) < 100_000
