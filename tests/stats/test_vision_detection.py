@@ -498,3 +498,21 @@ def test_gzip_is_bounded_after_decompression() -> None:
         parse_coco_results(bomb, truth, name="dets.json.gz", max_bytes=1_000_000)
     with pytest.raises(InputError, match="gzip stream is corrupt"):
         parse_coco_results(bomb[:-12], truth, name="dets.json.gz")
+
+
+def test_matched_entry_round_trips_without_pickle(tmp_path) -> None:
+    from stats.vision import load_matched, save_matched
+
+    rng = np.random.default_rng(31)
+    gt, dets = random_case(rng, n_img=15, n_cat=3, decimals=1)
+    task, entry = prepare(gt, dets)
+    path = tmp_path / "entry.npz"
+    save_matched(entry, path)
+    loaded = load_matched(path)
+    w = resample_weights(task.n_images, resamples=64, seed=2)
+    a, b = detection_replicates(task, entry, w), detection_replicates(task, loaded, w)
+    for key in a:
+        assert np.array_equal(a[key], b[key], equal_nan=True)
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(ValueError, match="not a stored matched entry"):
+        load_matched(tmp_path / "other.npz")
