@@ -182,7 +182,7 @@ def bench_segmentation(
             pred[pred == 255] = 0
             for zf, arr in ((zt, label), (zp, pred)):
                 buf = io.BytesIO()
-                Image.fromarray(arr, mode="L").save(buf, format="PNG")
+                Image.fromarray(arr).save(buf, format="PNG")
                 zf.writestr(f"img{i:05d}.png", buf.getvalue())
     out: dict[str, float] = {
         "write_s": time.perf_counter() - t0,

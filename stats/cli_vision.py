@@ -21,7 +21,12 @@ from stats.io import InputError
 from stats.metrics import Metric
 from stats.vision.detection import DetectionTask, detection_scores
 from stats.vision.detection_io import parse_coco_results, parse_coco_truth, parse_voc_truth
-from stats.vision.segmentation import read_mask_archive, segmentation_statistics, segmentation_strata
+from stats.vision.segmentation import (
+    read_mask_archive,
+    segmentation_statistics,
+    segmentation_strata,
+    validate_truth_archive,
+)
 
 __all__ = ["VisionScores", "add_vision_arguments", "default_interval", "score_vision"]
 
@@ -80,6 +85,12 @@ def score_vision(
     if args.num_classes is None or args.num_classes < 1:
         raise InputError("a segmentation metric needs --num-classes (a positive integer)", file=args.truth)
     truth_masks = read_mask_archive(args.truth)
+    validate_truth_archive(
+        truth_masks,
+        num_classes=args.num_classes,
+        ignore_index=args.ignore_index,
+        reduce_zero_label=args.reduce_zero_label,
+    )
     stats: list[Any] = [
         segmentation_statistics(
             truth_masks,

@@ -9,6 +9,7 @@ Detection (:mod:`stats.vision.detection_io`, :mod:`stats.vision.detection`)
     ``detection_replicates(task, entry, W_chunk, stats=...) -> {stat: (B,)}`` for any rows of ``W``;
     ``detection_point(task, entry)`` (all 12 COCO stats, VOC07, VOC, per-class AP);
     ``detection_strata(truth)`` (strata for ``W`` under which every stat is defined);
+    ``save_matched(entry, file)`` / ``load_matched(file)`` (the matched entry as ``.npz``, no pickle);
     ``score_detection_entries(task, entries, metric=..., resamples=..., seed=..., chunks=...)``
     -> ``list[EntryScore]`` like :func:`stats.engine.score_entries`; ``detection_scores(task, entries,
     metrics=[...])`` for several metrics in one pass; ``detection_per_class(task, entry, resamples=...,
@@ -32,6 +33,8 @@ from stats.vision.detection import (
     detection_replicates,
     detection_scores,
     detection_strata,
+    load_matched,
+    save_matched,
     score_detection_entries,
 )
 from stats.vision.detection_io import (
@@ -54,8 +57,10 @@ __all__ = [
     "detection_replicates",
     "detection_scores",
     "detection_strata",
+    "load_matched",
     "parse_coco_results",
     "parse_coco_truth",
     "parse_voc_truth",
+    "save_matched",
     "score_detection_entries",
 ]

@@ -62,6 +62,8 @@ __all__ = [
     "detection_replicates",
     "detection_scores",
     "detection_strata",
+    "load_matched",
+    "save_matched",
     "score_detection_entries",
 ]
 
@@ -954,3 +956,54 @@ def detection_per_class(
         for _, w_chunk in iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
     ]
     return point["per_class_AP"][0], np.concatenate(parts)
+
+
+# ----------------------------------------------------------------------------------------------------
+# storing a matched entry (the stage-1 output), so workers scoring chunks need not match again
+
+_CURVE_FIELDS = ("class_start", "image", "cand", "tp", "nonfp", "mixed", "block")
+
+
+def save_matched(entry: MatchedEntry, file: Any) -> None:
+    """Write a :class:`MatchedEntry` as an ``.npz`` archive (numpy arrays only, no pickle).
+
+    ``file`` is a path or a binary file object. :func:`load_matched` reads it back; the replicates of
+    the loaded entry are bit-identical.
+    """
+    arrays: dict[str, Any] = {"n_detections": np.array(entry.n_detections, dtype=np.int64)}
+    for fam in ("coco", "voc"):
+        curves = getattr(entry, fam)
+        for name in _CURVE_FIELDS:
+            arrays[f"{fam}_{name}"] = getattr(curves, name)
+    counts = entry.recall_counts.tocsr()
+    arrays.update(
+        recall_data=counts.data,
+        recall_indices=counts.indices,
+        recall_indptr=counts.indptr,
+        recall_shape=np.array(counts.shape, dtype=np.int64),
+    )
+    np.savez_compressed(file, **arrays)
+
+
+def load_matched(file: Any) -> MatchedEntry:
+    """Read a :class:`MatchedEntry` written by :func:`save_matched` (``allow_pickle=False``).
+
+    Raises
+    ------
+    ValueError
+        If the archive lacks a field or is not a matched entry.
+    """
+    with np.load(file, allow_pickle=False) as z:
+        try:
+            fams = {
+                fam: _Curves(**{name: np.asarray(z[f"{fam}_{name}"]) for name in _CURVE_FIELDS})
+                for fam in ("coco", "voc")
+            }
+            shape = tuple(int(v) for v in z["recall_shape"])
+            counts = sparse.csr_matrix(
+                (z["recall_data"], z["recall_indices"], z["recall_indptr"]), shape=shape
+            )
+            n_detections = int(z["n_detections"])
+        except KeyError as exc:
+            raise ValueError(f"not a stored matched entry (missing {exc}).") from None
+    return MatchedEntry(coco=fams["coco"], voc=fams["voc"], recall_counts=counts, n_detections=n_detections)

@@ -62,6 +62,7 @@ __all__ = [
     "read_mask_archive",
     "segmentation_statistics",
     "segmentation_strata",
+    "validate_truth_archive",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -447,9 +448,43 @@ def segmentation_statistics(
                 ignore_index=ignore_index,
                 reduce_zero_label=reduce_zero_label,
             )
+        except ValueError:
+            # scoring a participant's file: never quote the hidden label (validate_truth_archive does,
+            # for the organizer, when the task is created)
+            raise InputError(
+                f"the task's truth mask of image {image_id!r} is invalid; check the truth archive",
+                file=truth.name,
+            ) from None
+    return out
+
+
+def validate_truth_archive(
+    truth: MaskArchive, *, num_classes: int, ignore_index: int = 255, reduce_zero_label: bool = False
+) -> list[str]:
+    """Check every truth mask once (for the organizer, when the task is created); returns the image ids.
+
+    Raises
+    ------
+    InputError
+        Naming the truth archive and member: a corrupt PNG, or a value (after ``reduce_zero_label``)
+        that is neither a class in ``[0, C-1]`` nor ``ignore_index`` (the value is quoted: this message
+        is for the organizer only).
+    """
+    if num_classes < 1:
+        raise ValueError("`num_classes` must be a positive integer.")
+    for image_id in truth.image_ids:
+        mask = truth.decode(image_id)
+        try:
+            image_statistics(
+                mask,
+                mask,
+                num_classes=num_classes,
+                ignore_index=ignore_index,
+                reduce_zero_label=reduce_zero_label,
+            )
         except ValueError as exc:
             raise InputError(f"member {truth.members[image_id][0]}: {exc}", file=truth.name) from None
-    return out
+    return truth.image_ids
 
 
 def segmentation_strata(statistics: ArrayLike) -> NDArray[np.int64]:

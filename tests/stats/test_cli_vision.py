@@ -79,7 +79,7 @@ def _zip(masks: dict[str, np.ndarray]) -> bytes:
     with zipfile.ZipFile(buf, "w") as zf:
         for name, arr in masks.items():
             png = io.BytesIO()
-            Image.fromarray(arr.astype(np.uint8), mode="L").save(png, format="PNG")
+            Image.fromarray(arr.astype(np.uint8)).save(png, format="PNG")
             zf.writestr(f"{name}.png", png.getvalue())
     return buf.getvalue()
 

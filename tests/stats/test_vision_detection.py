@@ -453,3 +453,66 @@ def test_per_class_replicates_are_paired_with_the_headline() -> None:
     for b in (0, 7):
         gd, dd = duplicate(gt, dets, w[b])
         np.testing.assert_allclose(reps[b], pycocotools_per_class_ap(gd, dd), rtol=0, atol=1e-12)
+
+
+def test_voc07_threshold_trap_against_the_devkit() -> None:
+    """3 of 10 objects found first (recall 0.3 at precision 1), then 5 false positives, then a 4th: VOC2007's
+    "0.3" threshold is 0.30000000000000004, which recall 3/10 = 0.3 does not reach."""
+    anns = [
+        {
+            "id": i + 1,
+            "image_id": 1,
+            "category_id": 1,
+            "bbox": [i * 20.0, 0, 10, 10],
+            "area": 100.0,
+            "iscrowd": 0,
+        }
+        for i in range(10)
+    ]
+    gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "a"}], "annotations": anns}
+    dets = [
+        {"image_id": 1, "category_id": 1, "bbox": [i * 20.0, 0, 10, 10], "score": 0.9 - i / 100}
+        for i in range(3)
+    ]
+    dets += [
+        {"image_id": 1, "category_id": 1, "bbox": [500 + i * 20.0, 300, 10, 10], "score": 0.5}
+        for i in range(5)
+    ]
+    dets += [{"image_id": 1, "category_id": 1, "bbox": [60.0, 0, 10, 10], "score": 0.1}]
+    task, entry = prepare(gt, dets)
+    point = detection_point(task, entry)
+    ref = voc_eval_port(gt, dets, use_07=True)
+    assert point["VOC07"] == pytest.approx(ref, abs=1e-12)
+    naive = (4 * 1.0 + 4 / 9) / 11  # thresholds 0, .1, .2, .3 at precision 1, .4 at 4/9, the rest 0
+    trap = (3 * 1.0 + 2 * 4 / 9) / 11  # "0.3" is not reached by recall 0.3: it reads precision 4/9
+    assert ref == pytest.approx(trap, abs=1e-12) and abs(ref - naive) > 0.04
+
+
+def test_gzip_is_bounded_after_decompression() -> None:
+    gt, _ = hand_made()
+    truth = parse_coco_truth(gzip.compress(as_bytes(gt)), name="truth.json.gz")
+    assert truth.n_images == 3
+    bomb = gzip.compress(b"[" + b" " * 5_000_000 + b"]")
+    assert len(bomb) < 10_000
+    with pytest.raises(InputError, match="larger than 1,000,000 bytes once decompressed"):
+        parse_coco_results(bomb, truth, name="dets.json.gz", max_bytes=1_000_000)
+    with pytest.raises(InputError, match="gzip stream is corrupt"):
+        parse_coco_results(bomb[:-12], truth, name="dets.json.gz")
+
+
+def test_matched_entry_round_trips_without_pickle(tmp_path) -> None:
+    from stats.vision import load_matched, save_matched
+
+    rng = np.random.default_rng(31)
+    gt, dets = random_case(rng, n_img=15, n_cat=3, decimals=1)
+    task, entry = prepare(gt, dets)
+    path = tmp_path / "entry.npz"
+    save_matched(entry, path)
+    loaded = load_matched(path)
+    w = resample_weights(task.n_images, resamples=64, seed=2)
+    a, b = detection_replicates(task, entry, w), detection_replicates(task, loaded, w)
+    for key in a:
+        assert np.array_equal(a[key], b[key], equal_nan=True)
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(ValueError, match="not a stored matched entry"):
+        load_matched(tmp_path / "other.npz")

@@ -120,9 +120,9 @@ def test_chunks_and_strata() -> None:
 # archives
 
 
-def png(arr, mode="L") -> bytes:
+def png(arr) -> bytes:
     buf = io.BytesIO()
-    Image.fromarray(np.asarray(arr, dtype=np.uint8), mode=mode).save(buf, format="PNG")
+    Image.fromarray(np.asarray(arr, dtype=np.uint8)).save(buf, format="PNG")  # 2-D: L, (h, w, 3): RGB
     return buf.getvalue()
 
 
@@ -184,7 +184,7 @@ def test_archive_errors_name_the_member(archives) -> None:
     bad_value[0, 0] = 17
     check({**pred, "img3.png": png(bad_value)}, "member img3.png: value 17 is outside the classes 0..5")
     rgb = np.zeros((*preds[0].shape, 3), dtype=np.uint8)
-    check({**pred, "img0.png": png(rgb, mode="RGB")}, "member img0.png: a label map must be single-channel")
+    check({**pred, "img0.png": png(rgb)}, "member img0.png: a label map must be single-channel")
     check({**pred, "img0.png": b"\x89PNG\r\n\x1a\nnot really"}, "member img0.png: corrupt PNG")
     with pytest.raises(InputError, match=r"member notes.txt: not a .png label map"):
         read_mask_archive(zip_of({**pred, "notes.txt": b"hi"}), name="pred.zip")
@@ -198,6 +198,23 @@ def test_archive_errors_name_the_member(archives) -> None:
         allow_out_of_range=True,
     )
     assert s.shape == (4, 3 * C + 1)
+
+
+def test_bad_truth_is_reported_to_the_organizer_only() -> None:
+    from stats.vision.segmentation import validate_truth_archive
+
+    lab = np.zeros((4, 4))
+    lab[1, 1] = 9  # not a class of a 6-class task, not the ignore index
+    truth = read_mask_archive(zip_of({"a.png": png(lab), "b.png": png(np.zeros((4, 4)))}), name="truth.zip")
+    with pytest.raises(InputError, match=r"member a\.png: truth value 9 is neither a class"):
+        validate_truth_archive(truth, num_classes=C)
+    pred = read_mask_archive(
+        zip_of({"a.png": png(np.zeros((4, 4))), "b.png": png(np.zeros((4, 4)))}), name="p.zip"
+    )
+    with pytest.raises(InputError) as info:
+        segmentation_statistics(truth, pred, num_classes=C)
+    assert "9" not in str(info.value) and "image 'a'" in str(info.value)
+    assert validate_truth_archive(read_mask_archive(zip_of({"b.png": png(lab * 0)})), num_classes=C) == ["b"]
 
 
 def test_archive_limits_and_corruption() -> None:
