@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from stats import __version__
 from stats.cli_compare import add_comparison_parsers
-from stats.cli_inputs import read_inputs
+from stats.cli_inputs import add_label_arguments, read_inputs
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
 from stats.io import InputError
@@ -68,7 +68,7 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument("predictions", nargs="+", metavar="PRED", help="prediction files (CSV or Parquet)")
     p.add_argument("--truth", required=True, help="truth file: id,label[,group] (CSV or Parquet)")
     p.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
-    p.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
+    add_label_arguments(p)
     p.add_argument("--group-column", help="column of the truth file holding each item's group")
     p.add_argument("--resamples", type=_positive_int, default=DEFAULT_RESAMPLES)
     p.add_argument("--seed", type=_nonnegative_int, default=0)

@@ -152,6 +152,9 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # Upload limits: files above this size are refused before they are read whole.
 UPLOAD_MAX_BYTES = env.int("LEADERBOARD_UPLOAD_MAX_BYTES", default=50 * 1024 * 1024)
+#: The most items a task's labels file may list (a Parquet file is refused from its metadata, a CSV file while
+#: it is read), so checking an upload stays in bounded memory (docs/benchmarks.md, "Reading files").
+TASK_MAX_ITEMS = env.int("LEADERBOARD_TASK_MAX_ITEMS", default=1_000_000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

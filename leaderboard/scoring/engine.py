@@ -112,6 +112,7 @@ def parse_truth(
             label_set=list(labels) if labels else None,
             group_column=group_column,
             max_bytes=settings.UPLOAD_MAX_BYTES,
+            max_rows=settings.TASK_MAX_ITEMS,
         )
     except stats_io.InputError as exc:
         if split_position and exc.column is not None and exc.column >= split_position:
