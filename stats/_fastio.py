@@ -33,6 +33,7 @@ NUMBER_RE2 = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 #: line-precise reader (the fast path trims ASCII whitespace only).
 _UNICODE_SPACE_EDGE = r"^[\x{1c}-\x{1f}\x{85}\p{Z}]|[\x{1c}-\x{1f}\x{85}\p{Z}]$"
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
+_SPACE_EDGE = r"^[\t\n\v\f\r \x{1c}-\x{1f}\x{85}\p{Z}]|[\t\n\v\f\r \x{1c}-\x{1f}\x{85}\p{Z}]$"
 _BLOCK = 1 << 20
 
 
@@ -98,10 +99,11 @@ def read_columns(data: bytes, *, max_rows: int | None, max_bytes: int) -> Column
         column = column.combine_chunks()
         if column.null_count:
             raise Refused()
-        trimmed = pc.utf8_trim(column, characters=_ASCII_SPACE)
-        if pc.any(pc.match_substring_regex(trimmed, _UNICODE_SPACE_EDGE)).as_py():
-            raise Refused()
-        columns.append(trimmed)
+        if pc.any(pc.match_substring_regex(column, _SPACE_EDGE)).as_py():  # else no copy is made
+            column = pc.utf8_trim(column, characters=_ASCII_SPACE)
+            if pc.any(pc.match_substring_regex(column, _UNICODE_SPACE_EDGE)).as_py():
+                raise Refused()
+        columns.append(column)
     return Columns(header, columns, table.num_rows, over_limit)
 
 
@@ -174,8 +176,9 @@ def first_true(mask: pa.Array | pa.ChunkedArray) -> int | None:
 def check_ids(column: pa.Array) -> None:
     """Non-empty, unique ids (the line-precise reader's order: the first empty or repeated id)."""
     empty = first_true(pc.equal(pc.utf8_length(column), 0))
-    if pc.count_distinct(column).as_py() != len(column):
-        codes = pc.index_in(column, value_set=pc.unique(column)).to_numpy()
+    distinct = pc.unique(column)
+    if len(distinct) != len(column):
+        codes = pc.index_in(column, value_set=distinct).to_numpy()
         repeated = np.ones(len(codes), dtype=bool)
         repeated[np.unique(codes, return_index=True)[1]] = False
         duplicate = int(np.flatnonzero(repeated)[0])
@@ -226,8 +229,11 @@ def check_numbers(column: pa.Array, *, probabilities: bool = False) -> NDArray[n
 
 
 def to_str_array(column: pa.Array) -> NDArray[np.str_]:
-    """A numpy array of fixed-width strings, as ``np.array(list_of_str)`` gives."""
-    return np.array(column.to_numpy(zero_copy_only=False).astype(str))
+    """A numpy array of fixed-width strings, as ``np.array(list_of_str)`` gives (through the column's
+    distinct values, so a column of a few labels makes no Python string per row)."""
+    encoded = pc.dictionary_encode(column)
+    distinct = np.array(encoded.dictionary.to_pylist(), dtype=str)
+    return distinct[encoded.indices.to_numpy()]
 
 
 @dataclass
