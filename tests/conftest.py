@@ -211,3 +211,15 @@ def _tasks_in_process_unless_a_worker_runs(request: pytest.FixtureRequest) -> It
         yield
     finally:
         app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_answers_across_tests() -> Iterator[None]:
+    """Anonymous board answers are cached per process under a challenge's reads version; tests reuse slugs
+    with new databases (and inside a test transaction the version changes only on commit), so each test
+    starts with none (leaderboard/rankings/read_cache.py)."""
+    from django.core.cache import caches
+
+    caches["answers"].clear()
+    yield
+    caches["answers"].clear()

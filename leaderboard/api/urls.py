@@ -3,6 +3,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from leaderboard.api import views
 from leaderboard.api.exception_handlers import not_found
+from leaderboard.rankings.read_cache import cached_for_anonymous
+from leaderboard.scoring.models import Split
 
 app_name = "api"
 
@@ -24,7 +26,14 @@ urlpatterns = [
     path("challenges/<slug:slug>/teams/mine/", views.MyTeamView.as_view(), name="team-mine"),
     path("challenges/<slug:slug>/teams/join/", views.TeamJoinView.as_view(), name="team-join"),
     path("challenges/<slug:slug>/submissions/", views.SubmissionListView.as_view(), name="submission-list"),
-    path("challenges/<slug:slug>/leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path(
+        "challenges/<slug:slug>/leaderboard/",
+        # anonymous JSON reads are answered from the per-process cache (leaderboard/rankings/read_cache.py)
+        cached_for_anonymous(
+            ["task", "split", "sequence", "limit", "offset"], values={"split": Split.values}
+        )(views.LeaderboardView.as_view()),
+        name="leaderboard",
+    ),
     path("challenges/<slug:slug>/summary/", views.SummaryView.as_view(), name="summary"),
     path(
         "challenges/<slug:slug>/critical-difference.svg",

@@ -74,6 +74,7 @@ ERROR_RESPONSES = {
     403: OpenApiResponse(description="Not allowed: {message, extra}"),
     404: OpenApiResponse(description="Not found or not visible: {message, extra}"),
 }
+CONFLICT_RESPONSE = OpenApiResponse(description="Exists already: {message, extra}")
 
 
 def _user(request: Request) -> User:
@@ -191,7 +192,8 @@ class ChallengeListView(GenericAPIView):
         return self.get_paginated_response(data)
 
     @extend_schema(
-        request=s.ChallengeInputSerializer, responses={201: s.ChallengeOutputSerializer, **ERROR_RESPONSES}
+        request=s.ChallengeInputSerializer,
+        responses={201: s.ChallengeOutputSerializer, **ERROR_RESPONSES, 409: CONFLICT_RESPONSE},
     )
     def post(self, request: Request) -> Response:
         serializer = s.ChallengeInputSerializer(data=request.data)
@@ -286,6 +288,7 @@ class TaskItemsView(JSONErrorsMixin, GenericAPIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
     filter_backends: list[Any] = []
 
+    @extend_schema(responses={200: s.ItemSerializer(many=True), 404: ERROR_RESPONSES[404]})
     def get(self, request: Request, slug: str, task: str) -> Response:
         challenge = challenge_get(slug=slug, user=request.user)
         item_ids = task_get(challenge=challenge, slug=task).item_ids

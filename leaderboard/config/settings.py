@@ -223,6 +223,7 @@ REST_FRAMEWORK = {
         "token": env.str("LEADERBOARD_THROTTLE_TOKEN", default="20/min"),
         "submit": env.str("LEADERBOARD_THROTTLE_SUBMIT", default="60/min"),
         "login": env.str("LEADERBOARD_THROTTLE_LOGIN", default="20/min"),
+        "anon_read": env.str("LEADERBOARD_THROTTLE_ANON_READ", default="60/min"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -233,6 +234,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.api.schema.add_error_responses",
+    ],
 }
 
 # --- Cache (throttling counters) ------------------------------------------------------------------
@@ -256,6 +261,14 @@ CACHES = {
         "LOCATION": "boards",
         "TIMEOUT": 3600,
         "OPTIONS": {"MAX_ENTRIES": 32},
+    },
+    # Whole answers of anonymous board reads, per challenge reads version (leaderboard/rankings/read_cache.py);
+    # apart from "boards", so answers never push drawn boards out.
+    "answers": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "answers",
+        "TIMEOUT": 60,
+        "OPTIONS": {"MAX_ENTRIES": 256},
     },
 }
 

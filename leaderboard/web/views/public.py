@@ -5,7 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
+from collections import OrderedDict
+from typing import Any
 
+from django.core.cache import caches
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.functional import SimpleLazyObject
@@ -15,11 +19,12 @@ from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.core.exports import neutralise
 from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.read_cache import cached_for_anonymous
 from leaderboard.rankings.selectors import board_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
 from leaderboard.web.selectors import challenge_phase, home_challenges
-from leaderboard.web.views.common import as_http, challenge_for, task_for
+from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
 
 CSV_COLUMNS = [
     "rank", "rank_low", "rank_high", "rank_sim_low", "rank_sim_high", "name", "team", "is_baseline",
@@ -77,6 +82,7 @@ def _lazy_board_view(snapshot: BoardSnapshot, sort: str, page: int | None) -> bo
     )
 
 
+@cached_for_anonymous(["task", "split", "sort", "page", "rows"], values={"split": Split.values})
 @require_GET
 def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
@@ -110,6 +116,7 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+@throttled_anonymous_reads
 @require_GET
 def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
@@ -148,13 +155,56 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     return response
 
 
+#: The K x K rank distributions of the latest snapshots this process read (float32; 4 MB at K = 1,000),
+#: so drawing another page of the same snapshot does not read the matrix again.
+_DISTRIBUTIONS: OrderedDict[tuple[int, str], Any] = OrderedDict()
+_DISTRIBUTIONS_KEPT = 2
+_DISTRIBUTIONS_LOCK = threading.Lock()
+
+
+def _rank_distribution(snapshot: BoardSnapshot) -> Any:
+    import numpy as np
+
+    key = (snapshot.pk, snapshot.created_at.isoformat())
+    with _DISTRIBUTIONS_LOCK:
+        if key in _DISTRIBUTIONS:
+            _DISTRIBUTIONS.move_to_end(key)
+            return _DISTRIBUTIONS[key]
+    matrix = np.asarray(snapshot.rank_distribution or [], dtype=np.float32)
+    with _DISTRIBUTIONS_LOCK:
+        _DISTRIBUTIONS[key] = matrix
+        while len(_DISTRIBUTIONS) > _DISTRIBUTIONS_KEPT:
+            _DISTRIBUTIONS.popitem(last=False)
+    return matrix
+
+
+def _rank_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int:
+    try:
+        page = int(request.GET.get("page", "1"))
+    except ValueError:
+        page = 1
+    return min(max(page, 1), boards.rank_pages(snapshot.entry_count if snapshot else 0))
+
+
+@throttled_anonymous_reads
+@cached_for_anonymous(["split", "page"], values={"split": Split.values})
 @require_GET
 def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """One page of entries (``?page=N``, 25 a page) with the ranks around theirs; the whole K x K
+    distribution only as the cached image ``ranks.png``. Drawn once per snapshot and page, so a request's
+    cost does not grow with K^2 (docs/web.md)."""
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split)
-    plot = boards.rank_plot(rows=snapshot.rows, distribution=snapshot.rank_distribution) if snapshot else None
+    page = _rank_page(request, snapshot)
+    plot = (
+        SimpleLazyObject(
+            lambda: boards.rank_plot(rows=snapshot.rows, distribution=_rank_distribution(snapshot), page=page)
+        )
+        if snapshot
+        else None
+    )
     return render(
         request,
         "web/ranks.html",
@@ -165,8 +215,32 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
             "private_visible": private_visible,
             "snapshot": snapshot,
             "plot": plot,
+            "page": page,
+            "board_cache_seconds": BOARD_CACHE_SECONDS,
         },
     )
+
+
+@throttled_anonymous_reads
+@cached_for_anonymous(["split"], values={"split": Split.values})
+@require_GET
+def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """The whole rank distribution of the latest snapshot as a PNG, drawn once per snapshot and cached."""
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    split, _ = _split_of(request, challenge)
+    snapshot = _board(request, task, split)
+    if snapshot is None:
+        raise Http404("This board has not been built yet.")
+    key = f"ranks-png:{snapshot.pk}:{snapshot.created_at.isoformat()}"
+    image = caches["boards"].get(key)
+    if image is None:
+        matrix = _rank_distribution(snapshot)
+        if matrix.size == 0:
+            raise Http404("This snapshot stores no rank distribution.")
+        image = boards.rank_image(matrix, title=f"{task.title}: {split} board #{snapshot.sequence}")
+        caches["boards"].set(key, image, BOARD_CACHE_SECONDS)
+    return HttpResponse(image, content_type="image/png")
 
 
 @require_GET
@@ -203,6 +277,7 @@ def cd_svg(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+@throttled_anonymous_reads
 @require_GET
 def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """Two entries side by side, from the stored snapshot (and its pairwise table, where it stores one)."""
