@@ -166,6 +166,12 @@ def _csv(data: bytes, *, max_rows: int | None) -> tuple[pa.Table, bool]:
     return pa.Table.from_batches(batches, schema=reader.schema), False
 
 
+def release_memory() -> None:
+    """Return the pages pyarrow's allocator keeps after its arrays are freed (so a refused file's
+    explanation does not add its own memory on top of the fast path's)."""
+    pa.default_memory_pool().release_unused()
+
+
 def first_true(mask: pa.Array | pa.ChunkedArray) -> int | None:
     """The index of the first true value of a boolean array, or ``None``."""
     if not pc.any(mask).as_py():
@@ -228,12 +234,14 @@ def check_numbers(column: pa.Array, *, probabilities: bool = False) -> NDArray[n
     return values
 
 
-def to_str_array(column: pa.Array) -> NDArray[np.str_]:
-    """A numpy array of fixed-width strings, as ``np.array(list_of_str)`` gives (through the column's
-    distinct values, so a column of a few labels makes no Python string per row)."""
+def to_str_array(column: pa.Array, order: NDArray[np.intp] | None = None) -> NDArray[np.str_]:
+    """``column`` (taken in ``order``, when given) as a numpy array of fixed-width strings, as
+    ``np.array(list_of_str)`` gives; through the column's distinct values, so a column of a few labels
+    makes no Python string per row and the wide result is made once."""
     encoded = pc.dictionary_encode(column)
     distinct = np.array(encoded.dictionary.to_pylist(), dtype=str)
-    return distinct[encoded.indices.to_numpy()]
+    indices = encoded.indices.to_numpy()
+    return distinct[indices if order is None else indices[order]]
 
 
 @dataclass
@@ -246,11 +254,13 @@ class Records:
     error: tuple[int, str] | None
 
 
-def records_at(text: str, rows: set[int]) -> Records:
-    """Stream the ``csv`` module over a CSV text, keeping nothing but the data rows ``rows`` (0-based,
-    counted as the line-precise reader counts them), each with the line where it starts. With no
-    ``rows``, the first row whose field count differs from the header's is kept instead."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+def records_at(data: bytes, rows: set[int]) -> Records:
+    """Stream the ``csv`` module over a CSV file's bytes (valid UTF-8; decoded block by block, never as
+    one string), keeping nothing but the data rows ``rows`` (0-based, counted as the line-precise reader
+    counts them), each with the line where it starts. With no ``rows``, the first row whose field count
+    differs from the header's is kept instead."""
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    reader = csv.reader(text, strict=True)
     header: list[str] | None = None
     found: dict[int, tuple[int, list[str]]] = {}
     index = -1

@@ -273,6 +273,7 @@ def _explain(data: bytes, name: str, refused: _fastio.Refused) -> tuple[_Table, 
     repeated id), each with its own line, so the line-precise reader raises the same message in memory
     bounded by the file's size; the fast path checks in that reader's order, so every earlier row passes
     its checks."""
+    _fastio.release_memory()  # the fast path's arrays are freed: give their pages back first
     rows = {refused.row} if refused.row is not None else set()
     if refused.related is not None:
         rows.add(refused.related)
@@ -288,8 +289,8 @@ def _explain(data: bytes, name: str, refused: _fastio.Refused) -> tuple[_Table, 
         cells = [["" if v is None else str(v) for v in values] for values in zip(*columns, strict=True)]
         header = [str(c) for c in picked.column_names]
         return _Table(name, header, cells, [r + 1 for r in order], parquet=True), False
-    text = _decode(data, name)  # an encoding error is the explanation
-    records = _fastio.records_at(text, rows)
+    _decode(data, name)  # an encoding error is the explanation (the text itself is not kept)
+    records = _fastio.records_at(data, rows)
     if records.error is not None and len(records.found) < max(len(rows), 1):
         line, message = records.error
         raise InputError(f"malformed CSV: {message}", file=name, line=line)
@@ -422,12 +423,14 @@ def read_truth(
         raise InputError(_TOO_MANY_ITEMS.format(rows=exc.rows, limit=max_rows), file=display) from None
     except _fastio.TooLarge as exc:
         raise InputError(_PARQUET_TOO_LARGE.format(size=exc.size, limit=max_bytes), file=display) from None
-    except _fastio.Refused as refused:
-        table, whole = _explain(data, display, refused)
-        if not whole:
-            _slow_truth(table, **options)  # type: ignore[arg-type]  # raises, or:
-            table = _table(data, display)
-        return _slow_truth(table, **options)  # type: ignore[arg-type]
+    except _fastio.Refused as exc:
+        # explained after the except block, which frees the fast path's arrays (its traceback's frames)
+        refused = _fastio.Refused(exc.row, related=exc.related)
+    table, whole = _explain(data, display, refused)
+    if not whole:
+        _slow_truth(table, **options)  # type: ignore[arg-type]  # raises, or:
+        table = _table(data, display)
+    return _slow_truth(table, **options)  # type: ignore[arg-type]
 
 
 _TOO_MANY_ITEMS = "the file has {rows:,} rows, more than the limit of {limit:,} items"
@@ -455,7 +458,7 @@ def _fast_truth(
         raise _fastio.Refused(0)
     if table.over_limit:
         assert max_rows is not None
-        line = _fastio.records_at(_decode(data, name), {max_rows}).found[max_rows][0]
+        line = _fastio.records_at(data, {max_rows}).found[max_rows][0]
         raise InputError(_TOO_MANY_ROWS.format(limit=max_rows), file=name, line=line)
     index = table.index()
     ids = table.columns[index["id"]]
@@ -549,6 +552,7 @@ def read_predictions(
     min_ranks: int = 1,
     name: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    check_only: bool = False,
 ) -> NDArray[Any]:
     """Read and validate a prediction file against the task's public item list and label set.
 
@@ -571,6 +575,9 @@ def read_predictions(
         Display name for messages.
     max_bytes : int, default 256 MiB
         Larger files are refused before being read whole.
+    check_only : bool, default False
+        Only check the file (a web process that validates an upload): the result is an empty array, and
+        the N predictions (an array of N fixed-width strings for labels) are never made.
 
     Returns
     -------
@@ -593,19 +600,27 @@ def read_predictions(
         "min_ranks": min_ranks,
     }
     try:
-        return _fast_predictions(data, display, max_bytes=max_bytes, **options)  # type: ignore[arg-type]
+        return _fast_predictions(
+            data,
+            display,
+            max_bytes=max_bytes,
+            check_only=check_only,
+            **options,  # type: ignore[arg-type]
+        )
     except _fastio.TooManyRows as exc:
         raise InputError(
             _TOO_MANY_PREDICTIONS.format(rows=exc.rows, items=len(item_ids)), file=display
         ) from None
     except _fastio.TooLarge as exc:
         raise InputError(_PARQUET_TOO_LARGE.format(size=exc.size, limit=max_bytes), file=display) from None
-    except _fastio.Refused as refused:
-        table, whole = _explain(data, display, refused)
-        if not whole:
-            _slow_predictions(table, partial=True, **options)  # type: ignore[arg-type]  # raises, or:
-            table = _table(data, display)
-        return _slow_predictions(table, **options)  # type: ignore[arg-type]
+    except _fastio.Refused as exc:
+        # explained after the except block, which frees the fast path's arrays (its traceback's frames)
+        refused = _fastio.Refused(exc.row, related=exc.related)
+    table, whole = _explain(data, display, refused)
+    if not whole:
+        _slow_predictions(table, partial=True, **options)  # type: ignore[arg-type]  # raises, or:
+        table = _table(data, display)
+    return _slow_predictions(table, **options)  # type: ignore[arg-type]
 
 
 def _ranks(header: Sequence[str], kind: PredictionKind, min_ranks: int) -> int:
@@ -624,6 +639,7 @@ def _fast_predictions(
     probabilities: bool,
     min_ranks: int,
     max_bytes: int,
+    check_only: bool,
 ) -> NDArray[Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -634,7 +650,8 @@ def _fast_predictions(
         raise _fastio.Refused(0)
     index = table.index()
     ids = table.columns[index["id"]]
-    items = pa.array(np.asarray(item_ids, dtype=str), pa.string())
+    as_text = isinstance(item_ids, np.ndarray) and item_ids.dtype.kind == "U"
+    items = pa.array(item_ids if as_text else [str(i) for i in item_ids], pa.string())
     # One hash lookup: each row's position in the task (-1: unknown or empty). A valid file is a permutation
     # of the task's items; anything else is located by the line-precise reader's checks, in its order.
     position = pc.fill_null(pc.index_in(ids, value_set=items), -1).to_numpy()
@@ -655,12 +672,15 @@ def _fast_predictions(
     if table.rows != len(item_ids):
         missing = [str(item_ids[i]) for i in np.flatnonzero(counts == 0)[:5]]
         raise InputError(_missing_message(len(item_ids) - table.rows, len(item_ids), missing), file=name)
+    if check_only:
+        return np.empty(0)
     rows = np.empty(len(item_ids), dtype=np.intp)
     rows[position] = np.arange(len(position))
     if numbers is not None:
         return numbers[rows]
-    result = np.stack([_fastio.to_str_array(v)[rows] for v in values], axis=1)
-    return result[:, 0] if kind == "label" else result
+    if kind == "label":
+        return _fastio.to_str_array(values[0], rows)
+    return np.stack([_fastio.to_str_array(v, rows) for v in values], axis=1)
 
 
 def _missing_message(count: int, total: int, first: Sequence[str]) -> str:

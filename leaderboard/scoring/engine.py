@@ -228,7 +228,9 @@ def _split_off_parquet_column(data: bytes, *, name: str, column: str) -> tuple[b
 
 
 # --- predictions ---------------------------------------------------------------------------------------
-def _read_predictions(data: bytes, *, name: str, task: Task, file_format: str) -> np.ndarray:
+def _read_predictions(
+    data: bytes, *, name: str, task: Task, file_format: str, check_only: bool = False
+) -> np.ndarray:
     metric = get_metric(task.metric)
     return stats_io.read_predictions(
         io.BytesIO(data),
@@ -239,13 +241,14 @@ def _read_predictions(data: bytes, *, name: str, task: Task, file_format: str) -
         min_ranks=metric.ranks or 1,
         name=name,
         max_bytes=settings.UPLOAD_MAX_BYTES,
+        check_only=check_only,
     )
 
 
 def validate_predictions(data: bytes, *, name: str, task: Task, file_format: str) -> None:
     """Check a predictions file against the task's PUBLIC item list and label set (never the labels)."""
     try:
-        _read_predictions(data, name=name, task=task, file_format=file_format)
+        _read_predictions(data, name=name, task=task, file_format=file_format, check_only=True)
     except stats_io.InputError as exc:
         raise input_error(exc) from exc
 
