@@ -709,7 +709,11 @@ def _slow_predictions(
     cols = _check_header(table, ["id", *value_cols])
     _check_row_width(table)
     ids = _read_ids(table, cols["id"])
-    position = {str(item): i for i, item in enumerate(item_ids)}
+    if partial:  # a few rows: no map of every item of the task
+        wanted = set(ids)
+        position = {str(item): i for i, item in enumerate(item_ids) if str(item) in wanted}
+    else:
+        position = {str(item): i for i, item in enumerate(item_ids)}
     for r, item in enumerate(ids):
         if item not in position:
             raise table.error(f"unknown id '{item}' (not an item of this task)", r, cols["id"] + 1)

@@ -44,5 +44,6 @@ urlpatterns = [
     path("submissions/<int:pk>/select/", views.SubmissionSelectView.as_view(), name="submission-select"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    re_path(r"^.*$", not_found),  # unknown API paths answer in the API's shape, not with an HTML page
+    # unknown API paths answer in the API's shape, not with an HTML page (also with a newline in the path)
+    re_path(r"^[\s\S]*$", not_found),
 ]

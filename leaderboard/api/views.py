@@ -153,7 +153,8 @@ class RegisterView(APIView):
     throttle_scope = "login"
 
     @extend_schema(
-        request=s.RegisterInputSerializer, responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
+        request=s.RegisterInputSerializer,
+        responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400], 409: CONFLICT_RESPONSE},
     )
     def post(self, request: Request) -> Response:
         serializer = s.RegisterInputSerializer(data=request.data)
@@ -216,7 +217,8 @@ class ChallengeDetailView(APIView):
         )
 
     @extend_schema(
-        request=s.ChallengeUpdateSerializer, responses={200: s.ChallengeOutputSerializer, **ERROR_RESPONSES}
+        request=s.ChallengeUpdateSerializer,
+        responses={200: s.ChallengeOutputSerializer, **ERROR_RESPONSES, 409: CONFLICT_RESPONSE},
     )
     def patch(self, request: Request, slug: str) -> Response:
         challenge = challenge_get(slug=slug, user=request.user)
