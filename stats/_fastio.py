@@ -94,11 +94,15 @@ def read_columns(data: bytes, *, max_rows: int | None, max_bytes: int) -> Column
     columns = []
     for i in range(table.num_columns):
         column = table.column(i)
-        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-            raise Refused()  # numbers, booleans: the line-precise reader's rule is str() of each value
+        number = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+        if not (is_text(column) or number):
+            raise Refused()  # booleans, dates...: the line-precise reader's rule is str() of each value
         column = column.combine_chunks()
         if column.null_count:
             raise Refused()
+        if number:  # a Parquet number column: only a score or value column may be one (the caller checks)
+            columns.append(column)
+            continue
         if pc.any(pc.match_substring_regex(column, _SPACE_EDGE)).as_py():  # else no copy is made
             column = pc.utf8_trim(column, characters=_ASCII_SPACE)
             if pc.any(pc.match_substring_regex(column, _UNICODE_SPACE_EDGE)).as_py():
@@ -217,13 +221,26 @@ def check_labels(columns: Sequence[pa.Array], allowed: pa.Array | None) -> None:
         raise Refused(row)
 
 
+def is_text(column: pa.Array | pa.ChunkedArray) -> bool:
+    return bool(pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
+
+
+def require_text(*columns: pa.Array) -> None:
+    """Ids and labels must be text (the line-precise reader reads ``str()`` of other Parquet values)."""
+    if not all(is_text(c) for c in columns):
+        raise Refused()
+
+
 def check_numbers(column: pa.Array, *, probabilities: bool = False) -> NDArray[np.float64]:
-    """Finite numbers in the line-precise reader's syntax (and in [0, 1] for probabilities)."""
-    row = first_true(pc.invert(pc.match_substring_regex(column, NUMBER_RE2)))
-    if row is not None:
-        raise Refused(row)
+    """Finite numbers in the line-precise reader's syntax (and in [0, 1] for probabilities). A Parquet
+    number column is taken as it is (``float(str(v))`` is ``v`` for every integer and float)."""
+    if is_text(column):
+        row = first_true(pc.invert(pc.match_substring_regex(column, NUMBER_RE2)))
+        if row is not None:
+            raise Refused(row)
     try:
-        values = np.asarray(pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+        as_float = pc.cast(column, pa.float64(), safe=is_text(column))  # integers round to the nearest
+        values = np.asarray(as_float.to_numpy(zero_copy_only=False), dtype=np.float64)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise Refused() from None
     wrong = ~np.isfinite(values)

@@ -462,8 +462,10 @@ def _fast_truth(
         raise InputError(_TOO_MANY_ROWS.format(limit=max_rows), file=name, line=line)
     index = table.index()
     ids = table.columns[index["id"]]
-    _fastio.check_ids(ids)
     labels = table.columns[index["label"]]
+    text = [ids] + ([] if kind == "value" else [labels])
+    _fastio.require_text(*text, *([table.columns[index[group_column]]] if group_column else []))
+    _fastio.check_ids(ids)
     values: NDArray[Any] | None = None
     if kind == "value":
         values = _fastio.check_numbers(labels)
@@ -650,6 +652,7 @@ def _fast_predictions(
         raise _fastio.Refused(0)
     index = table.index()
     ids = table.columns[index["id"]]
+    _fastio.require_text(ids)
     as_text = isinstance(item_ids, np.ndarray) and item_ids.dtype.kind == "U"
     items = pa.array(item_ids if as_text else [str(i) for i in item_ids], pa.string())
     # One hash lookup: each row's position in the task (-1: unknown or empty). A valid file is a permutation
@@ -668,6 +671,7 @@ def _fast_predictions(
         numbers = _fastio.check_numbers(values[0], probabilities=probabilities)
     else:
         assert label_set is not None
+        _fastio.require_text(*values)
         _fastio.check_labels(values, pa.array(sorted({str(x) for x in label_set}), pa.string()))
     if table.rows != len(item_ids):
         missing = [str(item_ids[i]) for i in np.flatnonzero(counts == 0)[:5]]

@@ -109,7 +109,7 @@ def test_fast_truth_equals_the_line_precise_reader(
     assert as_tuple(lambda: read_truth(data, name="t.csv", group_column="g", kind=kind)) == as_tuple(slow)
 
 
-def test_parquet_string_columns_take_the_fast_path_and_others_the_line_precise_reader(monkeypatch) -> None:
+def test_parquet_text_columns_take_the_fast_path_and_number_ids_the_line_precise_reader(monkeypatch) -> None:
     slow_calls: list[int] = []
     original = sio._slow_predictions
     monkeypatch.setattr(sio, "_slow_predictions", lambda *a, **k: slow_calls.append(1) or original(*a, **k))
@@ -118,8 +118,9 @@ def test_parquet_string_columns_take_the_fast_path_and_others_the_line_precise_r
     got = read_predictions(out.getvalue(), item_ids=IDS, kind="score")
     assert got.tolist() == [0.2, 0.3, 0.1] and slow_calls == []
     out = io.BytesIO()
-    pq.write_table(pa.table({"id": ["c", "a", "b"], "score": [0.1, 0.2, 0.3]}), out)  # float column
-    assert read_predictions(out.getvalue(), item_ids=IDS, kind="score").tolist() == [0.2, 0.3, 0.1]
+    pq.write_table(pa.table({"id": [3, 1, 2], "score": ["0.1", "0.2", "0.3"]}), out)  # number ids: str()
+    got = read_predictions(out.getvalue(), item_ids=["1", "2", "3"], kind="score")
+    assert got.tolist() == [0.2, 0.3, 0.1]
     assert slow_calls == [1]
 
 
@@ -242,3 +243,31 @@ def test_cli_takes_labels_with_commas(comma_task: Path, label_args: list[str], c
     # the comma-separated form cannot say these labels: it splits them and the truth's labels are unknown
     code = main([*argv, "--labels", "New York, NY,Paris, FR,Oslo", str(comma_task / "pred.csv")])
     assert code == 2 and "unknown label 'New York, NY'" in capsys.readouterr().err
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(
+    values=st.one_of(
+        st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=3, max_size=3).map(pa.array),
+        st.lists(st.floats(width=32), min_size=3, max_size=3).map(lambda v: pa.array(v, pa.float32())),
+        st.lists(st.integers(-(2**63), 2**63 - 1), min_size=3, max_size=3).map(
+            lambda v: pa.array(v, pa.int64())
+        ),
+    ),
+)
+def test_parquet_number_columns_are_read_as_the_line_precise_reader_reads_them(values: pa.Array) -> None:
+    column = values
+    out = io.BytesIO()
+    pq.write_table(pa.table({"id": ["c", "a", "b"], "prediction": column}), out)
+    data = out.getvalue()
+    options = {"item_ids": IDS, "kind": "value", "label_set": None, "probabilities": False, "min_ranks": 1}
+    fast = _outcome(lambda: read_predictions(data, name="p.csv", **options))
+    slow = _outcome(lambda: _slow_predictions(data, **options))
+    assert fast == slow
+
+
+def test_a_parquet_float_column_takes_the_fast_path(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sio, "_slow_predictions", lambda *a, **k: pytest.fail("the line-precise reader ran"))
+    out = io.BytesIO()
+    pq.write_table(pa.table({"id": ["c", "a", "b"], "score": [0.1, 0.2, 0.3]}), out)
+    assert read_predictions(out.getvalue(), item_ids=IDS, kind="score").tolist() == [0.2, 0.3, 0.1]
