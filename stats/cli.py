@@ -18,7 +18,7 @@ from stats import __version__
 from stats.checks import order_positive, truth_problem, value_warnings
 from stats.cli_compare import add_comparison_parsers
 from stats.cli_edges import add_edge_arguments, sampling_for, warn
-from stats.cli_inputs import read_inputs
+from stats.cli_inputs import add_label_arguments, read_inputs
 from stats.cli_vision import add_vision_arguments, default_interval, score_vision
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
 from stats.engine import DEFAULT_RESAMPLES, score_entries
@@ -81,7 +81,7 @@ def add_score_parser(subparsers: Any) -> None:
         help="truth file: id,label[,group] (CSV or Parquet; COCO JSON for detection; PNG archive for segmentation)",
     )
     p.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
-    p.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
+    add_label_arguments(p)
     p.add_argument("--group-column", help="column of the truth file holding each item's group")
     p.add_argument("--resamples", type=_positive_int, default=DEFAULT_RESAMPLES)
     p.add_argument("--seed", type=_nonnegative_int, default=0)

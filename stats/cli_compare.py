@@ -25,7 +25,7 @@ import numpy as np
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
 from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
 from stats.cli_edges import Sampling, add_edge_arguments, sampling_for, warn
-from stats.cli_inputs import read_inputs
+from stats.cli_inputs import add_label_arguments, read_inputs
 from stats.cli_vision import add_vision_arguments, score_vision
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
@@ -76,7 +76,7 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("predictions", nargs="+", metavar="PRED", help="prediction files (CSV or Parquet)")
     lb.add_argument("--truth", required=True, help="truth file: id,label[,group] (CSV or Parquet)")
     lb.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
-    lb.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
+    add_label_arguments(lb)
     lb.add_argument("--group-column", help="column of the truth file holding each item's group")
     lb.add_argument("--resamples", type=_integer(2), default=DEFAULT_RESAMPLES)
     lb.add_argument("--seed", type=_integer(0), default=0)

@@ -24,10 +24,40 @@ class Inputs:
     labels: list[str] | None
 
 
+def add_label_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--labels a,b,c``, or, for labels that hold commas, ``--label`` (repeated) or ``--labels-file``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
+    group.add_argument(
+        "--label",
+        action="append",
+        metavar="LABEL",
+        help="one label of the label set, taken as written (commas included); repeat for each label",
+    )
+    group.add_argument("--labels-file", metavar="FILE", help="the label set, one label per line (UTF-8)")
+
+
+def _label_set(args: argparse.Namespace) -> list[str] | None:
+    if getattr(args, "label", None):
+        return list(args.label)
+    path = getattr(args, "labels_file", None)
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                labels = [line.rstrip("\r\n") for line in f]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the labels file ({type(exc).__name__})", file=path) from None
+        labels = [label for label in labels if label.strip()]
+        if not labels:
+            raise InputError("the labels file lists no label", file=path)
+        return labels
+    return args.labels.split(",") if args.labels else None
+
+
 def read_inputs(args: argparse.Namespace) -> Inputs:
     """Read ``--truth`` and the prediction files named by ``args``; raises :class:`InputError`."""
     metric = get_metric(args.metric)
-    label_set = args.labels.split(",") if args.labels else None
+    label_set = _label_set(args)
     truth = read_truth(
         args.truth,
         kind=metric.prediction_kind if metric.prediction_kind == "value" else "label",

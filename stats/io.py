@@ -27,6 +27,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from stats import _fastio
 from stats.metrics import PredictionKind
 
 __all__ = [
@@ -44,7 +45,9 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 Source = str | os.PathLike[str] | bytes | IO[bytes]
 
-_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+#: ASCII digits only: ``\d`` in a str pattern would also take Arabic-Indic and other Unicode digits, and
+#: ``float()`` reads those as numbers.
+_NUMBER = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 _NON_FINITE = re.compile(r"^[+-]?(?:nan|inf|infinity)$", re.IGNORECASE)
 _MAX_LISTED = 20
 #: Magic bytes of the archive formats a participant may upload by mistake; archives are never opened.
@@ -185,6 +188,18 @@ def _refuse_archive(data: bytes, name: str) -> None:
             raise InputError(ARCHIVE_REFUSED.format(kind=kind), file=name)
 
 
+def _refuse_binary(data: bytes, name: str) -> None:
+    """UTF-16 text, or other bytes with NUL in them: neither is a UTF-8 CSV file, and each gets its own word."""
+    if _looks_utf16(data):
+        raise InputError("the file is UTF-16 encoded; save it as UTF-8", file=name)
+    if b"\x00" in data[:4096]:
+        raise InputError(
+            "the file is binary, not text (it contains NUL bytes); upload the predictions as a CSV or "
+            "Parquet file",
+            file=name,
+        )
+
+
 def _looks_utf16(data: bytes) -> bool:
     """A BOM, or NUL bytes in every other position of the start (ASCII text stored as UTF-16)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -204,14 +219,7 @@ def decode_text(data: bytes, *, name: str) -> str:
 
 
 def _decode(data: bytes, name: str) -> str:
-    if _looks_utf16(data):
-        raise InputError("the file is UTF-16 encoded; save it as UTF-8", file=name)
-    if b"\x00" in data[:4096]:
-        raise InputError(
-            "the file is binary, not text (it contains NUL bytes); upload the predictions as a CSV or "
-            "Parquet file",
-            file=name,
-        )
+    _refuse_binary(data, name)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -274,7 +282,9 @@ def _read_csv(text: str, name: str) -> _Table:
     return table
 
 
-def _load(source: Source, name: str | None, max_bytes: int) -> _Table:
+def _load(source: Source, name: str | None, max_bytes: int) -> tuple[str, bytes]:
+    """The file's display name and bytes, after the checks both readers share (size, empty, archive,
+    UTF-16)."""
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
         raise ValueError("`max_bytes` must be a positive integer.")
     display = _display_name(source, name)
@@ -282,9 +292,56 @@ def _load(source: Source, name: str | None, max_bytes: int) -> _Table:
     if not data.strip():
         raise InputError("the file is empty", file=display)
     _refuse_archive(data, display)
+    if not data.startswith(b"PAR1"):
+        _refuse_binary(data, display)
+    return display, data
+
+
+def _table(data: bytes, name: str) -> _Table:
+    """The line-precise reader: every row as a list of strings, with its line."""
     if data.startswith(b"PAR1"):
-        return _read_parquet(data, display)
-    return _read_csv(_decode(data, display), display)
+        return _read_parquet(data, name)
+    return _read_csv(_decode(data, name), name)
+
+
+#: Files up to this size that the fast path refuses are explained by the line-precise reader in full;
+#: larger ones only up to the row where the fast path stopped (memory stays bounded by the file's size).
+EXPLAIN_WHOLE_BYTES = 1024 * 1024
+
+
+def _explain(data: bytes, name: str, refused: _fastio.Refused) -> tuple[_Table, bool]:
+    """The line-precise reader's table of a file the fast path refused, and whether it is the whole file.
+
+    A large file gives only the rows that explain the refusal (the first bad row, and the first row of a
+    repeated id), each with its own line, so the line-precise reader raises the same message in memory
+    bounded by the file's size; the fast path checks in that reader's order, so every earlier row passes
+    its checks."""
+    _fastio.release_memory()  # the fast path's arrays are freed: give their pages back first
+    rows = {refused.row} if refused.row is not None else set()
+    if refused.related is not None:
+        rows.add(refused.related)
+    if len(data) <= EXPLAIN_WHOLE_BYTES or (data.startswith(b"PAR1") and not rows):
+        return _table(data, name), True
+    if data.startswith(b"PAR1"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        order = sorted(rows)
+        picked = pq.read_table(pa.BufferReader(data)).take(order)
+        columns = [picked.column(i).to_pylist() for i in range(picked.num_columns)]
+        cells = [["" if v is None else str(v) for v in values] for values in zip(*columns, strict=True)]
+        header = [str(c) for c in picked.column_names]
+        return _Table(name, header, cells, [r + 1 for r in order], parquet=True), False
+    _decode(data, name)  # an encoding error is the explanation (the text itself is not kept)
+    records = _fastio.records_at(data, rows)
+    if records.error is not None and len(records.found) < max(len(rows), 1):
+        line, message = records.error
+        raise InputError(f"malformed CSV: {message}", file=name, line=line)
+    if not records.found:
+        return _table(data, name), True
+    order = sorted(records.found)
+    cells = [records.found[r][1] for r in order]
+    return _Table(name, records.header, cells, [records.found[r][0] for r in order], parquet=False), False
 
 
 def _check_header(table: _Table, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, int]:
@@ -355,7 +412,10 @@ def _parse_number(table: _Table, text: str, r: int, col: int, what: str) -> floa
     if _NON_FINITE.match(value):
         raise table.error(f"{what} '{value}' is not a finite number", r, col + 1)
     if not _NUMBER.match(value):
-        raise table.error(f"{what} '{value}' is not a number", r, col + 1)
+        hint = (
+            " (only the digits 0-9 are read)" if any(c.isdigit() and not c.isascii() for c in value) else ""
+        )
+        raise table.error(f"{what} '{value}' is not a number{hint}", r, col + 1)
     number = float(value)
     if not math.isfinite(number):
         raise table.error(f"{what} '{value}' is not a finite number", r, col + 1)
@@ -375,6 +435,7 @@ def read_truth(
     label_set: Sequence[str] | None = None,
     group_column: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_rows: int | None = None,
 ) -> Truth:
     """Read a truth file: ``id,label`` (plus the group column if named), CSV or Parquet.
 
@@ -392,6 +453,9 @@ def read_truth(
         Name of a column holding each item's group (for the grouped bootstrap).
     max_bytes : int, default 256 MiB
         Larger files are refused before being read whole.
+    max_rows : int, optional
+        More items are refused (a Parquet file from its metadata, before reading; a CSV file while it is
+        read).
 
     Returns
     -------
@@ -402,13 +466,98 @@ def read_truth(
     ------
     InputError
     """
-    table = _load(source, name, max_bytes)
-    optional = [group_column] if group_column else []
+    display, data = _load(source, name, max_bytes)
     if group_column in ("id", "label"):
         raise ValueError("`group_column` must not be 'id' or 'label'.")
+    if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1):
+        raise ValueError("`max_rows` must be a positive integer.")
+    options = {"kind": kind, "label_set": label_set, "group_column": group_column, "max_rows": max_rows}
+    try:
+        return _fast_truth(data, display, max_bytes=max_bytes, **options)  # type: ignore[arg-type]
+    except _fastio.TooManyRows as exc:
+        raise InputError(_TOO_MANY_ITEMS.format(rows=exc.rows, limit=max_rows), file=display) from None
+    except _fastio.TooLarge as exc:
+        raise InputError(_PARQUET_TOO_LARGE.format(size=exc.size, limit=max_bytes), file=display) from None
+    except _fastio.Refused as exc:
+        # explained after the except block, which frees the fast path's arrays (its traceback's frames)
+        refused = _fastio.Refused(exc.row, related=exc.related)
+    table, whole = _explain(data, display, refused)
+    if not whole:
+        _slow_truth(table, **options)  # type: ignore[arg-type]  # raises, or:
+        table = _table(data, display)
+    return _slow_truth(table, **options)  # type: ignore[arg-type]
+
+
+_TOO_MANY_ITEMS = "the file has {rows:,} rows, more than the limit of {limit:,} items"
+_PARQUET_TOO_LARGE = "the Parquet file holds {size:,} bytes of data, more than the limit of {limit:,}"
+_TOO_MANY_ROWS = "more than the limit of {limit:,} items"
+_TOO_MANY_PREDICTIONS = "the file has {rows:,} rows; this task has {items:,} items"
+
+
+def _fast_truth(
+    data: bytes,
+    name: str,
+    *,
+    kind: PredictionKind,
+    label_set: Sequence[str] | None,
+    group_column: str | None,
+    max_rows: int | None,
+    max_bytes: int,
+) -> Truth:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = _fastio.read_columns(data, max_rows=max_rows, max_bytes=max_bytes)
+    expected = {"id", "label"} | ({group_column} if group_column else set())
+    if set(table.header) != expected:
+        raise _fastio.Refused(0)
+    if table.over_limit:
+        assert max_rows is not None
+        line = _fastio.records_at(data, {max_rows}).found[max_rows][0]
+        raise InputError(_TOO_MANY_ROWS.format(limit=max_rows), file=name, line=line)
+    index = table.index()
+    ids = table.columns[index["id"]]
+    labels = table.columns[index["label"]]
+    text = [ids] + ([] if kind == "value" else [labels])
+    _fastio.require_text(*text, *([table.columns[index[group_column]]] if group_column else []))
+    _fastio.check_ids(ids)
+    values: NDArray[Any] | None = None
+    if kind == "value":
+        values = _fastio.check_numbers(labels)
+    else:
+        allowed = None if label_set is None else pa.array(sorted({str(x) for x in label_set}), pa.string())
+        _fastio.check_labels([labels], allowed)
+    groups = None
+    if group_column:
+        groups = table.columns[index[group_column]]
+        empty = _fastio.first_true(pc.equal(pc.utf8_length(groups), 0))
+        if empty is not None:
+            raise _fastio.Refused(empty)
+    order = pc.sort_indices(ids)
+    return Truth(
+        name=name,
+        ids=_fastio.to_str_array(pc.take(ids, order)),
+        labels=values[order.to_numpy()]
+        if values is not None
+        else _fastio.to_str_array(pc.take(labels, order)),
+        groups=None if groups is None else _fastio.to_str_array(pc.take(groups, order)),
+    )
+
+
+def _slow_truth(
+    table: _Table,
+    *,
+    kind: PredictionKind,
+    label_set: Sequence[str] | None,
+    group_column: str | None,
+    max_rows: int | None,
+) -> Truth:
+    optional = [group_column] if group_column else []
     cols = _check_header(table, ["id", "label"], optional)
     if group_column and group_column not in cols:
         raise _header_error(table, f"missing group column '{group_column}'", None)
+    if max_rows is not None and len(table.rows) > max_rows:
+        raise table.error(_TOO_MANY_ROWS.format(limit=max_rows), max_rows)
     _check_row_width(table)
     ids = _read_ids(table, cols["id"])
     lab_col = cols["label"]
@@ -460,6 +609,7 @@ def read_predictions(
     min_ranks: int = 1,
     name: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    check_only: bool = False,
 ) -> NDArray[Any]:
     """Read and validate a prediction file against the task's public item list and label set.
 
@@ -482,6 +632,9 @@ def read_predictions(
         Display name for messages.
     max_bytes : int, default 256 MiB
         Larger files are refused before being read whole.
+    check_only : bool, default False
+        Only check the file (a web process that validates an upload): the result is an empty array, and
+        the N predictions (an array of N fixed-width strings for labels) are never made.
 
     Returns
     -------
@@ -495,7 +648,117 @@ def read_predictions(
     """
     if kind in ("label", "ranked_labels") and label_set is None:
         raise ValueError("`label_set` is required for label predictions.")
-    table = _load(source, name, max_bytes)
+    display, data = _load(source, name, max_bytes)
+    options = {
+        "item_ids": item_ids,
+        "kind": kind,
+        "label_set": label_set,
+        "probabilities": probabilities,
+        "min_ranks": min_ranks,
+    }
+    try:
+        return _fast_predictions(
+            data,
+            display,
+            max_bytes=max_bytes,
+            check_only=check_only,
+            **options,  # type: ignore[arg-type]
+        )
+    except _fastio.TooManyRows as exc:
+        raise InputError(
+            _TOO_MANY_PREDICTIONS.format(rows=exc.rows, items=len(item_ids)), file=display
+        ) from None
+    except _fastio.TooLarge as exc:
+        raise InputError(_PARQUET_TOO_LARGE.format(size=exc.size, limit=max_bytes), file=display) from None
+    except _fastio.Refused as exc:
+        # explained after the except block, which frees the fast path's arrays (its traceback's frames)
+        refused = _fastio.Refused(exc.row, related=exc.related)
+    table, whole = _explain(data, display, refused)
+    if not whole:
+        _slow_predictions(table, partial=True, **options)  # type: ignore[arg-type]  # raises, or:
+        table = _table(data, display)
+    return _slow_predictions(table, **options)  # type: ignore[arg-type]
+
+
+def _ranks(header: Sequence[str], kind: PredictionKind, min_ranks: int) -> int:
+    if kind != "ranked_labels":
+        return 1
+    return max(sum(1 for h in header if re.fullmatch(r"prediction_[0-9]+", h)), min_ranks)
+
+
+def _fast_predictions(
+    data: bytes,
+    name: str,
+    *,
+    item_ids: Sequence[str] | NDArray[Any],
+    kind: PredictionKind,
+    label_set: Sequence[str] | None,
+    probabilities: bool,
+    min_ranks: int,
+    max_bytes: int,
+    check_only: bool,
+) -> NDArray[Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = _fastio.read_columns(data, max_rows=len(item_ids), max_bytes=max_bytes)
+    value_cols = prediction_columns(kind, ranks=_ranks(table.header, kind, min_ranks))
+    if set(table.header) != {"id", *value_cols}:
+        raise _fastio.Refused(0)
+    index = table.index()
+    ids = table.columns[index["id"]]
+    _fastio.require_text(ids)
+    as_text = isinstance(item_ids, np.ndarray) and item_ids.dtype.kind == "U"
+    items = pa.array(item_ids if as_text else [str(i) for i in item_ids], pa.string())
+    # One hash lookup: each row's position in the task (-1: unknown or empty). A valid file is a permutation
+    # of the task's items; anything else is located by the line-precise reader's checks, in its order.
+    position = pc.fill_null(pc.index_in(ids, value_set=items), -1).to_numpy()
+    known = position >= 0
+    counts = np.bincount(position[known], minlength=len(item_ids))
+    if not known.all() or counts.max(initial=0) > 1:
+        _fastio.check_ids(ids)
+        _fastio.check_known(ids, items)
+    if table.over_limit:  # more rows than items: a row above must repeat an id or name an unknown one
+        raise _fastio.Refused()
+    values = [table.columns[index[c]] for c in value_cols]
+    numbers = None
+    if kind in ("score", "value"):
+        numbers = _fastio.check_numbers(values[0], probabilities=probabilities)
+    else:
+        assert label_set is not None
+        _fastio.require_text(*values)
+        _fastio.check_labels(values, pa.array(sorted({str(x) for x in label_set}), pa.string()))
+    if table.rows != len(item_ids):
+        missing = [str(item_ids[i]) for i in np.flatnonzero(counts == 0)[:5]]
+        raise InputError(_missing_message(len(item_ids) - table.rows, len(item_ids), missing), file=name)
+    if check_only:
+        return np.empty(0)
+    rows = np.empty(len(item_ids), dtype=np.intp)
+    rows[position] = np.arange(len(position))
+    if numbers is not None:
+        return numbers[rows]
+    if kind == "label":
+        return _fastio.to_str_array(values[0], rows)
+    return np.stack([_fastio.to_str_array(v, rows) for v in values], axis=1)
+
+
+def _missing_message(count: int, total: int, first: Sequence[str]) -> str:
+    shown = ", ".join(f"'{m}'" for m in first[:5]) + (", ..." if count > 5 else "")
+    return f"missing predictions for {count} of {total} ids: {shown}"
+
+
+def _slow_predictions(
+    table: _Table,
+    *,
+    item_ids: Sequence[str] | NDArray[Any],
+    kind: PredictionKind,
+    label_set: Sequence[str] | None,
+    probabilities: bool,
+    min_ranks: int,
+    partial: bool = False,
+) -> NDArray[Any]:
+    """The line-precise reader's checks; ``partial``: ``table`` holds only some rows of the file (the
+    explanation of a refusal), so it is not checked for completeness."""
     if kind == "ranked_labels":
         ranks = sum(1 for h in table.header if re.fullmatch(r"prediction_\d+", h))
         ranks = max(ranks, min_ranks)
@@ -504,7 +767,12 @@ def read_predictions(
     value_cols = prediction_columns(kind, ranks=ranks)
     cols = _check_header(table, ["id", *value_cols])
     _check_row_width(table)
-    position = {str(item): i for i, item in enumerate(item_ids)}
+    if partial:  # a few rows: no map of every item of the task
+        raw = [row[cols["id"]].strip() for row in table.rows]
+        wanted = set(raw) | {r[1:] for r in raw if r.startswith("'")}
+        position = {str(item): i for i, item in enumerate(item_ids) if str(item) in wanted}
+    else:
+        position = {str(item): i for i, item in enumerate(item_ids)}
     ids = _read_ids(table, cols["id"], known=position)
     for r, item in enumerate(ids):
         if item not in position:
@@ -518,6 +786,8 @@ def read_predictions(
             if probabilities and not 0.0 <= value <= 1.0:
                 raise table.error(f"score {row[col].strip()} is not a probability in [0, 1]", r, col + 1)
             numbers[r] = value
+        if partial:
+            return numbers
         _check_complete(table, ids, item_ids)
         return numbers[_task_order(ids, position)]
 
@@ -538,6 +808,8 @@ def read_predictions(
                 raise table.error(f"label '{text}' is ranked twice", r, c + 1)
             seen.add(text)
             out[r, j] = text
+    if partial:
+        return out
     _check_complete(table, ids, item_ids)
     result = out[_task_order(ids, position)].astype(str)
     return result[:, 0] if kind == "label" else result
@@ -548,8 +820,7 @@ def _check_complete(table: _Table, ids: list[str], item_ids: Sequence[str] | NDA
         return
     given = set(ids)
     missing = [str(i) for i in item_ids if str(i) not in given]
-    shown = ", ".join(f"'{m}'" for m in missing[:5]) + (", ..." if len(missing) > 5 else "")
-    raise table.error(f"missing predictions for {len(missing)} of {len(item_ids)} ids: {shown}")
+    raise table.error(_missing_message(len(missing), len(item_ids), missing))
 
 
 def _task_order(ids: list[str], position: dict[str, int]) -> NDArray[np.intp]:

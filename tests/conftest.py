@@ -224,3 +224,15 @@ def _fresh_sign_up_counters() -> Iterator[None]:
     with contextlib.suppress(Exception):  # a test that takes the cache's Redis down sets it up itself
         cache.delete_many(["throttle_signup_127.0.0.1", "throttle_signup_global_all"])
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_answers_across_tests() -> Iterator[None]:
+    """Anonymous board answers are cached per process under a challenge's reads version; tests reuse slugs
+    with new databases (and inside a test transaction the version changes only on commit), so each test
+    starts with none (leaderboard/rankings/read_cache.py)."""
+    from django.core.cache import caches
+
+    caches["answers"].clear()
+    yield
+    caches["answers"].clear()

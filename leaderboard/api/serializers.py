@@ -353,7 +353,7 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
     def get_run_values(self, obj: Score) -> list[float] | None:
         return list(obj.run_values) if self._full() else None
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
     def get_details(self, obj: Score) -> dict[str, Any] | None:
         # Aggregates over hidden annotations: only where the caller may see them (the view decides).
         if obj.submission_id not in self.context.get("details_visible", ()):

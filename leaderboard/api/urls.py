@@ -4,6 +4,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from leaderboard.api import views
 from leaderboard.api.exception_handlers import not_found
 from leaderboard.api.shakeup import ShakeupChartView, ShakeupView
+from leaderboard.rankings.read_cache import cached_for_anonymous
+from leaderboard.scoring.models import Split
 
 app_name = "api"
 
@@ -34,7 +36,14 @@ urlpatterns = [
         name="participant-detail",
     ),
     path("challenges/<slug:slug>/submissions/", views.SubmissionListView.as_view(), name="submission-list"),
-    path("challenges/<slug:slug>/leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path(
+        "challenges/<slug:slug>/leaderboard/",
+        # anonymous JSON reads are answered from the per-process cache (leaderboard/rankings/read_cache.py)
+        cached_for_anonymous(
+            ["task", "split", "sequence", "limit", "offset"], values={"split": Split.values}
+        )(views.LeaderboardView.as_view()),
+        name="leaderboard",
+    ),
     path("challenges/<slug:slug>/summary/", views.SummaryView.as_view(), name="summary"),
     path(
         "challenges/<slug:slug>/critical-difference.svg",
@@ -51,5 +60,6 @@ urlpatterns = [
         SpectacularSwaggerView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"),
         name="docs",
     ),
-    re_path(r"^.*$", not_found),  # unknown API paths answer in the API's shape, not with an HTML page
+    # unknown API paths answer in the API's shape, not with an HTML page (also with a newline in the path)
+    re_path(r"^[\s\S]*$", not_found),
 ]

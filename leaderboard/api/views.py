@@ -90,6 +90,7 @@ ERROR_RESPONSES = {
     403: OpenApiResponse(description="Not allowed: {message, extra}"),
     404: OpenApiResponse(description="Not found or not visible: {message, extra}"),
 }
+CONFLICT_RESPONSE = OpenApiResponse(description="Exists already: {message, extra}")
 
 
 def _user(request: Request) -> User:
@@ -175,7 +176,8 @@ class RegisterView(APIView):
                 self.throttled(request, throttle.wait() or 1.0)
 
     @extend_schema(
-        request=s.RegisterInputSerializer, responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
+        request=s.RegisterInputSerializer,
+        responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400], 409: CONFLICT_RESPONSE},
     )
     def post(self, request: Request) -> Response:
         serializer = s.RegisterInputSerializer(data=request.data)
@@ -214,7 +216,8 @@ class ChallengeListView(GenericAPIView):
         return self.get_paginated_response(data)
 
     @extend_schema(
-        request=s.ChallengeInputSerializer, responses={201: s.ChallengeOutputSerializer, **ERROR_RESPONSES}
+        request=s.ChallengeInputSerializer,
+        responses={201: s.ChallengeOutputSerializer, **ERROR_RESPONSES, 409: CONFLICT_RESPONSE},
     )
     def post(self, request: Request) -> Response:
         serializer = s.ChallengeInputSerializer(data=request.data)
@@ -237,7 +240,8 @@ class ChallengeDetailView(APIView):
         )
 
     @extend_schema(
-        request=s.ChallengeUpdateSerializer, responses={200: s.ChallengeOutputSerializer, **ERROR_RESPONSES}
+        request=s.ChallengeUpdateSerializer,
+        responses={200: s.ChallengeOutputSerializer, **ERROR_RESPONSES, 409: CONFLICT_RESPONSE},
     )
     def patch(self, request: Request, slug: str) -> Response:
         challenge = challenge_get(slug=slug, user=request.user)
@@ -316,6 +320,7 @@ class TaskItemsView(JSONErrorsMixin, GenericAPIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
     filter_backends: list[Any] = []
 
+    @extend_schema(responses={200: s.ItemSerializer(many=True), 404: ERROR_RESPONSES[404]})
     def get(self, request: Request, slug: str, task: str) -> Response:
         challenge = challenge_get(slug=slug, user=request.user)
         item_ids = task_get(challenge=challenge, slug=task).item_ids

@@ -155,6 +155,9 @@ UPLOAD_MAX_BYTES = env.int("LEADERBOARD_UPLOAD_MAX_BYTES", default=50 * 1024 * 1
 # Detection results (a COCO-val-sized file is ~50 MB of JSON) and segmentation archives of label maps.
 # The rule per task kind is ``leaderboard.challenges.models.upload_max_bytes``.
 VISION_UPLOAD_MAX_BYTES = env.int("LEADERBOARD_VISION_UPLOAD_MAX_BYTES", default=256 * 1024 * 1024)
+#: The most items a task's labels file may list (a Parquet file is refused from its metadata, a CSV file while
+#: it is read), so checking an upload stays in bounded memory (docs/benchmarks.md, "Reading files").
+TASK_MAX_ITEMS = env.int("LEADERBOARD_TASK_MAX_ITEMS", default=1_000_000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -241,6 +244,7 @@ REST_FRAMEWORK = {
         # New accounts per client address and over the whole service (docs/reliability.md, "Label extraction").
         "signup": env.str("LEADERBOARD_THROTTLE_SIGNUP", default="5/hour"),
         "signup_global": env.str("LEADERBOARD_THROTTLE_SIGNUP_GLOBAL", default="60/hour"),
+        "anon_read": env.str("LEADERBOARD_THROTTLE_ANON_READ", default="60/min"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -251,6 +255,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.api.schema.add_error_responses",
+    ],
 }
 
 # --- Cache (throttling counters) ------------------------------------------------------------------
@@ -274,6 +282,14 @@ CACHES = {
         "LOCATION": "boards",
         "TIMEOUT": 3600,
         "OPTIONS": {"MAX_ENTRIES": 32},
+    },
+    # Whole answers of anonymous board reads, per challenge reads version (leaderboard/rankings/read_cache.py);
+    # apart from "boards", so answers never push drawn boards out.
+    "answers": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "answers",
+        "TIMEOUT": 60,
+        "OPTIONS": {"MAX_ENTRIES": 256},
     },
 }
 

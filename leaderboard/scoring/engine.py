@@ -159,6 +159,7 @@ def parse_truth(
             label_set=list(labels) if labels else None,
             group_column=group_column,
             max_bytes=settings.UPLOAD_MAX_BYTES,
+            max_rows=settings.TASK_MAX_ITEMS,
         )
     except stats_io.InputError as exc:
         if split_position and exc.column is not None and exc.column >= split_position:
@@ -340,7 +341,9 @@ def _split_off_parquet_column(data: bytes, *, name: str, column: str) -> tuple[b
 
 
 # --- predictions ---------------------------------------------------------------------------------------
-def _read_predictions(data: bytes, *, name: str, task: Task, file_format: str) -> np.ndarray:
+def _read_predictions(
+    data: bytes, *, name: str, task: Task, file_format: str, check_only: bool = False
+) -> np.ndarray:
     metric = get_metric(task.metric)
     return stats_io.read_predictions(
         io.BytesIO(data),
@@ -351,6 +354,7 @@ def _read_predictions(data: bytes, *, name: str, task: Task, file_format: str) -
         min_ranks=metric.ranks or 1,
         name=name,
         max_bytes=settings.UPLOAD_MAX_BYTES,
+        check_only=check_only,
     )
 
 
@@ -360,7 +364,7 @@ def validate_predictions(data: bytes, *, name: str, task: Task, file_format: str
         _read_vision_predictions(data, name=name, task=task)
         return
     try:
-        _read_predictions(data, name=name, task=task, file_format=file_format)
+        _read_predictions(data, name=name, task=task, file_format=file_format, check_only=True)
     except stats_io.InputError as exc:
         raise input_error(exc) from exc
 

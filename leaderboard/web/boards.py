@@ -495,6 +495,10 @@ class RankPlotRow:
     cells: list[RankCell]
     text_y: int
     modal_rank: int
+    rank_low: Any = None
+    rank_high: Any = None
+    above: str = ""  # share of resamples at a better rank than the drawn window ("" when none)
+    below: str = ""  # ... at a worse rank
 
 
 @dataclass
@@ -507,54 +511,137 @@ class RankPlot:
     height: int
     cell: int
     label_width: int
+    entries: int = 0
+    page: int = 1
+    pages: int = 1
+    first_row: int = 1
+    last_row: int = 1
+    any_above: bool = False
+    any_below: bool = False
+
+    @property
+    def previous_page(self) -> int | None:
+        return self.page - 1 if self.page > 1 else None
+
+    @property
+    def next_page(self) -> int | None:
+        return self.page + 1 if self.page < self.pages else None
 
 
-def rank_plot(
-    *, rows: Sequence[Mapping[str, Any]], distribution: Sequence[Sequence[float]]
-) -> RankPlot | None:
-    """A heat-map of the stored K x K rank distribution (row i = the snapshot's i-th row, column r = rank r+1).
+#: The rank distribution page draws this many entries a page, and of the ranks only those the page's
+#: entries hold on the board plus ``RANK_WINDOW`` on either side (the shares of the others are summed into
+#: "better" and "worse"): at most 25 x 35 cells, whatever the board's size (the K x K distribution is
+#: drawn whole only as the cached image ``ranks.png``).
+RANK_PAGE_ROWS = 25
+RANK_WINDOW = 5
+
+
+def rank_pages(entries: int) -> int:
+    return max(1, -(-entries // RANK_PAGE_ROWS))
+
+
+def rank_plot(*, rows: Sequence[Mapping[str, Any]], distribution: Any, page: int = 1) -> RankPlot | None:
+    """A heat-map of one page of the stored K x K rank distribution (row i = the snapshot's i-th row, column
+    r = rank r+1): the page's entries and the ranks around theirs.
 
     Counts or shares are both accepted: each row is drawn as shares of its own total.
     """
-    k = len(distribution)
-    if k == 0 or k != len(rows):
+    import numpy as np
+
+    counts = np.asarray(distribution, dtype=np.float64)
+    k = len(counts)
+    if k == 0 or k != len(rows) or counts.ndim != 2 or counts.shape[1] != k:
         return None
+    pages = rank_pages(k)
+    page = min(max(page, 1), pages)
+    start, stop = (page - 1) * RANK_PAGE_ROWS, min(k, page * RANK_PAGE_ROWS)
+    lo, hi = max(0, start - RANK_WINDOW), min(k, stop + RANK_WINDOW)  # 0-based ranks [lo, hi)
+    part = counts[start:stop]
+    totals = part.sum(axis=1)
+    shares = part / np.where(totals > 0, totals, 1.0)[:, None]
     cell, label_width, top = 36, 200, 28
     plot_rows = []
-    for i, (row, counts) in enumerate(zip(rows, distribution, strict=True)):
-        total = sum(float(c) for c in counts) or 1.0
-        shares = [float(c) / total for c in counts]
+    for i, row in enumerate(rows[start:stop]):
+        line = shares[i]
         cells = [
             RankCell(
                 rank=j + 1,
-                share=s,
-                percent=_percent(s),
-                x=label_width + j * cell,
+                share=float(line[j]),
+                percent=_percent(float(line[j])),
+                x=label_width + (j - lo) * cell,
                 y=top + i * cell,
                 size=cell - 2,
             )
-            for j, s in enumerate(shares)
+            for j in range(lo, hi)
         ]
-        modal = max(range(len(shares)), key=lambda j: shares[j]) + 1 if shares else 1
+        above, below = float(line[:lo].sum()), float(line[hi:].sum())
         plot_rows.append(
             RankPlotRow(
                 name=str(row.get("name", "")),
                 is_baseline=bool(row.get("is_baseline")),
                 cells=cells,
                 text_y=top + i * cell + cell // 2 + 4,
-                modal_rank=modal,
+                modal_rank=int(np.argmax(line)) + 1,
+                rank_low=row.get("rank_low"),
+                rank_high=row.get("rank_high"),
+                above=_percent(above) if lo > 0 else "",
+                below=_percent(below) if hi < k else "",
             )
         )
+    n = stop - start
     return RankPlot(
         rows=plot_rows,
-        ranks=list(range(1, k + 1)),
-        columns=[(j + 1, label_width + j * cell + (cell - 2) // 2) for j in range(k)],
+        ranks=list(range(lo + 1, hi + 1)),
+        columns=[(j + 1, label_width + (j - lo) * cell + (cell - 2) // 2) for j in range(lo, hi)],
         label_x=label_width - 8,
-        width=label_width + k * cell + 8,
-        height=top + k * cell + 8,
+        width=label_width + (hi - lo) * cell + 8,
+        height=top + n * cell + 8,
         cell=cell,
         label_width=label_width,
+        entries=k,
+        page=page,
+        pages=pages,
+        first_row=start + 1,
+        last_row=stop,
+        any_above=lo > 0,
+        any_below=hi < k,
     )
+
+
+#: The whole K x K distribution as an image: ranks and entries binned to at most this many columns and
+#: rows, so the PNG's size is bounded whatever K is.
+RANK_IMAGE_BINS = 200
+
+
+def rank_image(distribution: Any, *, title: str) -> bytes:
+    """A PNG heat-map of the whole rank distribution (rows: entries in board order; columns: ranks), drawn
+    with matplotlib; boards larger than ``RANK_IMAGE_BINS`` are binned (mean share per block)."""
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure  # the object API: no pyplot state shared between threads
+
+    counts = np.asarray(distribution, dtype=np.float64)
+    k = len(counts)
+    totals = counts.sum(axis=1, keepdims=True)
+    shares = counts / np.where(totals > 0, totals, 1.0)
+    step = max(1, -(-k // RANK_IMAGE_BINS))
+    if step > 1:
+        padded = np.zeros((-(-k // step) * step,) * 2)
+        padded[:k, :k] = shares
+        m = len(padded) // step
+        shares = padded.reshape(m, step, m, step).mean(axis=(1, 3))
+    fig = Figure(figsize=(7, 6), dpi=100)
+    ax = fig.subplots()
+    extent = (0.5, k + 0.5, k + 0.5, 0.5)
+    shown = ax.imshow(shares, cmap="Blues", vmin=0, vmax=shares.max() or 1, extent=extent, aspect="auto")
+    ax.set_xlabel("rank")
+    ax.set_ylabel("entry (board order)")
+    ax.set_title(title[:80], fontsize=10)
+    fig.colorbar(shown, ax=ax, label="share of resamples" + (f" (blocks of {step})" if step > 1 else ""))
+    out = io.BytesIO()
+    fig.savefig(out, format="png", metadata={"Software": None})
+    return out.getvalue()
 
 
 def _percent(share: float) -> str:

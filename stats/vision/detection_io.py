@@ -380,10 +380,10 @@ def parse_voc_truth(
         number, ``xmax < xmin`` or ``ymax < ymin``, ``difficult`` other than 0/1, the same image and no
         category mixed with objects is fine (the empty row only lists the image).
     """
-    from stats.io import _load  # the shared CSV/Parquet reader, with line and column positions
+    from stats.io import _load, _table  # the shared CSV/Parquet reader, with line and column positions
 
-    disp = _display_name(source, name)
-    table = _load(source, disp, max_bytes)
+    disp, data = _load(source, _display_name(source, name), max_bytes)
+    table = _table(data, disp)
     header = [h.strip() for h in table.header]
     need = ["image", "category", "xmin", "ymin", "xmax", "ymax"]
     missing = [c for c in need if c not in header]

@@ -34,7 +34,14 @@ from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, Submission
 from tests.service.api_support import FAST_HASHERS, PASSWORD, client_for, file, reset_throttles
 from tests.service.factories import LABELS, challenge_with_task, csv_bytes, make_truth, predictions, user
 
-RATES = {"token": "1000/min", "login": "1000/min", "submit": "1000/min"}
+# Every scope the service defines (sign-up, anonymous reads...), with the ones these tests exercise raised.
+RATES = {
+    **SimpleRateThrottle.THROTTLE_RATES,
+    "token": "1000/min",
+    "login": "1000/min",
+    "submit": "1000/min",
+    "anon_read": "1000/min",
+}
 
 
 @pytest.fixture(autouse=True)

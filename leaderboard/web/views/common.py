@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from redis.exceptions import RedisError
+from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.api.uploads import SizeLimitedUploadHandler, stream_limit
 from leaderboard.challenges.models import Challenge, Task
@@ -102,3 +105,41 @@ def error_context(exc: ApplicationError) -> dict[str, Any]:
     if extra.get("column") is not None:
         where.append(f"column {extra['column']}")
     return {"message": exc.message, "where": ", ".join(where), "extra": extra}
+
+
+class _AnonymousReadThrottle(SimpleRateThrottle):
+    """``LEADERBOARD_THROTTLE_ANON_READ`` per client address, for anonymous reads whose cost grows with
+    the board (rank distribution, pairwise, downloads)."""
+
+    scope = "anon_read"
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+TOO_MANY_READS = "Too many requests from your address; try again in {wait} seconds, or log in."
+
+
+def throttled_anonymous_reads(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """Anonymous visitors get 429 with ``Retry-After`` past the rate; signed-in users are not throttled
+    here. With the shared cache unreachable the read goes through (the pages are cached per snapshot, so a
+    read costs little; the throttle bounds how often one address can make the service draw anything)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not request.user.is_authenticated:
+            throttle = _AnonymousReadThrottle()
+            try:
+                allowed = throttle.allow_request(request, None)  # type: ignore[arg-type]
+            except (RedisError, OSError):
+                allowed = True
+            if not allowed:
+                wait = max(1, math.ceil(throttle.wait() or 1))
+                response = HttpResponse(
+                    TOO_MANY_READS.format(wait=wait), status=429, content_type="text/plain; charset=utf-8"
+                )
+                response["Retry-After"] = str(wait)
+                return response
+        return view(request, *args, **kwargs)
+
+    return wrapper

@@ -6,9 +6,12 @@ import csv
 import io
 import json
 import re
+import threading
+from collections import OrderedDict
 from typing import Any
 from urllib.parse import urlencode
 
+from django.core.cache import caches
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -29,11 +32,12 @@ from leaderboard.rankings.precision import (
     public_summary,
     task_decimals,
 )
+from leaderboard.rankings.read_cache import cached_for_anonymous
 from leaderboard.rankings.selectors import board_at, board_latest, shakeup_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
 from leaderboard.web.selectors import DETAILS_HIDDEN, challenge_phase, home_challenges, score_details
-from leaderboard.web.views.common import as_http, challenge_for, task_for
+from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
 
 #: The verdict (max-t comparisons with the best) comes first; p_value and p_adjusted are the pair test
 #: against the observed leader (alone / corrected over the K - 1 comparisons with it), not the verdict.
@@ -165,6 +169,7 @@ def _bibtex(
     )
 
 
+@cached_for_anonymous(["task", "split", "sort", "page", "rows"], values={"split": Split.values})
 @require_GET
 def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
@@ -217,6 +222,7 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+@throttled_anonymous_reads
 @require_GET
 def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
@@ -263,17 +269,57 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     return response
 
 
+#: The K x K rank distributions of the latest snapshots this process read (float32; 4 MB at K = 1,000),
+#: so drawing another page of the same snapshot does not read the matrix again.
+_DISTRIBUTIONS: OrderedDict[tuple[int, str], Any] = OrderedDict()
+_DISTRIBUTIONS_KEPT = 2
+_DISTRIBUTIONS_LOCK = threading.Lock()
+
+
+def _rank_distribution(snapshot: BoardSnapshot) -> Any:
+    import numpy as np
+
+    key = (snapshot.pk, snapshot.created_at.isoformat())
+    with _DISTRIBUTIONS_LOCK:
+        if key in _DISTRIBUTIONS:
+            _DISTRIBUTIONS.move_to_end(key)
+            return _DISTRIBUTIONS[key]
+    matrix = np.asarray(snapshot.rank_distribution or [], dtype=np.float32)
+    with _DISTRIBUTIONS_LOCK:
+        _DISTRIBUTIONS[key] = matrix
+        while len(_DISTRIBUTIONS) > _DISTRIBUTIONS_KEPT:
+            _DISTRIBUTIONS.popitem(last=False)
+    return matrix
+
+
+def _rank_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int:
+    try:
+        page = int(request.GET.get("page", "1"))
+    except ValueError:
+        page = 1
+    return min(max(page, 1), boards.rank_pages(snapshot.entry_count if snapshot else 0))
+
+
+@throttled_anonymous_reads
+@cached_for_anonymous(["split", "page"], values={"split": Split.values})
 @require_GET
 def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """One page of entries (``?page=N``, 25 a page) with the ranks around theirs; the whole K x K
+    distribution only as the cached image ``ranks.png``. Drawn once per snapshot and page, so a request's
+    cost does not grow with K^2 (docs/web.md)."""
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split)
+    page = _rank_page(request, snapshot)
     decimals = task_decimals(task)
     plot = (
-        boards.rank_plot(
-            rows=public_rows(snapshot.rows, decimals),
-            distribution=public_distribution(snapshot.rank_distribution, decimals),
+        SimpleLazyObject(
+            lambda: boards.rank_plot(
+                rows=public_rows(snapshot.rows, decimals),
+                distribution=public_distribution(_rank_distribution(snapshot), decimals),
+                page=page,
+            )
         )
         if snapshot
         else None
@@ -289,8 +335,32 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
             "private_visible": private_visible,
             "snapshot": snapshot,
             "plot": plot,
+            "page": page,
+            "board_cache_seconds": BOARD_CACHE_SECONDS,
         },
     )
+
+
+@throttled_anonymous_reads
+@cached_for_anonymous(["split"], values={"split": Split.values})
+@require_GET
+def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """The whole rank distribution of the latest snapshot as a PNG, drawn once per snapshot and cached."""
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    split, _ = _split_of(request, challenge)
+    snapshot = _board(request, task, split)
+    if snapshot is None:
+        raise Http404("This board has not been built yet.")
+    key = f"ranks-png:{snapshot.pk}:{snapshot.created_at.isoformat()}"
+    image = caches["boards"].get(key)
+    if image is None:
+        matrix = _rank_distribution(snapshot)
+        if matrix.size == 0:
+            raise Http404("This snapshot stores no rank distribution.")
+        image = boards.rank_image(matrix, title=f"{task.title}: {split} board #{snapshot.sequence}")
+        caches["boards"].set(key, image, BOARD_CACHE_SECONDS)
+    return HttpResponse(image, content_type="image/png")
 
 
 @require_GET
@@ -370,6 +440,7 @@ def cd_svg(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+@throttled_anonymous_reads
 @require_GET
 def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """Two entries side by side, from the stored snapshot (and its pairwise table, where it stores one)."""

@@ -1,0 +1,130 @@
+"""Server CPU per request of the board reads (issue 10, points 3 and 9), measured in-process.
+
+Usage (from the repository root; an empty PostgreSQL database of your own and a Redis database number)::
+
+    psql -h 127.0.0.1 -U postgres -c 'CREATE DATABASE lbcpu'
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/lbcpu REDIS_URL=redis://127.0.0.1:6379/5 \
+      .venv/bin/python deploy/cpu_per_request.py [--entries 200 --items 2000 --requests 500]
+
+The script migrates that database, creates (once; a later run reuses it) a challenge with one accuracy task
+of ``--items`` items and ``--entries`` scored entries (in bulk, as ``deploy/loadtest.py`` does) and builds
+its board with the real ``leaderboard_rebuild``. Then, for each read (board page, board API, rank
+distribution page and its image, all anonymous as a visitor with no cookies), it sends one request to warm
+the caches and ``--requests`` more straight to the WSGI application (Django's handler with every
+middleware; no HTTP server, no client in the measured process), and prints the process CPU time
+(``time.process_time``) and wall time per request, and the size of the answer. A web server (gunicorn)
+adds its own parsing and socket work on top. Also ``--uncached``: the first request after the caches are
+cleared, i.e. the cost of drawing a new snapshot. Results are printed as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--entries", type=int, default=200)
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        raise SystemExit("set DATABASE_URL to an empty PostgreSQL database of your own")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.config.settings")
+    # one client sends every request: the anonymous-read throttle (60/min) is raised so its cost (a counter
+    # in Redis) is measured and its refusals are not
+    os.environ.setdefault("LEADERBOARD_THROTTLE_ANON_READ", "1000000/min")
+    os.environ.pop("DJANGO_DEBUG", None)
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "deploy"))
+    import django
+
+    django.setup()
+    import loadtest
+    from django.core.cache import caches
+    from django.core.management import call_command
+    from django.core.wsgi import get_wsgi_application
+    from django.test import RequestFactory
+
+    from leaderboard.challenges.models import Challenge, Task
+    from leaderboard.rankings.services import leaderboard_rebuild
+
+    call_command("migrate", verbosity=0)
+    if not Challenge.objects.filter(slug=loadtest.CHALLENGE).exists():
+        t = time.perf_counter()
+        made = loadtest.create_board(
+            argparse.Namespace(
+                entries=args.entries, items=args.items, resamples=args.resamples, seed=args.seed, teams=1
+            )
+        )
+        leaderboard_rebuild(task_id=made["task_id"], split="public")
+        print(
+            f"created a board of {args.entries} entries in {time.perf_counter() - t:.1f} s", file=sys.stderr
+        )
+    task = Task.objects.get(challenge__slug=loadtest.CHALLENGE, slug=loadtest.TASK)
+    entries = (
+        task.snapshots.filter(split="public").order_by("-sequence").values_list("entry_count", flat=True)[0]
+    )
+
+    app = get_wsgi_application()
+    factory = RequestFactory()
+
+    def call(path: str, query: str = "") -> tuple[int, int]:
+        environ = factory._base_environ(PATH_INFO=path, QUERY_STRING=query, REQUEST_METHOD="GET")
+        environ["wsgi.input"] = io.BytesIO(b"")
+        status: list[str] = []
+        body = b"".join(app(environ, lambda s, h, e=None: status.append(s)))  # type: ignore[misc]
+        return int(status[0].split()[0]), len(body)
+
+    slug, task_slug = loadtest.CHALLENGE, loadtest.TASK
+    reads = {
+        "board page": (f"/c/{slug}/", f"task={task_slug}"),
+        "board API": (f"/api/challenges/{slug}/leaderboard/", f"task={task_slug}"),
+        "rank distribution page": (f"/c/{slug}/t/{task_slug}/ranks/", ""),
+        "rank distribution image": (f"/c/{slug}/t/{task_slug}/ranks.png", ""),
+    }
+    out: dict[str, Any] = {"entries": entries, "items": args.items, "requests": args.requests, "reads": {}}
+    for label, (path, query) in reads.items():
+        for cache in ("boards", "default"):
+            caches[cache].clear()
+        c0, w0 = time.process_time(), time.perf_counter()
+        status, size = call(path, query)
+        first = {
+            "cpu_ms": round((time.process_time() - c0) * 1000, 2),
+            "wall_ms": round((time.perf_counter() - w0) * 1000, 2),
+        }
+        if status != 200:
+            out["reads"][label] = {"status": status}
+            continue
+        c0, w0 = time.process_time(), time.perf_counter()
+        for _ in range(args.requests):
+            status, size = call(path, query)
+            assert status == 200, (label, status)
+        cpu = (time.process_time() - c0) / args.requests
+        wall = (time.perf_counter() - w0) / args.requests
+        out["reads"][label] = {
+            "bytes": size,
+            "uncached_first_request": first,
+            "cached_cpu_ms_per_request": round(cpu * 1000, 3),
+            "cached_wall_ms_per_request": round(wall * 1000, 3),
+            "requests_per_cpu_second": round(1 / cpu) if cpu else None,
+        }
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,151 @@
+"""Whole answers of anonymous board reads, cached in each web process until the challenge changes.
+
+An anonymous visitor's board page, board API answer and rank-distribution page depend only on the
+challenge (its fields, tasks, latest snapshots and summaries) and the query, never on who asks. Each
+process keeps such answers (bytes and headers) in its ``answers`` cache under the challenge's *reads
+version*: a token in the shared cache (Redis in production) that every change of the challenge replaces,
+on commit (signals on Challenge, Task, BoardSnapshot, ChallengeSummary). A cached read then costs one
+shared-cache GET and one local lookup: no ORM query, no template (docs/reliability.md, "Load").
+
+- Only GETs by visitors with no session, no token and no pending message; only the query parameters a
+  view reads (others, and unknown values, go the ordinary way); only 200 answers that set no cookie.
+- Answers live ``ANSWER_SECONDS`` at most, so what depends on the clock (a challenge's phase) and a lost
+  version change (Redis down at that moment) are stale for at most that long.
+- With the shared cache unreachable, reads go the ordinary way (and the next try waits ``RETRY_SECONDS``),
+  so a hung Redis never delays a read by more than one socket timeout per ``RETRY_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any
+
+from django.core.cache import caches
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+
+ANSWER_SECONDS = 60
+RETRY_SECONDS = 10
+_VERSION_KEY = "reads-version:{slug}"
+_KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Vary", "Allow", "Content-Security-Policy")
+_shared_down_until = 0.0
+
+
+def reads_version(slug: str) -> str | None:
+    """The challenge's current reads version, or ``None`` when the shared cache cannot say."""
+    global _shared_down_until
+    if time.monotonic() < _shared_down_until:
+        return None
+    cache = caches["default"]
+    key = _VERSION_KEY.format(slug=slug)
+    try:
+        version = cache.get(key)
+        if version is None:
+            cache.add(key, uuid.uuid4().hex, None)
+            version = cache.get(key)
+    except (RedisError, OSError):
+        _shared_down_until = time.monotonic() + RETRY_SECONDS
+        return None
+    return None if version is None else str(version)
+
+
+def reads_changed(slug: str) -> None:
+    """Drop every cached anonymous answer of the challenge (in every process), once the transaction
+    commits."""
+
+    def bump() -> None:
+        try:
+            caches["default"].set(_VERSION_KEY.format(slug=slug), uuid.uuid4().hex, None)
+        except (RedisError, OSError):
+            logger.warning("shared cache unreachable; cached board answers of %s expire on their own", slug)
+
+    transaction.on_commit(bump)
+
+
+def _anonymous(request: HttpRequest) -> bool:
+    if request.method != "GET" or "HTTP_AUTHORIZATION" in request.META or "messages" in request.COOKIES:
+        return False
+    user = getattr(request, "user", None)
+    return user is None or not user.is_authenticated
+
+
+def cached_for_anonymous(
+    params: Iterable[str], *, values: dict[str, Iterable[str]] | None = None
+) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
+    """Serve a view's answer to anonymous visitors from the per-process cache (see the module's doc).
+
+    ``params``: the query parameters the view reads; a request with any other is not cached. ``values``:
+    for some of them, the only values cached (e.g. ``split``), so a visitor cannot fill the cache with
+    answers nobody else asks for.
+    """
+    allowed = frozenset(params)
+    allowed_values = {k: frozenset(v) for k, v in (values or {}).items()}
+
+    def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            key = _key(request, allowed, allowed_values, kwargs)
+            if key is None:
+                return view(request, *args, **kwargs)
+            version = reads_version(str(kwargs.get("slug", "")))
+            if version is None:
+                return view(request, *args, **kwargs)
+            key = f"{version}:{key}"
+            answers = caches["answers"]
+            hit = answers.get(key)
+            if hit is not None:
+                content, headers = hit
+                cached = HttpResponse(content)
+                for name, value in headers:
+                    cached[name] = value
+                return cached
+            response = view(request, *args, **kwargs)
+            render = getattr(response, "render", None)
+            if callable(render):
+                response = render()
+            if (
+                isinstance(response, HttpResponse)
+                and response.status_code == 200
+                and not response.cookies
+                and not response.has_header("Cache-Control")
+            ):
+                headers = [(h, response[h]) for h in _KEPT_HEADERS if response.has_header(h)]
+                answers.set(key, (response.content, headers), ANSWER_SECONDS)
+            return response
+
+        return wrapper
+
+    return decorate
+
+
+def _key(
+    request: HttpRequest,
+    allowed: frozenset[str],
+    allowed_values: dict[str, frozenset[str]],
+    kwargs: dict[str, Any],
+) -> str | None:
+    if not _anonymous(request):
+        return None
+    accept = request.META.get("HTTP_ACCEPT", "")
+    if accept not in ("", "*/*", "application/json") and not accept.startswith("text/html"):
+        return None  # other media types (CSV) are negotiated by the view
+    query = []
+    for name in sorted(request.GET):
+        values = request.GET.getlist(name)
+        if name not in allowed or len(values) != 1:
+            return None
+        if name in allowed_values and values[0] not in allowed_values[name]:
+            return None
+        query.append(f"{name}={values[0]}")
+    raw = "|".join(
+        [request.path, accept, request.get_host(), str(request.scheme), *query, repr(sorted(kwargs.items()))]
+    )
+    return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()

@@ -1,0 +1,48 @@
+"""The OpenAPI schema describes every answer (issue 10 point 8; schemathesis checks it in
+tests/reliability/test_fuzz.py): these pin the fixes it led to."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("post", "/api/challenges/%C3%A4%C3%B6/submissions/"),  # not a slug: no route matches
+        ("patch", "/api/challenges/x%0Ay/"),
+        ("get", "/api/challenges/x%0Ay/critical-difference.svg"),  # a newline in the path
+    ],
+)
+def test_unknown_api_paths_answer_the_json_404_whatever_the_method(client, method: str, path: str) -> None:  # type: ignore[no-untyped-def]
+    client.cookies["sessionid"] = "whatever"  # a browser's cookie made Django ask for a CSRF token
+    response = getattr(client, method)(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["message"] == "No such API endpoint."
+
+
+def test_every_operation_documents_its_errors_in_the_error_shape(client) -> None:  # type: ignore[no-untyped-def]
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert schema["components"]["schemas"]["Error"]["required"] == ["message", "extra"]
+    operations = [
+        (p, m, op) for p, item in schema["paths"].items() for m, op in item.items() if m != "parameters"
+    ]
+    assert len(operations) >= 20
+    for path, method, op in operations:
+        responses = op["responses"]
+        assert {"401", "503"} <= responses.keys(), (method, path)
+        if "{" in path:
+            assert "404" in responses, (method, path)
+        for code, response in responses.items():
+            if code[0] in "45":
+                assert response["content"]["application/json"]["schema"] == {
+                    "$ref": "#/components/schemas/Error"
+                }
+    items = schema["paths"]["/api/challenges/{slug}/tasks/{task}/items/"]["get"]["responses"]["200"]
+    assert items["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/PaginatedItemList"
+    }
+    assert "409" in schema["paths"]["/api/challenges/"]["post"]["responses"]
