@@ -197,35 +197,65 @@ def resample_design(
     )
 
 
+#: Draws handled at once when drawing a chunk of ``W``: the temporaries (8 bytes per draw) stay at a few
+#: MiB whatever N (at N = 1,000,000 one chunk was 256 million draws, 9.8 GB of temporaries), and a small
+#: block stays in the processor's cache, which makes the draw about twice as fast. The stream of PCG64
+#: outputs is consumed in the same order whatever the block, so ``W``'s bytes do not depend on it.
+_DRAW_BLOCK = 1 << 17
+_OVERFLOW = "a unit was drawn more than 255 times in one resample, which uint8 weights cannot hold."
+
+
 def _bounded(raw: NDArray[np.uint64], bound: int) -> NDArray[np.uint64]:
-    """``floor(raw * bound / 2**64)`` exactly, in uint64 arithmetic (``bound < 2**32``)."""
+    """``floor(raw * bound / 2**64)`` exactly, in uint64 arithmetic (``bound < 2**32``).
+
+    With ``raw = hi 2**32 + lo``: ``floor((hi bound + floor(lo bound / 2**32)) / 2**32)``. The low word
+    can only carry into the result when ``(hi bound) mod 2**32 >= 2**32 - bound`` (probability
+    ``bound / 2**32``), so the low word is multiplied for those draws alone.
+    """
     b = np.uint64(bound)
-    hi = raw >> _SHIFT32
-    lo = raw & _MASK32
-    return (hi * b + ((lo * b) >> _SHIFT32)) >> _SHIFT32
+    out = raw >> _SHIFT32
+    out *= b
+    low = out & _MASK32
+    carry = np.flatnonzero(low >= np.uint64(2**32 - bound))
+    out >>= _SHIFT32
+    if carry.size:
+        out[carry] += (low[carry] + (((raw[carry] & _MASK32) * b) >> _SHIFT32)) >> _SHIFT32
+    return out
+
+
+def _count_draws(bitgen: np.random.PCG64, rows: int, units: int) -> Iterator[tuple[int, NDArray[np.intp]]]:
+    """Draw ``rows`` resamples of ``units`` draws each from ``bitgen``, in row blocks of bounded size.
+
+    Yields ``(first row, counts)`` with ``counts`` of shape (block rows, units); the PCG64 outputs are
+    consumed row after row, as one call for all rows would.
+    """
+    per = max(1, _DRAW_BLOCK // units)
+    for r0 in range(0, rows, per):
+        r1 = min(rows, r0 + per)
+        idx = _bounded(np.asarray(bitgen.random_raw((r1 - r0) * units), dtype=np.uint64), units)
+        flat = idx.view(np.int64).reshape(r1 - r0, units)
+        flat += (np.arange(r1 - r0, dtype=np.int64) * units)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=(r1 - r0) * units)
+        if counts.max(initial=0) > 255:
+            raise OverflowError(_OVERFLOW)
+        yield r0, counts.reshape(r1 - r0, units)
 
 
 def _draw_chunk(design: ResampleDesign, chunk: int) -> NDArray[np.uint8]:
     rows = len(design.chunk_rows(chunk))
     units = design.n_units
     bitgen = np.random.PCG64(np.random.SeedSequence(design.seed, spawn_key=(chunk,)))
-    offsets = (np.arange(rows, dtype=np.int64) * units)[:, None]
+    out = np.zeros((rows, units), dtype=np.uint8)
     if design.strata_of_unit is None:
-        raw = np.asarray(bitgen.random_raw(rows * units), dtype=np.uint64)
-        idx = _bounded(raw, units).astype(np.int64).reshape(rows, units)
-        counts = np.bincount((idx + offsets).ravel(), minlength=rows * units)
+        for r0, counts in _count_draws(bitgen, rows, units):
+            out[r0 : r0 + counts.shape[0]] = counts
     else:
-        counts = np.zeros(rows * units, dtype=np.int64)
+        # each unit lies in one stratum, so its count comes from that stratum's draws alone
         for stratum in range(int(design.strata_of_unit.max()) + 1):
             members = np.flatnonzero(design.strata_of_unit == stratum)
-            raw = np.asarray(bitgen.random_raw(rows * members.shape[0]), dtype=np.uint64)
-            idx = members[_bounded(raw, members.shape[0]).astype(np.int64)].reshape(rows, -1)
-            counts += np.bincount((idx + offsets).ravel(), minlength=rows * units)
-    if counts.max(initial=0) > 255:
-        raise OverflowError(
-            "a unit was drawn more than 255 times in one resample, which uint8 weights cannot hold."
-        )
-    return counts.astype(np.uint8).reshape(rows, units)
+            for r0, counts in _count_draws(bitgen, rows, members.shape[0]):
+                out[r0 : r0 + counts.shape[0], members] = counts
+    return out
 
 
 def _chunk_range(design: ResampleDesign, chunks: range | None) -> range:
