@@ -8,10 +8,12 @@ rounding flipped a decision, see ``tests/stats/test_compare_ranks_maxt.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 import numpy.typing as npt
 
-from stats.compare import _level
+from stats.compare import RANDOMIZATION_CHUNK, RandomizationResult, _count, _level, _swap_chunk
 from stats.compare_ranks import _point, _theta
 from stats.resampling import ResampleDesign
 
@@ -21,7 +23,13 @@ BoolArray = npt.NDArray[np.bool_]
 _MASK32 = np.uint64(0xFFFFFFFF)
 _SHIFT32 = np.uint64(32)
 
-__all__ = ["draw_chunk_v0", "quantiles_v0", "rank_counts_v0", "simultaneous_critical_values_v0"]
+__all__ = [
+    "draw_chunk_v0",
+    "paired_randomization_v0",
+    "quantiles_v0",
+    "rank_counts_v0",
+    "simultaneous_critical_values_v0",
+]
 
 
 def _bounded_v0(raw: npt.NDArray[np.uint64], bound: int) -> npt.NDArray[np.uint64]:
@@ -159,3 +167,63 @@ def simultaneous_critical_values_v0(
         if not stepdown:
             break
     return criticals, separated & (diff > 0)
+
+
+def paired_randomization_v0(
+    statistics: Sequence[npt.ArrayLike],
+    *,
+    finalize: Callable[[np.ndarray], np.ndarray],
+    reference: int,
+    randomizations: int = 10_000,
+    seed: int = 0,
+    dtype: npt.DTypeLike | None = None,
+) -> RandomizationResult:
+    """Paired approximate randomization as before issue 14 (every item in the product)."""
+    if len(statistics) < 1:
+        raise ValueError("`statistics` must hold at least one entry.")
+    arrays = [np.asarray(s, dtype=np.float64) for s in statistics]
+    arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
+    shape = arrays[0].shape
+    if any(a.ndim != 2 or a.shape != shape for a in arrays) or shape[0] < 1:
+        raise ValueError("`statistics` must be arrays of one common shape (N, m) with N >= 1.")
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError("`statistics` must be finite.")
+    k = len(arrays)
+    reference = _count(reference, name="reference")
+    if reference >= k:
+        raise ValueError(f"`reference` must be an index below {k}, got {reference}.")
+    randomizations = _count(randomizations, name="randomizations", minimum=1)
+    seed = _count(seed, name="seed")
+    n, m = shape
+    ref = arrays[reference]
+    delta = np.stack([a - ref for a in arrays], axis=1)  # (N, K, m)
+    pooled_ref = ref.sum(axis=0)  # (m,)
+    pooled = np.stack([a.sum(axis=0) for a in arrays])  # (K, m)
+    values = np.asarray(finalize(pooled), dtype=np.float64)
+    observed = values - float(np.asarray(finalize(pooled_ref), dtype=np.float64))
+    threshold = np.abs(observed) * (1 - 1e-9)
+    if dtype is None:
+        largest = float(np.abs(delta).max()) if delta.size else 0.0
+        integer = all(np.array_equal(a, np.round(a)) for a in arrays)
+        dtype = np.float32 if integer and n * largest < 2**24 else np.float64
+    delta_flat = delta.reshape(n, k * m)
+    # columns that no swap can move (shared by both entries of every pair: item counts, true-class
+    # counts) are left out of the product
+    moving = np.flatnonzero(np.any(delta_flat != 0, axis=0))
+    delta_moving = np.ascontiguousarray(delta_flat[:, moving], dtype=dtype)
+    counts = np.zeros(k, dtype=np.int64)
+    for c, start in enumerate(range(0, randomizations, RANDOMIZATION_CHUNK)):
+        rows = min(RANDOMIZATION_CHUNK, randomizations - start)
+        z = _swap_chunk(n, seed, c)[:rows].astype(dtype)
+        moved_flat = np.zeros((rows, k * m))
+        moved_flat[:, moving] = z @ delta_moving
+        moved = moved_flat.reshape(rows, k, m)  # (r, K, m)
+        # swapped: reference gets + moved, entry gets - moved
+        ref_side = np.asarray(finalize(pooled_ref + moved), dtype=np.float64)
+        entry_side = np.asarray(finalize(pooled[None, :, :] - moved), dtype=np.float64)
+        counts += (np.abs(entry_side - ref_side) >= threshold).sum(axis=0)
+    same = np.all(delta == 0, axis=(0, 2))
+    p_values: FloatArray = np.where(same, 1.0, (1.0 + counts) / (1.0 + randomizations))
+    return RandomizationResult(
+        p_values=p_values, counts=counts, observed=observed, randomizations=randomizations, seed=int(seed)
+    )
