@@ -702,7 +702,7 @@ def paired_randomization(
     delta_moving = np.empty((items.size, moving.size), dtype=dtype)
     ref_items = ref[items]
     position = 0
-    for j in np.flatnonzero(moving_mask.any(axis=1)):
+    for j in np.flatnonzero(moving_mask.any(axis=1)).tolist():
         cols = np.flatnonzero(moving_mask[j])
         delta_moving[:, position : position + cols.size] = arrays[j][items][:, cols] - ref_items[:, cols]
         position += cols.size
