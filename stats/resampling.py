@@ -38,8 +38,10 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "ALGORITHM",
+    "CACHE_MAX_BYTES",
     "CHUNK_RESAMPLES",
     "ResampleDesign",
+    "cacheable",
     "chunk_count",
     "resample_design",
     "resample_weights",
@@ -48,6 +50,10 @@ __all__ = [
 
 #: Rows of ``W`` drawn from one child seed. Fixed: changing it changes every ``W``.
 CHUNK_RESAMPLES = 256
+#: Largest ``W`` (bytes, one per count) kept in the on-disk cache. A larger one (N = 1,000,000 items and
+#: B = 10,000 resamples is 10 GB) is drawn chunk by chunk whenever it is needed: a chunk costs about as
+#: much to draw as to read back from disk, and memory stays at one chunk.
+CACHE_MAX_BYTES = 2**31
 #: Name of the drawing algorithm; part of every cache key.
 ALGORITHM = "pcg64-seedsequence-lemire64-chunk256-v1"
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -282,16 +288,36 @@ def _load_cached(design: ResampleDesign, path: Path) -> NDArray[np.uint8] | None
     return arr
 
 
-def _store(path: Path, weights: NDArray[np.uint8]) -> None:
+def _build_cache(design: ResampleDesign, path: Path) -> NDArray[np.uint8]:
+    """Draw ``W`` chunk by chunk straight into a new ``.npy`` file (atomically renamed), memory-mapped.
+
+    Memory stays at one chunk whatever the size of ``W``; the file is the same as ``np.save`` writes.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".weights-", suffix=".npy.tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, weights, allow_pickle=False)
+        out = np.lib.format.open_memmap(
+            tmp, mode="w+", dtype=np.uint8, shape=(design.resamples, design.n_units)
+        )
+        for c in range(design.n_chunks):
+            rows = design.chunk_rows(c)
+            out[rows.start : rows.stop] = _draw_chunk(design, c)
+        out.flush()
+        del out
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    loaded = _load_cached(design, path)
+    if loaded is None:  # pragma: no cover - the file was just written
+        raise OSError(f"the resample-weight cache {path} could not be read back")
+    return loaded
+
+
+def cacheable(design: ResampleDesign) -> bool:
+    """Whether ``W`` is small enough to be cached on disk (:data:`CACHE_MAX_BYTES`)."""
+    return design.resamples * design.n_units <= CACHE_MAX_BYTES
 
 
 def iter_unit_weight_chunks(
@@ -306,7 +332,7 @@ def iter_unit_weight_chunks(
     then sliced from a memory map, so memory stays bounded by one chunk plus the page cache.
     """
     span = _chunk_range(design, chunks)
-    if cache_dir is not None:
+    if cache_dir is not None and cacheable(design):
         full = unit_weights(design, cache_dir=cache_dir)
         for c in span:
             rows = design.chunk_rows(c)
@@ -335,13 +361,11 @@ def unit_weights(
         written atomically, and rebuilt bit-identically when it is absent or unreadable.
     """
     span = _chunk_range(design, chunks)
-    if cache_dir is not None:
+    if cache_dir is not None and cacheable(design):
         path = _cache_path(design, cache_dir)
         full = _load_cached(design, path)
         if full is None:
-            built = np.concatenate([_draw_chunk(design, c) for c in range(design.n_chunks)])
-            _store(path, built)
-            full = built
+            full = _build_cache(design, path)
         start, stop = design.chunk_rows(span.start).start, design.chunk_rows(span.stop - 1).stop
         return full[start:stop]
     return np.concatenate([_draw_chunk(design, c) for c in span])
