@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stats.compare import RANDOMIZATION_CHUNK, RandomizationResult, _count, _level, _swap_chunk
-from stats.compare_ranks import _point, _theta
+from stats.compare_ranks import RankDistribution, SimultaneousRanks, _point, _theta
 from stats.resampling import ResampleDesign
 
 FloatArray = npt.NDArray[np.float64]
@@ -28,7 +28,9 @@ __all__ = [
     "paired_randomization_v0",
     "quantiles_v0",
     "rank_counts_v0",
+    "rank_distribution_v0",
     "simultaneous_critical_values_v0",
+    "simultaneous_ranks_v0",
 ]
 
 
@@ -226,4 +228,46 @@ def paired_randomization_v0(
     p_values: FloatArray = np.where(same, 1.0, (1.0 + counts) / (1.0 + randomizations))
     return RandomizationResult(
         p_values=p_values, counts=counts, observed=observed, randomizations=randomizations, seed=int(seed)
+    )
+
+
+def rank_distribution_v0(
+    theta: npt.ArrayLike, *, higher_is_better: bool, confidence: float = 0.95
+) -> RankDistribution:
+    """:func:`stats.compare_ranks.rank_distribution` with the stable argsort of before issue 14."""
+    counts = rank_counts_v0(theta, higher_is_better=higher_is_better)
+    b = int(counts[0].sum())
+    cumulative = np.cumsum(counts, axis=1)
+    tail = (1 - confidence) / 2
+    low = np.argmax(cumulative >= tail * b - 1e-9, axis=1) + 1
+    high = np.argmax(cumulative >= (1 - tail) * b - 1e-9, axis=1) + 1
+    return RankDistribution(
+        probabilities=counts / b, low=low.astype(np.int64), high=high.astype(np.int64), confidence=confidence
+    )
+
+
+def simultaneous_ranks_v0(
+    theta: npt.ArrayLike,
+    point: npt.ArrayLike,
+    *,
+    higher_is_better: bool,
+    confidence: float = 0.95,
+    stepdown: bool = True,
+) -> SimultaneousRanks:
+    """:func:`stats.compare_ranks.simultaneous_ranks` as before issue 14 (dense, float32)."""
+    x = _theta(theta)
+    k = x.shape[1]
+    criticals, better = simultaneous_critical_values_v0(
+        x, point, higher_is_better=higher_is_better, confidence=confidence, stepdown=stepdown
+    )
+    lower = 1 + better.sum(axis=0)
+    return SimultaneousRanks(
+        lower=lower.astype(np.int64),
+        upper=(k - better.sum(axis=1)).astype(np.int64),
+        best=lower == 1,
+        better=better,
+        critical_value=criticals[-1] if criticals else float("inf"),
+        standard_errors=_pair_standard_errors_v0(x - x.mean(axis=0)),
+        steps=max(1, len(criticals)),
+        confidence=confidence,
     )
