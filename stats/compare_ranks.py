@@ -147,7 +147,8 @@ def rank_distribution(
         fresh = np.ones(ordered.shape, dtype=bool)
         fresh[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
         first = np.maximum.accumulate(np.where(fresh, np.arange(k), 0), axis=1)
-        counts += np.bincount((order * k + first).ravel(), minlength=k * k)
+        # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
+        np.add.at(counts, (order * k + first).ravel(), 1)
     counts = counts.reshape(k, k)
     cumulative = np.cumsum(counts, axis=1)
     tail = (1 - confidence) / 2
