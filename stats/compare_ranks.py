@@ -225,6 +225,11 @@ def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
 _TIE = 1e-9
 #: Boards with at most this many pairs compute the max-t maxima densely (every pair, every resample).
 _DENSE_MAX_PAIRS = 2_000
+#: Steps with at most this many active pairs per entry are computed densely too (few pairs left: the
+#: pruned search would cross the fat tails of a low critical value for nothing).
+_DENSE_PER_ENTRY = 4
+#: Exceedances the pruned search may hold (about 40 bytes each); past it the step is computed densely.
+_MAX_EXCEEDANCES = 1 << 24
 #: Candidate (pair, resample) elements generated at once by the pruned search (memory about 60 bytes each).
 _CANDIDATE_CHUNK = 1 << 21
 #: Resamples handled per block by the pruned search.
@@ -248,6 +253,10 @@ def _dense_maxima(y: FloatArray, se: FloatArray, active: BoolArray) -> FloatArra
         block /= se[j, cols][:, None]
         np.maximum(out, block.max(axis=0), out=out)
     return out
+
+
+class _TooMany(Exception):
+    """The pruned search found more exceedances than it may hold."""
 
 
 class _Exceedances:
@@ -293,11 +302,17 @@ class _Exceedances:
         self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
         self.z = np.empty(0)
 
-    def search(self, level: float) -> None:
-        """Collect every (pair, resample) with statistic ``>= level`` (``level > 0``)."""
+    def search(self, level: float, active: BoolArray) -> None:
+        """Collect every (active pair, resample) with statistic ``>= level`` (``level > 0``).
+
+        ``active`` (upper triangle) are the pairs of the current step; later steps use subsets of them,
+        so the list serves them too. Raises :class:`_TooMany` past :data:`_MAX_EXCEEDANCES` entries.
+        """
         y, se, sd = self.y, self.se, self.sd
         b = y.shape[0]
         h = level * self.gamma * (1 - 1e-9)
+        pairs_ok = self.eligible & (active | active.T)
+        found = 0
         parts_j, parts_k, parts_b, parts_z = [], [], [], []
         for r0 in range(0, b, _ROW_BLOCK):
             yc = y[r0 : r0 + _ROW_BLOCK]
@@ -321,10 +336,13 @@ class _Exceedances:
                     bb = np.repeat(j_rows[first:last], rr)
                     within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
                     kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
-                    keep = (up[bb, jj] >= low[bb, kk]) & self.eligible[jj, kk]
+                    keep = (up[bb, jj] >= low[bb, kk]) & pairs_ok[jj, kk]
                     jj, kk, bb = jj[keep], kk[keep], bb[keep]
                     z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
                     hit = z >= level
+                    found += int(hit.sum())
+                    if found > _MAX_EXCEEDANCES:
+                        raise _TooMany
                     parts_j.append(jj[hit])
                     parts_k.append(kk[hit])
                     parts_b.append(bb[hit] + r0)
@@ -334,10 +352,15 @@ class _Exceedances:
         for start in range(0, self.special_j.size, 256):
             sj = self.special_j[start : start + 256]
             sk = self.special_k[start : start + 256]
+            on = active[sj, sk]
+            sj, sk = sj[on], sk[on]
             block = yt[sj] - yt[sk]
             np.abs(block, out=block)
             block /= se[sj, sk][:, None]
             pi, bi = np.nonzero(block >= level)
+            found += pi.size
+            if found > _MAX_EXCEEDANCES:
+                raise _TooMany
             parts_j.append(sj[pi])
             parts_k.append(sk[pi])
             parts_b.append(bi)
@@ -374,20 +397,25 @@ def _critical_value(
     takes over. The starting level is Bonferroni's normal quantile for the number of active pairs, just
     below the usual max-t value.
     """
-    if search is None:
-        return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
     n_active = int(active.sum())
+    if search is None or n_active <= max(_DENSE_MAX_PAIRS, _DENSE_PER_ENTRY * active.shape[0]):
+        return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
     guess = 0.95 * float(ndtri(1 - (1 - confidence) / (2 * max(n_active, 1))))
-    if not np.isfinite(search.level):
-        search.search(max(guess, 1.0))
-    while True:
-        critical = float(np.quantile(search.maxima(active), confidence, method="higher"))
-        if critical >= search.level:
-            return critical
-        level = min(guess, 0.9 * search.level)
-        if level < 1.0:
-            break
-        search.search(level)
+    try:
+        if not np.isfinite(search.level):
+            search.search(max(guess, 1.0), active)
+        while True:
+            critical = float(np.quantile(search.maxima(active), confidence, method="higher"))
+            if critical >= search.level:
+                return critical
+            level = min(guess, 0.9 * search.level)
+            if level < 1.0:
+                break
+            search.search(level, active)
+    except _TooMany:
+        search.level = np.inf  # the list is incomplete: never read it again
+        search.pair_j = search.pair_k = search.rows = np.empty(0, dtype=np.intp)
+        search.z = np.empty(0)
     return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
 
 

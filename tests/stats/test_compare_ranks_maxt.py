@@ -102,6 +102,7 @@ def test_pruned_search_equals_the_dense_computation(
     theta, point = _correlated_board(seed, 45, 1500, duplicates)
     dense = simultaneous_ranks(theta, point, higher_is_better=True, confidence=confidence)  # 990 pairs
     monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
+    monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
     pruned = simultaneous_ranks(theta, point, higher_is_better=True, confidence=confidence)
     assert pruned.critical_value == dense.critical_value  # bit for bit
     assert pruned.steps == dense.steps
@@ -116,7 +117,7 @@ def test_the_exceedance_list_holds_exactly_the_statistics_above_its_level() -> N
     se, sd = cr._pair_standard_errors(y)
     search = cr._Exceedances(y, se, sd)
     level = 2.5
-    search.search(level)
+    search.search(level, np.triu(se > 0, 1))
     found = {
         (int(j), int(m), int(r)) for j, m, r in zip(search.pair_j, search.pair_k, search.rows, strict=True)
     }
@@ -138,15 +139,51 @@ def test_lowering_the_level_when_the_first_guess_is_too_high(monkeypatch: pytest
     theta = point + rng.normal(0, 0.01, (600, 60))
     dense = simultaneous_ranks(theta, point, higher_is_better=True)
     monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
+    monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
     levels: list[float] = []
     original = cr._Exceedances.search
 
-    def spy(self: cr._Exceedances, level: float) -> None:
+    def spy(self: cr._Exceedances, level: float, active: np.ndarray) -> None:
         levels.append(level)
-        original(self, level)
+        original(self, level, active)
 
     monkeypatch.setattr(cr._Exceedances, "search", spy)
     pruned = simultaneous_ranks(theta, point, higher_is_better=True)
     assert len(levels) >= 2 and levels == sorted(levels, reverse=True)
+    assert pruned.critical_value == dense.critical_value
+    np.testing.assert_array_equal(pruned.better, dense.better)
+
+
+def test_too_many_exceedances_fall_back_to_the_dense_computation(monkeypatch: pytest.MonkeyPatch) -> None:
+    theta, point = _correlated_board(3, 45, 1500, True)
+    dense = simultaneous_ranks(theta, point, higher_is_better=True)
+    monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
+    monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
+    monkeypatch.setattr(cr, "_MAX_EXCEEDANCES", 5)
+    capped = simultaneous_ranks(theta, point, higher_is_better=True)
+    assert capped.critical_value == dense.critical_value
+    np.testing.assert_array_equal(capped.better, dense.better)
+
+
+def test_later_steps_search_only_the_pairs_still_active(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Entries far apart: after the first step few pairs remain, with a low critical value. The search of
+    # a later step must hold only those pairs' exceedances, not every pair's at the low level.
+    rng = np.random.default_rng(12)
+    point = np.linspace(0.5, 0.9, 70)
+    theta = point + rng.normal(0, 0.01, (800, 70))
+    dense = simultaneous_ranks(theta, point, higher_is_better=True)
+    monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
+    monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
+    sizes: list[tuple[int, int]] = []
+    original = cr._Exceedances.search
+
+    def spy(self: cr._Exceedances, level: float, active: np.ndarray) -> None:
+        original(self, level, active)
+        assert np.all(active[self.pair_j, self.pair_k])
+        sizes.append((int(active.sum()), self.z.size))
+
+    monkeypatch.setattr(cr._Exceedances, "search", spy)
+    pruned = simultaneous_ranks(theta, point, higher_is_better=True)
+    assert len(sizes) >= 2 and sizes[-1][0] < sizes[0][0]
     assert pruned.critical_value == dense.critical_value
     np.testing.assert_array_equal(pruned.better, dense.better)
