@@ -205,18 +205,27 @@ def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     ``(y^T y - B m m^T) / (B - 1)`` with ``m`` the column means, which loses nothing to cancellation
     because ``m`` (the bootstrap bias) is small next to the spread, and needs no centred copy of ``y``.
     """
-    b = y.shape[0]
+    b, k = y.shape
     m = y.mean(axis=0)
-    cov = y.T @ y
-    cov -= b * np.outer(m, m)
-    cov /= b - 1
-    var = np.maximum(np.diag(cov).copy(), 0.0)
-    se2 = var[:, None] + var[None, :] - 2 * cov
-    # cancellation: a pair of identical entries must get exactly 0
-    scale = var[:, None] + var[None, :]
-    se2 = np.where(se2 <= 1e-10 * scale, 0.0, se2)
+    se2 = y.T @ y  # becomes the squared standard errors in place, row block by row block: at K = 5,000
+    # every K x K temporary is 200 MB
+    bm = b * m
+    var = np.empty(k)
+    for r0 in range(0, k, 256):
+        block = se2[r0 : r0 + 256]
+        block -= bm[r0 : r0 + 256, None] * m[None, :]
+        block /= b - 1
+    var[:] = np.maximum(np.diag(se2), 0.0)
+    for r0 in range(0, k, 256):
+        block = se2[r0 : r0 + 256]
+        scale = var[r0 : r0 + 256, None] + var[None, :]
+        block *= 2
+        np.subtract(scale, block, out=block)
+        # cancellation: a pair of identical entries must get exactly 0
+        block[block <= 1e-10 * scale] = 0.0
     np.fill_diagonal(se2, 0.0)
-    return np.sqrt(se2), np.sqrt(var)
+    np.sqrt(se2, out=se2)
+    return se2, np.sqrt(var)
 
 
 #: Relative tolerance of the max-t decision: a pair is separated when ``|t| > c (1 + 1e-9)``, so an exact
