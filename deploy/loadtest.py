@@ -232,7 +232,7 @@ def create_board(args: argparse.Namespace) -> dict[str, Any]:
                         value=float(s.value),
                         replicates=s.replicates.astype("<f8").tobytes(),
                         jackknife=s.jackknife.astype("<f8").tobytes(),
-                        item_statistics=it.astype("<f4").tobytes(),
+                        item_statistics=it.astype("<f8").tobytes(),
                         item_statistics_shape=list(it.shape),
                         run_values=[float(s.value)],
                         resamples=challenge.resamples,

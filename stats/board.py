@@ -23,29 +23,52 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from stats.checks import FEW_CLUSTERS
 from stats.compare import (
     CORRECTIONS,
     _count,
     _level,
     adjust_p_values,
     bootstrap_p_values,
+    cluster_sign_flip,
     items_needed,
     items_needed_mcnemar,
     mcnemar_exact,
     paired_randomization,
 )
 from stats.compare_ranks import min_ranks, rank_distribution, simultaneous_ranks
-from stats.compare_runs import RunsSummary, runs_summaries
-from stats.intervals import Interval, bootstrap_bounds
+from stats.compare_runs import RunsSummary, runs_summaries, two_level_replicates
+from stats.intervals import Interval, bootstrap_bounds, proportion_bounds
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
 
-TESTS: tuple[str, ...] = ("auto", "mcnemar", "randomization", "bootstrap")
+TESTS: tuple[str, ...] = ("auto", "mcnemar", "randomization", "bootstrap", "cluster-sign-flip")
 BEST_SET_METHODS: tuple[str, ...] = ("max-t", "holm")
-INTERVALS: tuple[str, ...] = ("bca", "percentile", "basic")
+INTERVALS: tuple[str, ...] = ("auto", "bca", "percentile", "basic", "wilson")
+#: The verdicts of a row (``BoardRow.verdict``), all from the max-t comparisons with the best.
+VERDICTS: tuple[str, ...] = ("best", "could be the best", "worse than the best")
+#: Named in the rows and the signature: how the difference interval and the verdict are computed.
+VERDICT_METHOD = "max-t"
+#: What an interval of a degenerate bootstrap distribution (every replicate equal) is flagged with.
+DEGENERATE_WARNING = (
+    "every bootstrap replicate is equal (for example every item right): the bootstrap interval has zero "
+    "width and says nothing about the sampling error"
+)
 
-__all__ = ["BEST_SET_METHODS", "INTERVALS", "TESTS", "Board", "BoardRow", "build_board"]
+__all__ = [
+    "BEST_SET_METHODS",
+    "DEGENERATE_WARNING",
+    "INTERVALS",
+    "TESTS",
+    "VERDICTS",
+    "VERDICT_METHOD",
+    "Board",
+    "BoardRow",
+    "build_board",
+    "default_interval",
+    "pair_bounds",
+]
 
 
 @dataclass(frozen=True)
@@ -58,36 +81,60 @@ class BoardRow:
     rank : int
         Rank of the point value, 1 = best, ties share the smallest rank (1, 2, 2, 4).
     value : float
-        Point value of the metric.
+        Point value of the metric (the mean over runs for an entry with several runs).
     interval : Interval
-        Bootstrap interval of the value (the board's method and confidence).
+        Interval of the value at the board's ``confidence``; ``interval.method`` names the method of this
+        row (the board's default, ``"percentile-two-level"`` for an entry with several runs, ``"wilson"``
+        where a degenerate bootstrap distribution was replaced).
+    interval_warning : str or None
+        Set when the interval could not be trusted and could not be replaced (:data:`DEGENERATE_WARNING`).
     rank_interval : tuple[int, int]
         Marginal rank interval: percentiles of the entry's rank over the bootstrap resamples.
     simultaneous_rank_interval : tuple[int, int]
-        Max-t simultaneous rank confidence set (joint over all entries).
+        Max-t simultaneous rank confidence set (joint over all entries) at level ``1 - alpha``.
+    verdict : str
+        The board's answer (:data:`VERDICTS`), from the max-t comparisons of every pair at level
+        ``alpha``, which allow for the leader having been picked on the same data: ``"worse than the
+        best"`` when some entry is significantly better, ``"best"`` when the entry is significantly
+        better than every other, else ``"could be the best"``.
+    compared_with : str or None
+        The entry that decides the verdict: for a non-leader the entry significantly better than it with
+        the largest studentized gap, else the leader; for the leader the other entry least separated from
+        it. ``None`` on a board of one entry.
     difference : float
-        ``value - leader value`` in the metric's units (0 for the leader).
+        ``value - value of compared_with`` in the metric's units.
     difference_interval : Interval
-        Paired bootstrap interval of the difference.
+        The max-t simultaneous interval of that difference (method ``"max-t"``, level ``1 - alpha``):
+        ``difference +- c se``. It excludes 0 exactly when the verdict is ``"worse than the best"`` or
+        ``"best"``.
     difference_standard_error : float
-        Bootstrap standard error of the paired difference.
+        Bootstrap standard error of that paired difference.
     p_value : float
-        Two-sided p-value of "this entry equals the leader" (1 for the leader itself).
+        Two-sided p-value of the board's ``test`` of "this entry equals the observed leader", for this
+        pair alone (1 for the leader). Not the verdict: it is conditional on the leader, picked from the
+        same data.
     adjusted_p_value : float
-        After the board's correction over the K - 1 comparisons with the leader (1 for the leader).
+        ``p_value`` after the board's correction over the K - 1 comparisons with the observed leader;
+        family-wise (or FDR) control only as if the leader had been fixed in advance.
     in_best_set : bool
         Membership of the primary best set (the board's ``best_set_method``).
     in_best_set_max_t : bool
-        No entry is significantly better under the max-t simultaneous confidence set.
+        No entry is significantly better under the max-t comparisons (``verdict != "worse than the
+        best"``).
     in_best_set_holm : bool
-        Not significantly worse than the observed leader after the correction.
+        Not significantly worse than the observed leader by ``adjusted_p_value``.
     items_needed : int or None
-        Test items needed to detect the observed gap to the leader at the board's power and level;
-        ``None`` for the leader, a zero gap, or when the test-set size is unknown.
+        Test items needed to detect the observed gap to the leader in a single paired test at the
+        board's power and level; ``None`` for the leader, a zero gap, or when the test-set size is
+        unknown.
     n_runs : int or None
         Number of runs (training seeds) given for this entry.
     runs : RunsSummary or None
-        Mean, sd, min and max over the runs.
+        Mean, sd, min and max over the runs (in memory only: :meth:`as_dict` shows the rounded sd).
+    test_set_sd : float
+        Bootstrap standard deviation of the value over the test-set resamples alone (items, not runs).
+    seed_sd : float or None
+        Standard deviation of the value over the entry's runs (``ddof=1``), for two runs or more.
     is_leader : bool
     """
 
@@ -109,16 +156,25 @@ class BoardRow:
     n_runs: int | None
     runs: RunsSummary | None
     is_leader: bool
+    verdict: str = "could be the best"
+    compared_with: str | None = None
+    interval_warning: str | None = None
+    test_set_sd: float = float("nan")
+    seed_sd: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
+        """A JSON-ready dictionary (spreads rounded to 2 significant digits; no per-run value)."""
         return {
             "name": self.name,
             "rank": self.rank,
             "value": self.value,
             "interval": [_json_float(self.interval.low), _json_float(self.interval.high)],
+            "interval_method": self.interval.method,
+            "interval_warning": self.interval_warning,
             "rank_interval": list(self.rank_interval),
             "simultaneous_rank_interval": list(self.simultaneous_rank_interval),
+            "verdict": self.verdict,
+            "compared_with": self.compared_with,
             "difference": self.difference,
             "difference_interval": [
                 _json_float(self.difference_interval.low),
@@ -132,17 +188,17 @@ class BoardRow:
             "in_best_set_holm": self.in_best_set_holm,
             "items_needed": self.items_needed,
             "n_runs": self.n_runs,
-            "runs": None
-            if self.runs is None
-            else {
-                "n": self.runs.n,
-                "mean": self.runs.mean,
-                "sd": _json_float(self.runs.sd),
-                "min": self.runs.minimum,
-                "max": self.runs.maximum,
-            },
+            "test_set_sd": _rounded(self.test_set_sd),
+            "seed_sd": None if self.seed_sd is None else _rounded(self.seed_sd),
             "is_leader": self.is_leader,
         }
+
+
+def _rounded(x: float) -> float | None:
+    """``x`` to 2 significant digits (a spread, not a value to recompute anything from)."""
+    if not np.isfinite(x):
+        return None
+    return 0.0 if x == 0 else float(f"{x:.2g}")
 
 
 def _json_float(x: float) -> float | None:
@@ -170,10 +226,15 @@ class Board:
     alpha : float
     power : float
     max_t_critical_value : float
+        The critical value ``c`` of the max-t comparisons (last step-down step), at level ``alpha``.
     rank_probabilities : numpy.ndarray, shape (K, K)
         Row ``i`` (in the order of ``rows``): share of resamples in which that entry held rank
         ``1..K``; for plots.
     signature : Signature
+    pair_standard_errors : numpy.ndarray, shape (K, K)
+        Bootstrap standard errors of every paired difference, rows and columns in the order of ``rows``.
+    better : numpy.ndarray of bool, shape (K, K)
+        ``better[i, j]``: row ``i`` is significantly better than row ``j`` (max-t, level ``alpha``).
     """
 
     rows: tuple[BoardRow, ...]
@@ -190,6 +251,8 @@ class Board:
     max_t_critical_value: float
     rank_probabilities: FloatArray = field(repr=False)
     signature: Signature = field(repr=False)
+    pair_standard_errors: FloatArray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
+    better: npt.NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=bool))
 
     def row(self, name: str) -> BoardRow:
         """The row of entry ``name``."""
@@ -198,9 +261,33 @@ class Board:
                 return r
         raise KeyError(name)
 
+    def pairwise(self) -> dict[str, Any]:
+        """Every pair with the board's own method: the max-t simultaneous interval of row minus column.
+
+        The same :func:`pair_bounds` gives each row's ``difference_interval``, so the interval of a row
+        and of its pair with ``compared_with`` are the same numbers, and an interval excludes 0 exactly
+        when one entry of the pair is significantly better than the other (``significant``).
+        """
+        values = np.array([r.value for r in self.rows])
+        diff = values[:, None] - values[None, :]
+        significant = self.better | self.better.T
+        low, high = pair_bounds(diff, self.pair_standard_errors, self.max_t_critical_value, significant)
+        return {
+            "names": [r.name for r in self.rows],
+            "method": VERDICT_METHOD,
+            "level": 1.0 - self.alpha,
+            "critical_value": _json_float(self.max_t_critical_value),
+            "difference": diff.tolist(),
+            "low": low.tolist(),
+            "high": high.tolist(),
+            "significant": significant.tolist(),
+        }
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (what a snapshot stores and the API returns)."""
         return {
+            "verdict_method": VERDICT_METHOD,
+            "verdict_level": 1.0 - self.alpha,
             "metric": self.metric,
             "higher_is_better": self.higher_is_better,
             "leader": self.leader,
@@ -219,10 +306,77 @@ class Board:
         }
 
 
-def _resolve_test(test: str, *, zero_one: bool, has_items: bool, has_finalize: bool, grouped: bool) -> str:
+def default_interval(*, zero_one: bool, grouped: bool, has_counts: bool, has_jackknife: bool) -> str:
+    """The interval a metric gets by default, chosen by measured coverage (docs/stats.md, "Coverage grid").
+
+    - a plain proportion (0/1 metric, independent items, counts known): Wilson's score interval, whose
+      worst coverage on the grid is close to nominal, where every bootstrap interval undercovers near 0
+      and 1 with few items (an entry with every item right gets the one-sided ``[l, 1]``, not
+      ``[1, 1]``);
+    - anything else (grouped items, other metrics): BCa when the jackknife is available, else the
+      percentile interval (the basic interval has the worst coverage of the three on the grid).
+
+    Examples
+    --------
+    >>> default_interval(zero_one=True, grouped=False, has_counts=True, has_jackknife=True)
+    'wilson'
+    >>> default_interval(zero_one=True, grouped=True, has_counts=True, has_jackknife=True)
+    'bca'
+    """
+    if zero_one and not grouped and has_counts:
+        return "wilson"
+    return "bca" if has_jackknife else "percentile"
+
+
+def pair_bounds(
+    difference: npt.ArrayLike,
+    standard_error: npt.ArrayLike,
+    critical_value: float,
+    significant: npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """Max-t simultaneous bounds ``difference +- c se`` that agree with the max-t decision by construction.
+
+    ``significant`` is the decision of :func:`stats.compare_ranks.simultaneous_ranks` for the pair (one
+    entry significantly better than the other): it is ``|difference| > c se`` (``difference != 0`` where
+    ``se = 0``), so the bounds exclude 0 exactly when it is true. Where rounding in the last bit would
+    break that (``|difference|`` within one ulp of ``c se``), the touching bound is moved to the nearest
+    float on the decided side of 0, so the shown interval and the verdict can never disagree.
+    """
+    d = np.asarray(difference, dtype=np.float64)
+    se = np.asarray(standard_error, dtype=np.float64)
+    sig = np.asarray(significant, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        half = np.where(se > 0, critical_value * se, 0.0)
+    low, high = d - half, d + half
+    excludes = (low > 0) | (high < 0)
+    tiny = np.nextafter(0.0, 1.0)
+    # decided significant but touching 0: move the bound on 0's side just past it
+    fix = sig & ~excludes
+    low = np.where(fix & (d > 0), np.maximum(low, tiny), low)
+    high = np.where(fix & (d < 0), np.minimum(high, -tiny), high)
+    # decided not significant but not reaching 0: extend to 0
+    fix = ~sig & excludes
+    low = np.where(fix & (low > 0), 0.0, low)
+    high = np.where(fix & (high < 0), 0.0, high)
+    return low, high
+
+
+def _resolve_test(
+    test: str,
+    *,
+    zero_one: bool,
+    has_items: bool,
+    has_finalize: bool,
+    grouped: bool,
+    few_clusters: bool | None = None,
+) -> str:
     if test not in TESTS:
         raise ValueError(f"`test` must be one of {TESTS}, got {test!r}.")
+    if test == "cluster-sign-flip" and not (has_items and has_finalize and few_clusters is not None):
+        raise ValueError("`test` 'cluster-sign-flip' needs `item_statistics`, `finalize` and `groups`.")
     if test == "auto":
+        if grouped and few_clusters and has_items and has_finalize:
+            return "cluster-sign-flip"  # too few clusters for the bootstrap (stats.checks.FEW_CLUSTERS)
         if grouped:
             return "bootstrap"
         if has_items and zero_one:
@@ -261,6 +415,7 @@ def build_board(
     power: float = 0.8,
     runs: Sequence[npt.ArrayLike | None] | None = None,
     grouped: bool = False,
+    groups: npt.ArrayLike | None = None,
 ) -> Board:
     """Build the board of one task: intervals, ranks, differences to the leader, tests, best sets.
 
@@ -314,6 +469,10 @@ def build_board(
         The replicates come from a grouped (cluster) bootstrap. Per-item tests (McNemar,
         randomization) and Connor's formula treat items as independent, so ``test="auto"`` then uses
         the paired bootstrap p-value and ``items_needed`` the bootstrap standard error.
+    groups : array_like, shape (N,), optional
+        Each item's group (with ``item_statistics``). With fewer than ``stats.checks.FEW_CLUSTERS``
+        groups, ``test="auto"`` uses the exact cluster sign-flip test
+        (:func:`stats.compare.cluster_sign_flip`): the bootstrap has too few distinct resamples there.
 
     Returns
     -------
@@ -353,10 +512,10 @@ def build_board(
         jack = np.asarray(jackknife, dtype=np.float64)
         if jack.ndim != 2 or jack.shape[1] != k or jack.shape[0] < 2:
             raise ValueError(f"`jackknife` must have shape (n_units, {k}) with n_units >= 2.")
-    method = interval if interval is not None else ("bca" if jack is not None else "percentile")
-    if method not in INTERVALS:
-        raise ValueError(f"`interval` must be one of {INTERVALS}, got {method!r}.")
-    if method == "bca" and jack is None:
+    requested = "auto" if interval is None else interval
+    if requested not in INTERVALS:
+        raise ValueError(f"`interval` must be one of {INTERVALS}, got {requested!r}.")
+    if requested == "bca" and jack is None:
         raise ValueError("`interval` 'bca' needs `jackknife` (leave-one-out values from the engine).")
     stats_list: list[FloatArray] | None = None
     if item_statistics is not None:
@@ -377,29 +536,85 @@ def build_board(
         n_items = _count(n_items, name="n_items", minimum=1)
     if runs is not None and len(runs) != k:
         raise ValueError(f"`runs` must hold {k} entries (None where an entry has no runs).")
+    n_groups = None if groups is None else len(np.unique(np.asarray(groups)))
+    summaries: list[RunsSummary | None] = runs_summaries(runs) if runs is not None else [None] * k
+    with_runs = np.array([sm is not None and sm.n >= 2 for sm in summaries], dtype=bool)
+    has_counts = zero_one and n_items is not None and not grouped
+    method = (
+        default_interval(
+            zero_one=zero_one, grouped=grouped, has_counts=has_counts, has_jackknife=jack is not None
+        )
+        if requested == "auto"
+        else requested
+    )
+    if method == "wilson" and not has_counts:
+        raise ValueError(
+            "`interval` 'wilson' needs a 0/1 metric (`zero_one=True`), independent items (not `grouped`) "
+            "and the test-set size (`n_items` or `item_statistics`)."
+        )
     resolved = _resolve_test(
         test,
         zero_one=zero_one,
         has_items=stats_list is not None,
         has_finalize=finalize is not None,
         grouped=grouped,
+        few_clusters=None if n_groups is None else n_groups < FEW_CLUSTERS,
     )
 
     sign = 1.0 if higher_is_better else -1.0
     # the leader: best value, ties broken by name, so the input order never matters
     leader = min(range(k), key=lambda i: (-sign * point[i], names[i]))
 
-    # intervals of values and of paired differences (the engine's interval code)
-    v_low, v_high = bootstrap_bounds(theta, point=point, method=method, confidence=confidence, jackknife=jack)
+    # Training randomness: an entry with several runs gets replicates that also resample its runs
+    # (two-level bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
+    test_set_sd = theta.std(axis=0, ddof=1)
+    if with_runs.any():
+        theta = theta.copy()
+        assert runs is not None
+        for i in np.flatnonzero(with_runs).tolist():
+            theta[:, i] = two_level_replicates(theta[:, i], np.asarray(runs[i]), seed=seed, key=names[i])
+
+    # intervals of the values: the metric's method; two-level percentile for entries with runs
+    boot_method = method if method in ("bca", "percentile", "basic") else None
+    row_methods = [method] * k
+    warnings: list[str | None] = [None] * k
+    v_low = np.full(k, np.nan)
+    v_high = np.full(k, np.nan)
+    degenerate = np.ptp(theta, axis=0) == 0
+    if boot_method is not None:
+        lo, hi = bootstrap_bounds(
+            theta, point=point, method=boot_method, confidence=confidence, jackknife=jack
+        )
+        v_low[:], v_high[:] = lo, hi
+    if with_runs.any():
+        lo, hi = bootstrap_bounds(
+            theta[:, with_runs], point=point[with_runs], method="percentile", confidence=confidence
+        )
+        v_low[with_runs], v_high[with_runs] = lo, hi
+    wilson_rows = ~with_runs & (np.full(k, method == "wilson") | (degenerate & has_counts))
+    if wilson_rows.any():
+        assert n_items is not None
+        successes = point[wilson_rows] * n_items
+        if not np.allclose(successes, np.round(successes), atol=1e-6):
+            raise ValueError("`values` of a 0/1 metric must be counts of right items divided by `n_items`.")
+        lo, hi = proportion_bounds(np.round(successes), n_items, method="wilson", confidence=confidence)
+        v_low[wilson_rows], v_high[wilson_rows] = lo, hi
+    for i in range(k):
+        if with_runs[i]:
+            row_methods[i] = "percentile-two-level"
+        elif wilson_rows[i]:
+            row_methods[i] = "wilson"
+        if degenerate[i] and not wilson_rows[i]:
+            warnings[i] = DEGENERATE_WARNING
+
+    # the pair test of every entry against the observed leader (a column of its own, not the verdict)
+    rule = boot_method or ("bca" if jack is not None else "percentile")
     diff_theta = theta - theta[:, [leader]]
     diff_point = point - point[leader]
-    diff_jack = None if jack is None else jack - jack[:, [leader]]
-    d_low, d_high = bootstrap_bounds(
-        diff_theta, point=diff_point, method=method, confidence=confidence, jackknife=diff_jack
-    )
+    diff_jack = None if jack is None or with_runs.any() else jack - jack[:, [leader]]
+    if rule == "bca" and diff_jack is None:
+        rule = "percentile"
     diff_se = diff_theta.std(axis=0, ddof=1)
-
-    # p-values against the leader
     if resolved == "mcnemar":
         assert stats_list is not None
         correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
@@ -414,9 +629,21 @@ def build_board(
         )
         p = rand.p_values
         test_name = "randomization"
+    elif resolved == "cluster-sign-flip":
+        assert stats_list is not None and finalize is not None and groups is not None
+        flip = cluster_sign_flip(
+            stats_list,
+            groups=groups,
+            finalize=finalize,
+            reference=leader,
+            randomizations=randomizations,
+            seed=seed,
+        )
+        p = flip.p_values
+        test_name = "cluster-sign-flip-exact" if flip.exact else "cluster-sign-flip"
     else:
-        p = np.asarray(bootstrap_p_values(diff_theta, diff_point, rule=method, jackknife=diff_jack))
-        test_name = f"bootstrap-{method}"
+        p = np.asarray(bootstrap_p_values(diff_theta, diff_point, rule=rule, jackknife=diff_jack))
+        test_name = f"bootstrap-{rule}"
     p = np.asarray(p, dtype=np.float64).copy()
     p[leader] = 1.0
     others = np.array([i for i in range(k) if i != leader], dtype=np.intp)
@@ -424,15 +651,20 @@ def build_board(
     if others.size:
         adjusted[others] = adjust_p_values(p[others], correction=correction)
 
-    # ranks
+    # ranks; the simultaneous (max-t) comparisons at level alpha decide the verdicts and the best set
     ranks = min_ranks(point, higher_is_better=higher_is_better)
     rd = rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
     sim = simultaneous_ranks(
-        theta, point, higher_is_better=higher_is_better, confidence=confidence, stepdown=stepdown
+        theta, point, higher_is_better=higher_is_better, confidence=1.0 - alpha, stepdown=stepdown
     )
     advantage = sign * diff_point
     holm_set = ~((adjusted <= alpha) & (advantage < 0))
     primary = sim.best if best_set_method == "max-t" else holm_set
+    verdicts, compared = _verdicts(sim, point, names, sign=sign, leader=leader)
+    pair_diff = point - point[compared]
+    pair_se = sim.standard_errors[np.arange(k), compared]
+    decided = np.array([v != "could be the best" for v in verdicts], dtype=bool)
+    m_low, m_high = pair_bounds(pair_diff, pair_se, sim.critical_value, decided)
 
     # items needed to resolve the gap to the leader
     needed: list[int | None] = [None] * k
@@ -459,11 +691,11 @@ def build_board(
             for i, value in zip(others.tolist(), computed, strict=True):
                 needed[i] = value
 
-    summaries: list[RunsSummary | None] = runs_summaries(runs) if runs is not None else [None] * k
-
     signature = Signature(
         metric=metric_name, method=method, resamples=b, seed=seed, confidence=confidence
     ).with_extra(
+        verdict=f"{VERDICT_METHOD} comparisons with the best, level {alpha:g}",
+        difference_interval=f"{VERDICT_METHOD} simultaneous, {1 - alpha:g}",
         test=test_name,
         correction=correction,
         alpha=alpha,
@@ -472,13 +704,13 @@ def build_board(
         rank_ties="min",
         grouped=grouped,
         power=power,
+        **(
+            {"runs": "two-level bootstrap (items: common weights; runs: resampled per entry)"}
+            if with_runs.any()
+            else {}
+        ),
         **({"randomizations": randomizations} if resolved == "randomization" else {}),
     )
-
-    def interval_of(lo: float, hi: float) -> Interval:
-        return Interval(
-            low=float(lo), high=float(hi), confidence=confidence, method=method, signature=signature
-        )
 
     rows = []
     for i in range(k):
@@ -487,12 +719,27 @@ def build_board(
                 name=names[i],
                 rank=int(ranks[i]),
                 value=float(point[i]),
-                interval=interval_of(v_low[i], v_high[i]),
+                interval=Interval(
+                    low=float(v_low[i]),
+                    high=float(v_high[i]),
+                    confidence=confidence,
+                    method=row_methods[i],
+                    signature=signature,
+                ),
+                interval_warning=warnings[i],
                 rank_interval=(int(rd.low[i]), int(rd.high[i])),
                 simultaneous_rank_interval=(int(sim.lower[i]), int(sim.upper[i])),
-                difference=float(diff_point[i]),
-                difference_interval=interval_of(d_low[i], d_high[i]),
-                difference_standard_error=float(diff_se[i]),
+                verdict=verdicts[i],
+                compared_with=None if compared[i] == i else names[compared[i]],
+                difference=float(pair_diff[i]),
+                difference_interval=Interval(
+                    low=float(m_low[i]),
+                    high=float(m_high[i]),
+                    confidence=1.0 - alpha,
+                    method=VERDICT_METHOD,
+                    signature=signature,
+                ),
+                difference_standard_error=float(pair_se[i]),
                 p_value=float(p[i]),
                 adjusted_p_value=float(adjusted[i]),
                 in_best_set=bool(primary[i]),
@@ -501,6 +748,8 @@ def build_board(
                 items_needed=needed[i],
                 n_runs=None if summaries[i] is None else summaries[i].n,  # type: ignore[union-attr]
                 runs=summaries[i],
+                test_set_sd=float(test_set_sd[i]),
+                seed_sd=float(summaries[i].sd) if with_runs[i] else None,  # type: ignore[union-attr]
                 is_leader=i == leader,
             )
         )
@@ -520,4 +769,43 @@ def build_board(
         max_t_critical_value=float(sim.critical_value),
         rank_probabilities=rd.probabilities[order],
         signature=signature,
+        pair_standard_errors=sim.standard_errors[np.ix_(order, order)],
+        better=sim.better[np.ix_(order, order)],
     )
+
+
+def _verdicts(
+    sim: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
+) -> tuple[list[str], npt.NDArray[np.intp]]:
+    """Per entry its verdict and the entry that decides it (see :class:`BoardRow`), from the max-t decisions."""
+    k = point.size
+    se = sim.standard_errors
+    advantage = sign * (point[:, None] - point[None, :])  # of row over column
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, advantage / np.where(se > 0, se, 1.0), np.sign(advantage) * np.inf)
+    # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
+    t = np.round(t, 9)
+    better = np.asarray(sim.better, dtype=bool)
+    name_rank = np.empty(k, dtype=np.int64)
+    name_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(k)
+    not_self = ~np.eye(k, dtype=bool)
+
+    def pick(candidates: npt.NDArray[np.bool_], key: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
+        """Per row, the candidate column with the smallest key, ties broken by name (input order never)."""
+        keyed = np.where(candidates, key, np.inf)
+        best = keyed.min(axis=1, keepdims=True)
+        tied = candidates & (keyed == best)
+        return np.asarray(np.where(tied, name_rank[None, :], k).argmin(axis=1), dtype=np.intp)
+
+    beaten_by = better.T & not_self  # beaten_by[i, j]: j is significantly better than i
+    worse: npt.NDArray[np.bool_] = np.asarray(beaten_by.any(axis=1), dtype=bool)
+    compared = np.where(worse, pick(beaten_by, -t.T), leader).astype(np.intp)
+    verdicts = ["worse than the best" if bool(w) else "could be the best" for w in worse]
+    if k == 1:
+        compared[0] = 0
+    else:
+        open_ = not_self[leader] & ~better[leader]
+        pool = open_ if open_.any() else not_self[leader]
+        compared[leader] = pick(pool[None, :], t[leader][None, :])[0]
+        verdicts[leader] = "could be the best" if open_.any() else "best"
+    return verdicts, compared

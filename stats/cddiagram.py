@@ -70,7 +70,7 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
     # Room for the longest label on each side ("(2.12) logistic-regression"), so no name is clipped:
     # about 0.075 inch per character at the diagram's font size, and at least 3 inches of axis.
     longest = max(
-        len(f"({float(r):.2f}) {n}") for n, r in zip(result.names, result.average_ranks, strict=True)
+        len(f"({float(r):.3f}) {n}") for n, r in zip(result.names, result.average_ranks, strict=True)
     )
     margin = max(1.6, 0.25 + 0.075 * longest)
     width = max(width, 2 * margin + 3.0)
@@ -107,7 +107,7 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
             ax.plot([x_of(1.0), x_of(min(1.0 + cd, hi_rank))], [cd_y, cd_y], color="black", linewidth=1.2)
             for end in (1.0, min(1.0 + cd, hi_rank)):
                 ax.plot([x_of(end), x_of(end)], [cd_y - 0.04, cd_y + 0.04], color="black", linewidth=1.2)
-            ax.text(x_of(1.0 + cd / 2), cd_y - 0.06, f"CD = {cd:.2f}", ha="center", va="bottom")
+            ax.text(x_of(1.0 + cd / 2), cd_y - 0.06, f"CD = {cd:.3f}", ha="center", va="bottom")
 
         for c, clique in enumerate(result.cliques):
             members = [float(result.average_ranks[result.names.index(name)]) for name in clique]
@@ -132,7 +132,7 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
                 x_end = width - margin + 0.1
                 ha = "left"
             ax.plot([x_of(rank), x_of(rank), x_end], [axis_y, y, y], color="black", linewidth=0.8)
-            label = f"{name} ({rank:.2f})" if ha == "left" else f"({rank:.2f}) {name}"
+            label = f"{name} ({rank:.3f})" if ha == "left" else f"({rank:.3f}) {name}"
             ax.text(x_end + (-0.05 if ha == "right" else 0.05), y, label, ha=ha, va="center")
 
         buffer = io.BytesIO()

@@ -15,12 +15,16 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from stats import __version__
+from stats.checks import order_positive, truth_problem, value_warnings
 from stats.cli_compare import add_comparison_parsers
+from stats.cli_edges import add_edge_arguments, sampling_for, warn
 from stats.cli_inputs import read_inputs
+from stats.cli_vision import add_vision_arguments, default_interval, score_vision
+from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
 from stats.io import InputError
-from stats.metrics import METRICS
+from stats.metrics import METRICS, get_metric
 
 __all__ = ["build_parser", "main"]
 
@@ -65,8 +69,17 @@ def add_score_parser(subparsers: Any) -> None:
         help="score prediction files against a truth file, with bootstrap confidence intervals",
         description="Score each prediction file against the truth file; one row per file.",
     )
-    p.add_argument("predictions", nargs="+", metavar="PRED", help="prediction files (CSV or Parquet)")
-    p.add_argument("--truth", required=True, help="truth file: id,label[,group] (CSV or Parquet)")
+    p.add_argument(
+        "predictions",
+        nargs="+",
+        metavar="PRED",
+        help="prediction files (CSV or Parquet; COCO results JSON for detection; PNG archives for segmentation)",
+    )
+    p.add_argument(
+        "--truth",
+        required=True,
+        help="truth file: id,label[,group] (CSV or Parquet; COCO JSON for detection; PNG archive for segmentation)",
+    )
     p.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
     p.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
     p.add_argument("--group-column", help="column of the truth file holding each item's group")
@@ -75,11 +88,97 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument("--confidence", type=_confidence, default=DEFAULT_CONFIDENCE)
     p.add_argument(
         "--interval",
-        choices=["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald"],
-        default=DEFAULT_METHOD,
+        choices=["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald", "delong"],
+        default=None,
+        help=f"interval method (default: the metric's own, chosen by measured coverage, else {DEFAULT_METHOD})",
     )
     p.add_argument("--format", choices=["table", "json"], default="table")
+    add_edge_arguments(p)
+    add_vision_arguments(p)
     p.set_defaults(handler=run_score)
+
+
+def add_delong_parser(subparsers: Any) -> None:
+    """Register the ``delong`` subcommand (ROC AUC: DeLong's intervals and paired tests)."""
+    p = subparsers.add_parser(
+        "delong",
+        help="ROC AUC with DeLong's intervals and DeLong's paired test of every pair of files",
+        description="DeLong, DeLong & Clarke-Pearson (1988): normal intervals of each AUC and paired "
+        "two-sided tests of equal AUC, from placement values in O(N log N). Items must be independent.",
+    )
+    p.add_argument("predictions", nargs="+", metavar="PRED", help="score files (CSV or Parquet)")
+    p.add_argument("--truth", required=True, help="truth file: id,label (CSV or Parquet)")
+    p.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
+    p.add_argument("--positive", metavar="LABEL", help="the positive class (default: second in sorted order)")
+    p.add_argument("--confidence", type=_confidence, default=DEFAULT_CONFIDENCE)
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(handler=run_delong, metric="roc_auc", group_column=None)
+
+
+def run_delong(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Run ``delong``; returns the exit code."""
+    out = out or sys.stdout
+    inputs = read_inputs(args)
+    labels, note = order_positive(inputs.labels or [], args.positive)
+    problem = truth_problem("roc_auc", inputs.truth.labels, labels=labels)
+    if problem is not None:
+        raise ValueError(problem)
+    names = list(args.predictions)
+    aucs, cov = delong_covariance(inputs.truth.labels, inputs.predictions, labels=labels)
+    warn(value_warnings("roc_auc", aucs.tolist(), names))
+    intervals = [
+        delong_interval(inputs.truth.labels, p, labels=labels, confidence=args.confidence)
+        for p in inputs.predictions
+    ]
+    pairs = [
+        (
+            names[i],
+            names[j],
+            delong_test(inputs.truth.labels, inputs.predictions[i], inputs.predictions[j], labels=labels),
+        )
+        for i in range(len(names))
+        for j in range(i + 1, len(names))
+    ]
+    if args.format == "json":
+        data = {
+            "positive": labels[1],
+            "confidence": args.confidence,
+            "entries": [
+                {
+                    "name": n,
+                    "auc": float(a),
+                    "standard_error": float(cov[k, k]) ** 0.5,
+                    "interval": [iv.low, iv.high],
+                }
+                for k, (n, a, iv) in enumerate(zip(names, aucs, intervals, strict=True))
+            ],
+            "pairs": [
+                {
+                    "a": a,
+                    "b": b,
+                    "difference": t.difference,
+                    "standard_error": t.standard_error,
+                    "z": t.z,
+                    "p_value": t.p_value,
+                }
+                for a, b, t in pairs
+            ],
+            "method": "delong",
+        }
+        json.dump(data, out, indent=2, allow_nan=False)
+        out.write("\n")
+        return EXIT_OK
+    width = max(len("name"), *(len(n) for n in names))
+    out.write(f"{'name':<{width}}  {'AUC':>8}  {args.confidence * 100:g}% DeLong\n")
+    for n, a, iv in zip(names, aucs, intervals, strict=True):
+        out.write(f"{n:<{width}}  {a:>8.4f}  [{iv.low:.4f}, {iv.high:.4f}]\n")
+    for a, b, t in pairs:
+        p = f"{t.p_value:.4g}" if t.p_value > 0 else "< 1e-300"
+        out.write(
+            f"{a} vs {b}: difference {t.difference:+.4f}, se {t.standard_error:.4f}, z {t.z:.3f}, p {p}\n"
+        )
+    out.write(f"{note}; DeLong's test is two-sided and unadjusted for multiple pairs\n")
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,26 +188,45 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_score_parser(subparsers)
     add_comparison_parsers(subparsers)  # leaderboard, cd (issue 4)
+    add_delong_parser(subparsers)  # issue 11
     return parser
 
 
 def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``score``; returns the exit code."""
     out = out or sys.stdout
-    inputs = read_inputs(args)
-    metric, truth, preds, metric_labels = inputs.metric, inputs.truth, inputs.predictions, inputs.labels
-    scores = score_entries(
-        truth.labels,
-        preds,
-        metric=metric,
-        labels=metric_labels,
-        names=list(args.predictions),
-        resamples=args.resamples,
-        seed=args.seed,
-        groups=truth.groups,
-        jackknife=args.interval == "bca",
-    )
-    intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
+    args.interval = default_interval(get_metric(args.metric), args.interval)
+    if get_metric(args.metric).task_kind != "items":
+        if args.interval == "delong":
+            raise ValueError("--interval delong applies to ROC AUC, not to detection or segmentation metrics")
+        scores = score_vision(
+            args, get_metric(args.metric), list(args.predictions), jackknife=args.interval == "bca"
+        ).scores
+        intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
+    else:
+        inputs = read_inputs(args)
+        metric, truth, preds = inputs.metric, inputs.truth, inputs.predictions
+        sampling = sampling_for(args, inputs)
+        warn(sampling.warnings)
+        scores = score_entries(
+            truth.labels,
+            preds,
+            metric=metric,
+            labels=sampling.labels,
+            names=list(args.predictions),
+            resamples=args.resamples,
+            seed=args.seed,
+            groups=truth.groups,
+            strata=sampling.strata,
+            jackknife=args.interval == "bca",
+        )
+        warn(value_warnings(metric, [s.value for s in scores], [s.name for s in scores]))
+        if args.interval == "delong":
+            intervals = delong_intervals(
+                truth.labels, preds, scores, labels=sampling.labels, confidence=args.confidence
+            )
+        else:
+            intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
     if args.format == "json":
         rows = [
             {
@@ -120,7 +238,7 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
             }
             for s, iv in zip(scores, intervals, strict=True)
         ]
-        json.dump(rows, out, indent=2)
+        json.dump(rows, out, indent=2, allow_nan=False)
         out.write("\n")
         return EXIT_OK
     width = max(len("name"), *(len(s.name) for s in scores))
@@ -128,6 +246,8 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     out.write(f"{'name':<{width}}  {'value':>8}  {pct}\n")
     for s, iv in zip(scores, intervals, strict=True):
         out.write(f"{s.name:<{width}}  {s.value:>8.4f}  [{iv.low:.4f}, {iv.high:.4f}]\n")
+    for note in sampling.notes:
+        out.write(f"{note}\n")
     out.write(f"signature: {intervals[0].signature}\n")
     return EXIT_OK
 

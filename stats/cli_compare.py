@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -22,13 +23,16 @@ from typing import Any, TextIO
 import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
+from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
+from stats.cli_edges import Sampling, add_edge_arguments, sampling_for, warn
 from stats.cli_inputs import read_inputs
+from stats.cli_vision import add_vision_arguments, score_vision
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE
 from stats.io import InputError
-from stats.metrics import METRICS
+from stats.metrics import METRICS, get_metric
 
 __all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
 
@@ -77,7 +81,13 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--resamples", type=_integer(2), default=DEFAULT_RESAMPLES)
     lb.add_argument("--seed", type=_integer(0), default=0)
     lb.add_argument("--confidence", type=_level, default=DEFAULT_CONFIDENCE)
-    lb.add_argument("--interval", choices=["bca", "percentile", "basic"], default="bca")
+    lb.add_argument(
+        "--interval",
+        choices=["auto", "bca", "percentile", "basic", "wilson"],
+        default=None,
+        help="interval of the values (default: a detection or segmentation metric's own, chosen by measured "
+        "coverage; else auto: Wilson for plain proportions, else BCa; docs/stats.md)",
+    )
     lb.add_argument("--alpha", type=_level, default=0.05, help="level of the tests (default 0.05)")
     lb.add_argument("--correction", choices=CORRECTIONS, default="holm")
     lb.add_argument("--test", choices=TESTS, default="auto", help="test behind the p-values")
@@ -85,6 +95,8 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--randomizations", type=_integer(1), default=10_000)
     lb.add_argument("--power", type=_level, default=0.8)
     lb.add_argument("--format", choices=["table", "json"], default="table")
+    add_edge_arguments(lb)
+    add_vision_arguments(lb)
     lb.set_defaults(handler=run_leaderboard)
 
     cd = subparsers.add_parser(
@@ -123,6 +135,7 @@ def _fmt_p(p: float) -> str:
 def board_table(board: Board) -> str:
     """The board as a fixed-width text table."""
     pct = f"{board.confidence * 100:g}%"
+    level = f"{(1 - board.alpha) * 100:g}%"
     header = [
         "rank",
         "name",
@@ -130,11 +143,12 @@ def board_table(board: Board) -> str:
         f"{pct} {board.interval_method}",
         "ranks",
         "sim. ranks",
+        "verdict",
         "diff",
-        f"{pct} diff",
-        "p",
+        f"{level} max-t diff",
+        "vs",
+        "p vs leader",
         f"p {board.correction}",
-        "best",
         "items needed",
     ]
     lines = []
@@ -147,13 +161,14 @@ def board_table(board: Board) -> str:
                 f"[{_fmt(r.interval.low)}, {_fmt(r.interval.high)}]",
                 f"{r.rank_interval[0]}-{r.rank_interval[1]}",
                 f"{r.simultaneous_rank_interval[0]}-{r.simultaneous_rank_interval[1]}",
-                "leader" if r.is_leader else f"{r.difference:+.4f}",
+                r.verdict,
+                "" if r.compared_with is None else f"{r.difference:+.4f}",
                 ""
-                if r.is_leader
+                if r.compared_with is None
                 else f"[{r.difference_interval.low:+.4f}, {r.difference_interval.high:+.4f}]",
+                r.compared_with or "",
                 "" if r.is_leader else _fmt_p(r.p_value),
                 "" if r.is_leader else _fmt_p(r.adjusted_p_value),
-                "yes" if r.in_best_set else "no",
                 "" if r.items_needed is None else f"{r.items_needed:,}",
             ]
         )
@@ -166,8 +181,11 @@ def board_table(board: Board) -> str:
         ]
         out.write("  ".join(cells).rstrip() + "\n")
     out.write(
-        f"test: {board.test}; best set: {board.best_set_method} (alpha {board.alpha:g}); "
-        f"ranks: {pct} marginal, sim. ranks: {pct} simultaneous (max-t)\n"
+        f"verdict: max-t comparisons with the best at alpha {board.alpha:g} (diff and its interval: to the "
+        f"entry named in 'vs'; excludes 0 exactly when the verdict decides); best set: "
+        f"{board.best_set_method} (alpha {board.alpha:g}); p vs leader: {board.test}, this pair alone, and "
+        f"{board.correction}-corrected over the comparisons with the observed leader (not the verdict); "
+        f"ranks: {pct} marginal, sim. ranks: {level} simultaneous (max-t)\n"
     )
     out.write(f"signature: {board.signature}\n")
     return out.getvalue()
@@ -176,35 +194,66 @@ def board_table(board: Board) -> str:
 def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``leaderboard``; returns the exit code."""
     out = out or sys.stdout
-    inputs = read_inputs(args)
-    metric, truth, preds, names, metric_labels = (
-        inputs.metric,
-        inputs.truth,
-        inputs.predictions,
-        inputs.names,
-        inputs.labels,
-    )
-    if len(set(names)) != len(names):
-        raise InputError("the same prediction file is given twice", file=names[0])
-    scores = score_entries(
-        truth.labels,
-        preds,
-        metric=metric,
-        labels=metric_labels,
-        names=names,
-        resamples=args.resamples,
-        seed=args.seed,
-        groups=truth.groups,
-        jackknife=args.interval == "bca",
-    )
-    item_statistics = None
-    if not metric.rank_based:
-        item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+    metric = get_metric(args.metric)
+    # a vision metric's own interval (chosen by measured coverage), else the board's "auto" rule
+    args.interval = args.interval or metric.default_interval or "auto"
+    if metric.task_kind != "items":
+        names = list(args.predictions)
+        if len(set(names)) != len(names):
+            raise InputError("the same prediction file is given twice", file=names[0])
+        vision = score_vision(args, metric, names, jackknife=args.interval == "bca")
+        scores, item_statistics, n_items, grouped = (
+            vision.scores,
+            vision.item_statistics,
+            vision.n_items,
+            False,
+        )
+        truth_groups = None
+        metric_labels = None
+        # a detection task is resampled within its image strata (stats.vision); no class strata here
+        sampling = Sampling(strata=None, stratified="image strata", labels=None, notes=[], warnings=[])
+    else:
+        inputs = read_inputs(args)
+        metric, truth, preds, names, metric_labels = (
+            inputs.metric,
+            inputs.truth,
+            inputs.predictions,
+            inputs.names,
+            inputs.labels,
+        )
+        if len(set(names)) != len(names):
+            raise InputError("the same prediction file is given twice", file=names[0])
+        sampling = sampling_for(args, inputs)
+        metric_labels = sampling.labels
+        warn(sampling.warnings)
+        scores = score_entries(
+            truth.labels,
+            preds,
+            metric=metric,
+            labels=metric_labels,
+            names=names,
+            resamples=args.resamples,
+            seed=args.seed,
+            groups=truth.groups,
+            strata=sampling.strata,
+            jackknife=args.interval in ("bca", "auto"),
+        )
+        warn(value_warnings(metric, [s.value for s in scores], names))
+        item_statistics = None
+        if not metric.rank_based:
+            item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
+        n_items, grouped = len(truth.ids), truth.groups is not None
+        truth_groups = truth.groups
+    theta = np.column_stack([s.replicates for s in scores])
+    keep, undefined = defined_rows(theta)  # the stated rule of stats.checks for undefined resamples
     board = build_board(
         names=names,
         values=[s.value for s in scores],
-        replicates=np.column_stack([s.replicates for s in scores]),
-        jackknife=np.column_stack([s.jackknife for s in scores]) if args.interval == "bca" else None,
+        replicates=theta[keep],
+        groups=truth_groups,
+        jackknife=np.column_stack([s.jackknife for s in scores])
+        if args.interval in ("bca", "auto")
+        else None,
         higher_is_better=metric.higher_is_better,
         metric_name=metric.name,
         seed=args.seed,
@@ -214,19 +263,36 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         correction=args.correction,
         test=args.test,
         item_statistics=item_statistics,
-        finalize=None if metric.rank_based else metric.finalize,
+        finalize=None if item_statistics is None else metric.finalize,
         zero_one=metric.zero_one,
         randomizations=args.randomizations,
-        n_items=len(truth.ids),
+        n_items=n_items,
         best_set_method=args.best_set,
         power=args.power,
-        grouped=truth.groups is not None,
+        grouped=grouped,
     )
+    extra: dict[str, object] = {"stratified": sampling.stratified}
+    if metric.prediction_kind == "score" and metric_labels:
+        extra["positive"] = metric_labels[1]
+    if undefined:
+        extra.update(undefined_resamples=undefined, undefined_rule=UNDEFINED_RULE)
+    board = dataclasses.replace(board, signature=board.signature.with_extra(**extra))
+    sampling_info = {
+        "stratified": sampling.stratified,
+        "undefined_resamples": undefined,
+        "undefined_rule": UNDEFINED_RULE,
+        "warnings": sampling.warnings,
+        **({"positive": metric_labels[1]} if metric.prediction_kind == "score" and metric_labels else {}),
+    }
     if args.format == "json":
-        json.dump(board.as_dict(), out, indent=2, allow_nan=False)
+        json.dump({**board.as_dict(), "sampling": sampling_info}, out, indent=2, allow_nan=False)
         out.write("\n")
     else:
         out.write(board_table(board))
+        for note in sampling.notes:
+            out.write(f"{note}\n")
+        if undefined:
+            out.write(f"undefined resamples dropped: {undefined} ({UNDEFINED_RULE})\n")
     return EXIT_OK
 
 
@@ -302,6 +368,13 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
     return tasks, header[1:], np.asarray(rows, dtype=np.float64)
 
 
+def _p_eq(p: float) -> str:
+    """``= 0.0278`` or ``< 1e-300``: a p-value is never printed as 0."""
+    if p <= 0.0:
+        return "< 1e-300"
+    return f"= {p:.4g}"
+
+
 def cd_table(result: CrossTaskResult) -> str:
     """The cross-task comparison as text."""
     fr = result.friedman
@@ -311,10 +384,15 @@ def cd_table(result: CrossTaskResult) -> str:
     out.write(f"{'entry':<{width}}  average rank\n")
     for i in order:
         out.write(f"{result.names[i]:<{width}}  {result.average_ranks[i]:12.3f}\n")
+    f_p = "undefined" if fr.f_p is None else _p_eq(fr.f_p)
     out.write(
-        f"Friedman chi2 = {fr.chi2:.3f} (df {fr.df1}, p = {fr.chi2_p:.4g}); "
-        f"Iman-Davenport F = {fr.f:.3f} (df {fr.df1}, {fr.df2}, p = {fr.f_p:.4g})\n"
+        f"Friedman chi2 = {fr.chi2:.3f} (df {fr.df1}, asymptotic p {_p_eq(fr.chi2_p)}); "
+        f"tie-corrected chi2 = {fr.chi2_tie_corrected:.3f} (p {_p_eq(fr.chi2_tie_corrected_p)}); "
+        f"Iman-Davenport F = {fr.f:.3f} (df {fr.df1}, {fr.df2}, p {f_p})\n"
     )
+    out.write(f"exact p ({fr.exact_method}) {_p_eq(fr.exact_p)}\n")
+    for warning in fr.warnings:
+        out.write(f"warning: {warning}\n")
     out.write(
         f"Nemenyi CD = {result.critical_difference:.3f} (q = {result.q_alpha:.3f}, alpha {result.alpha:g}, "
         f"k = {fr.n_entries}, N = {fr.n_tasks}); post-hoc: {result.posthoc}\n"

@@ -66,9 +66,19 @@ def _task_ranks(arr: FloatArray, *, higher_is_better: bool) -> FloatArray:
     return np.asarray(sps.rankdata(keyed, method="average", axis=1), dtype=np.float64)
 
 
+#: Below this many tasks the chi-square and F approximations are unreliable: the result warns and the
+#: exact (or permutation) p-value is the one to read.
+FEW_TASKS = 10
+#: The exact null distribution is enumerated while (distinct sorted rank-sum vectors) x (orderings of
+#: a task) stays at most this; otherwise a permutation test with :data:`FRIEDMAN_PERMUTATIONS` draws is used.
+EXACT_MAX_STATES = 300_000
+FRIEDMAN_PERMUTATIONS = 100_000
+
+
 @dataclass(frozen=True)
 class FriedmanResult:
-    """The Friedman test over tasks, without tie correction, and the Iman-Davenport F.
+    """The Friedman test over tasks: statistic without and with the tie correction, Iman-Davenport F and
+    an exact small-sample p-value.
 
     Attributes
     ----------
@@ -76,33 +86,106 @@ class FriedmanResult:
     chi2 : float
         ``12 N / (k (k + 1)) [sum_j R_j^2 - k (k + 1)^2 / 4]`` (no correction for ties, as Demsar 2006).
     chi2_p : float
-        Upper tail of chi-square with ``k - 1`` degrees of freedom.
+        Upper tail of chi-square with ``k - 1`` degrees of freedom at ``chi2`` (asymptotic).
+    chi2_tie_corrected : float
+        ``chi2 / (1 - sum (t^3 - t) / (N k (k^2 - 1)))`` over the groups of ``t`` tied entries of every
+        task (``scipy.stats.friedmanchisquare``); equal to ``chi2`` without ties.
+    chi2_tie_corrected_p : float
+        Its asymptotic chi-square p-value.
     f : float
         Iman-Davenport ``F_F = (N - 1) chi2 / (N (k - 1) - chi2)`` (``inf`` when every task ranks the
         entries identically).
-    f_p : float
-        Upper tail of F with ``(k - 1, (k - 1)(N - 1))`` degrees of freedom.
+    f_p : float or None
+        Upper tail of F with ``(k - 1, (k - 1)(N - 1))`` degrees of freedom; ``None`` when ``F`` is
+        infinite (the F approximation is then undefined: read ``exact_p``).
+    exact_p : float
+        ``P(sum_j R_j^2 >= observed)`` when, within every task, the observed ranks (ties included) are
+        assigned to the entries uniformly at random (the permutation null of the Friedman test). The
+        tie-corrected statistic and Iman-Davenport's F are increasing functions of the same sum for a
+        given table, so this one p-value serves all three. Never 0.
+    exact_method : str
+        ``"enumeration"`` (the whole null distribution, exact) or ``"permutation"`` (Monte Carlo,
+        ``(1 + count) / (1 + draws)`` with :data:`FRIEDMAN_PERMUTATIONS` draws).
     df1, df2 : int
     n_tasks, n_entries : int
+    warnings : tuple[str, ...]
+        For example fewer than :data:`FEW_TASKS` tasks.
     """
 
     average_ranks: FloatArray
     chi2: float
     chi2_p: float
     f: float
-    f_p: float
+    f_p: float | None
     df1: int
     df2: int
     n_tasks: int
     n_entries: int
+    chi2_tie_corrected: float = 0.0
+    chi2_tie_corrected_p: float = 1.0
+    exact_p: float = 1.0
+    exact_method: str = "enumeration"
+    warnings: tuple[str, ...] = ()
+
+
+def _doubled_ranks(task_ranks: FloatArray) -> npt.NDArray[np.int64]:
+    """Average ranks are multiples of 1/2: twice them are integers (exact sums, hashable states)."""
+    return np.asarray(np.rint(2 * task_ranks), dtype=np.int64)
+
+
+def _friedman_exact_p(task_ranks: FloatArray, *, seed: int = 0) -> tuple[float, str]:
+    """Exact (or permutation) p-value of ``sum_j R_j^2`` under within-task random assignment of ranks.
+
+    The rank sums are built task by task; since every task's ranks are permuted uniformly, the
+    distribution of the *sorted* rank-sum vector after a task depends only on the sorted vector before
+    it, so states are kept sorted (k! fewer of them).
+    """
+    from itertools import permutations
+
+    doubled = _doubled_ranks(task_ranks)
+    n, k = doubled.shape
+    observed = int((doubled.sum(axis=0) ** 2).sum())
+    states: dict[tuple[int, ...], int] = {tuple([0] * k): 1}
+    feasible = k <= 8
+    if feasible:
+        for row in doubled:
+            perms = np.array(sorted(set(permutations(row.tolist()))), dtype=np.int64)
+            new: dict[tuple[int, ...], int] = {}
+            for state, count in states.items():
+                sums = np.sort(np.asarray(state, dtype=np.int64)[None, :] + perms, axis=1)
+                for t in map(tuple, sums.tolist()):
+                    new[t] = new.get(t, 0) + count
+            states = new
+            if len(states) * len(perms) > EXACT_MAX_STATES:
+                feasible = False
+                break
+    if feasible:
+        total = sum(states.values())
+        at_least = sum(c for s, c in states.items() if sum(x * x for x in s) >= observed)
+        return at_least / total, "enumeration"
+    rng = np.random.default_rng([seed, 0x46524D4E])
+    count = 0
+    draws = FRIEDMAN_PERMUTATIONS
+    step = max(1, 2_000_000 // max(1, n * k))
+    done = 0
+    while done < draws:
+        r = min(step, draws - done)
+        shuffled = rng.permuted(np.broadcast_to(doubled, (r, n, k)), axis=2)
+        stat = (shuffled.sum(axis=1) ** 2).sum(axis=1)
+        count += int((stat >= observed).sum())
+        done += r
+    return (1 + count) / (1 + draws), "permutation"
 
 
 def friedman(scores: npt.ArrayLike, *, higher_is_better: bool = True) -> FriedmanResult:
     """Friedman's test of "all entries are equivalent" and the Iman-Davenport F (Demsar 2006, 3.2.2).
 
-    The statistic is computed from the average ranks without the correction for ties; scipy's
-    ``friedmanchisquare`` divides by a tie correction factor, so the two agree only when no task has
-    tied scores.
+    The statistic ``chi2`` is computed from the average ranks without the correction for ties (as
+    Demsar reports it); ``chi2_tie_corrected`` divides by the tie factor as ``scipy.stats.
+    friedmanchisquare`` does. Both asymptotic p-values are poor with few tasks (3 tasks, 3 entries, one
+    ranking on every task: chi-square p = 0.0498 where the exact value is 6/216 = 0.0278), so the result
+    also holds ``exact_p``, from the permutation null enumerated exactly when feasible, and a warning
+    below :data:`FEW_TASKS` tasks.
 
     Parameters
     ----------
@@ -117,30 +200,56 @@ def friedman(scores: npt.ArrayLike, *, higher_is_better: bool = True) -> Friedma
     References
     ----------
     .. [1] Friedman, M. (1937). The use of ranks to avoid the assumption of normality implicit in the
-       analysis of variance. *JASA* 32(200), 675-701.
+       analysis of variance. *JASA* 32(200), 675-701 (exact distribution for small N and k).
     .. [2] Iman, R. L. & Davenport, J. M. (1980). Approximations of the critical region of the Friedman
        statistic. *Communications in Statistics A* 9(6), 571-595.
     .. [3] Demsar, J. (2006). Statistical comparisons of classifiers over multiple data sets. *JMLR* 7,
        1-30.
+    .. [4] Hollander, M., Wolfe, D. A. & Chicken, E. (2014). *Nonparametric Statistical Methods*, 3rd
+       ed., Section 7.1 (tie correction; exact null distribution by enumeration).
     """
     arr = _scores(scores)
     n, k = arr.shape
-    ranks = _task_ranks(arr, higher_is_better=higher_is_better).mean(axis=0)
+    task_ranks = _task_ranks(arr, higher_is_better=higher_is_better)
+    ranks = task_ranks.mean(axis=0)
     chi2 = float(12 * n / (k * (k + 1)) * (np.sum(ranks**2) - k * (k + 1) ** 2 / 4))
     chi2 = max(chi2, 0.0)
+    ties = 0.0
+    for row in task_ranks:
+        _, t = np.unique(row, return_counts=True)
+        ties += float(np.sum(t.astype(np.float64) ** 3 - t))
+    factor = 1.0 - ties / (n * k * (k * k - 1))
+    corrected = chi2 / factor if factor > 1e-12 else 0.0
     df1, df2 = k - 1, (k - 1) * (n - 1)
     denominator = n * (k - 1) - chi2
     f = float((n - 1) * chi2 / denominator) if denominator > 1e-12 else float("inf")
+    exact_p, exact_method = _friedman_exact_p(task_ranks)
+    warnings: list[str] = []
+    if n < FEW_TASKS:
+        warnings.append(
+            f"only {n} tasks: the chi-square and F p-values are approximations that need about "
+            f"{FEW_TASKS} or more tasks; read the exact p-value ({exact_method})"
+        )
+    if not np.isfinite(f):
+        warnings.append(
+            "every task ranks the entries identically: Iman-Davenport's F is infinite and its p-value "
+            "undefined; the exact p-value is the smallest this table allows"
+        )
     return FriedmanResult(
         average_ranks=ranks,
         chi2=chi2,
         chi2_p=float(sps.chi2.sf(chi2, df1)),
         f=f,
-        f_p=float(sps.f.sf(f, df1, df2)) if np.isfinite(f) else 0.0,
+        f_p=float(sps.f.sf(f, df1, df2)) if np.isfinite(f) else None,
         df1=df1,
         df2=df2,
         n_tasks=n,
         n_entries=k,
+        chi2_tie_corrected=float(corrected),
+        chi2_tie_corrected_p=float(sps.chi2.sf(corrected, df1)),
+        exact_p=float(exact_p),
+        exact_method=exact_method,
+        warnings=tuple(warnings),
     )
 
 
@@ -224,6 +333,11 @@ class CrossTaskResult:
                 "chi2_p": fr.chi2_p,
                 "iman_davenport_f": fr.f if np.isfinite(fr.f) else None,
                 "iman_davenport_p": fr.f_p,
+                "chi2_tie_corrected": fr.chi2_tie_corrected,
+                "chi2_tie_corrected_p": fr.chi2_tie_corrected_p,
+                "exact_p": fr.exact_p,
+                "exact_method": fr.exact_method,
+                "warnings": list(fr.warnings),
                 "df1": fr.df1,
                 "df2": fr.df2,
                 "n_tasks": fr.n_tasks,
@@ -343,7 +457,9 @@ def compare_across_tasks(
     order = sorted(range(k), key=lambda i: (float(ranks[i]), names[i]))
     signature = Signature(
         metric=metric, method=f"friedman+{posthoc}", resamples=0, seed=None, confidence=None
-    ).with_extra(alpha=alpha, ties="average", tie_correction="none")
+    ).with_extra(
+        alpha=alpha, ties="average", tie_correction="none+corrected", friedman_p=f"exact-{fr.exact_method}"
+    )
     return CrossTaskResult(
         names=names,
         average_ranks=ranks,

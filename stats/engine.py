@@ -8,11 +8,20 @@ depend on how the chunks are split across calls or workers.
 
 Precision: when every statistic is an integer (0/1 correctness, class counts) and no pooled sum can
 reach 2**24, the product runs in float32, where such sums are exact (so it is bit-identical to float64
-and about twice as fast). Otherwise (squared errors, log losses...) it runs in float64.
+and about twice as fast). Otherwise (squared errors, log losses...) it runs in float64. When ``S`` is
+integer-valued and mostly zeros (per-image segmentation statistics, one-hot class counts), the product is
+a sparse one: the same integer sums, so the same bits, several times faster.
 
 BCa's acceleration needs leave-one-out (jackknife) values. For a decomposable metric they come from the
 pooled totals minus one unit, ``finalize(T - S_i)``: O(N x m), not O(N^2) (Efron & Tibshirani 1993,
-sec. 14.3 and 11.2). The grouped bootstrap leaves out one group.
+sec. 14.3 and 11.2). For ROC AUC and average precision they come in O(N) from the sorted scores
+(DeLong's placement values for the AUC; prefix and suffix sums for AP). The grouped bootstrap leaves out
+one group.
+
+Edges (:mod:`stats.checks`): fewer than two units, a metric undefined on the test set itself and a point
+value undefined for one entry are refused with a message that says which; undefined replicates are NaN
+here and handled by the stated rule of :data:`stats.checks.UNDEFINED_RULE` where intervals and boards are
+computed.
 
 References
 ----------
@@ -32,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats.checks import MIN_UNITS, truth_problem, units_problem
 from stats.intervals import DEFAULT_CONFIDENCE, Interval, IntervalMethod, interval_for
 from stats.metrics import Metric, get_metric
 from stats.resampling import (
@@ -47,6 +57,7 @@ __all__ = [
     "EntryScore",
     "concatenate_chunks",
     "score_entries",
+    "score_item_statistics",
 ]
 
 #: Default number of bootstrap resamples (docs/adr/0002-default-interval.md).
@@ -126,6 +137,22 @@ def _product_dtype(units_stats: FloatArray, design: ResampleDesign) -> type[np.f
     return np.float32 if bound < _EXACT_FLOAT32 else np.float64
 
 
+def _sparse_statistics(s_prod: NDArray[Any]) -> Any:
+    """``S.T`` as a sparse matrix when ``S`` is mostly zeros and integer-valued, else None.
+
+    Per-image segmentation statistics (3C + 1 columns, a dozen classes per image) and one-hot class
+    counts are mostly zeros; a sparse product is then several times faster. Integer sums are exact in
+    any order, so the replicates are bit-identical to the dense product's.
+    """
+    from scipy import sparse
+
+    if s_prod.size < 50_000 or not np.array_equal(s_prod, np.round(s_prod)):
+        return None
+    if np.count_nonzero(s_prod) > 0.2 * s_prod.size:
+        return None
+    return sparse.csr_matrix(s_prod.T)
+
+
 def _leave_one_out_weights(design: ResampleDesign, units: range) -> NDArray[np.uint8]:
     w = np.ones((len(units), design.n_units), dtype=np.uint8)
     w[np.arange(len(units)), np.asarray(units)] = 0
@@ -197,6 +224,11 @@ def score_entries(
     (0.875, 0.625, (1000,))
     """
     metric_obj = metric if isinstance(metric, Metric) else get_metric(metric)
+    if metric_obj.task_kind != "items":
+        raise ValueError(
+            f"`{metric_obj.name}` is a {metric_obj.task_kind} metric: score it with stats.vision "
+            "(`detection_scores`, or `score_item_statistics` of segmentation statistics)."
+        )
     truth_arr = np.asarray(truth)
     if truth_arr.ndim != 1 or truth_arr.shape[0] == 0:
         raise ValueError("`truth` must be a non-empty one-dimensional array.")
@@ -206,6 +238,10 @@ def score_entries(
         names = [f"entry-{k}" for k in range(len(preds))]
     elif len(names) != len(preds):
         raise ValueError("`names` must have one name per entry of `predictions`.")
+
+    problem = truth_problem(metric_obj, truth_arr, labels=labels)
+    if problem is not None:
+        raise ValueError(problem)
 
     if weights is not None:
         if groups is not None or strata is not None or chunks is not None or cache_dir is not None:
@@ -223,6 +259,9 @@ def score_entries(
         ).with_extra(weights="explicit")
     else:
         design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
+        too_few = units_problem(design.n_units, grouped=design.grouped)
+        if too_few is not None:
+            raise ValueError(too_few)
         span = range(design.n_chunks) if chunks is None else chunks
         chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
         signature = Signature(
@@ -230,21 +269,103 @@ def score_entries(
         ).with_extra(**design.describe())
     if chunks is not None:
         signature = signature.with_extra(chunks=f"{span.start}:{span.stop}")
+    if metric_obj.prediction_kind == "score" and labels is not None and len(labels) == 2:
+        signature = signature.with_extra(positive=labels[1])
 
+    if n_items < MIN_UNITS:
+        raise ValueError(units_problem(n_items, grouped=False))
     if metric_obj.rank_based:
-        return _score_rank_based(
+        out = _score_rank_based(
             metric_obj, truth_arr, preds, labels, names, design, span, chunk_iter, signature, jackknife
         )
-    return _score_decomposable(
-        metric_obj, truth_arr, preds, labels, names, design, span, chunk_iter, signature, jackknife
-    )
+    else:
+        per_entry = [metric_obj.item_statistics(truth_arr, p, labels=labels) for p in preds]
+        out = _score_decomposable(
+            metric_obj, per_entry, names, design, span, chunk_iter, signature, jackknife
+        )
+    for score in out:
+        if not np.isfinite(score.value):
+            raise ValueError(
+                f"{metric_obj.name} is undefined for '{score.name}' on this test set; no interval or rank "
+                "can be given"
+            )
+    return out
+
+
+def score_item_statistics(
+    statistics: Sequence[ArrayLike],
+    *,
+    metric: str | Metric,
+    names: Sequence[str] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    groups: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+    weights: NDArray[np.integer[Any]] | None = None,
+    chunks: range | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    jackknife: bool = True,
+) -> list[EntryScore]:
+    """:func:`score_entries` from per-item statistics computed elsewhere (segmentation masks).
+
+    Parameters
+    ----------
+    statistics : sequence of array_like, shape (N, m)
+        One matrix per entry, rows in the task's item order, the layout ``metric.finalize`` reads (for
+        ``miou`` and the other segmentation metrics, :func:`stats.vision.segmentation.image_statistics`
+        per image).
+    metric : str or Metric
+        A decomposable metric (``finalize``).
+    names, resamples, seed, groups, strata, weights, chunks, cache_dir, jackknife
+        As in :func:`score_entries`.
+
+    Returns
+    -------
+    list of EntryScore
+    """
+    metric_obj = metric if isinstance(metric, Metric) else get_metric(metric)
+    if metric_obj.rank_based or metric_obj.task_kind == "detection":
+        raise ValueError(f"`{metric_obj.name}` is not decomposable: it has no per-item statistics.")
+    per_entry = [np.asarray(s, dtype=np.float64) for s in statistics]
+    if not per_entry:
+        raise ValueError("`statistics` must hold at least one entry.")
+    if any(s.ndim != 2 or s.shape != per_entry[0].shape or s.shape[0] == 0 for s in per_entry):
+        raise ValueError("`statistics` must be non-empty matrices of one common shape (N, m).")
+    n_items = per_entry[0].shape[0]
+    if names is None:
+        names = [f"entry-{k}" for k in range(len(per_entry))]
+    elif len(names) != len(per_entry):
+        raise ValueError("`names` must have one name per entry of `statistics`.")
+    if weights is not None:
+        if groups is not None or strata is not None or chunks is not None or cache_dir is not None:
+            raise ValueError("`weights` excludes `groups`, `strata`, `chunks` and `cache_dir`.")
+        w_explicit = np.asarray(weights)
+        if w_explicit.ndim != 2 or w_explicit.shape[1] != n_items or w_explicit.shape[0] == 0:
+            raise ValueError("`weights` must have shape (B, N) with N the number of items.")
+        design = resample_design(n_items, resamples=w_explicit.shape[0], seed=0)
+        span = range(design.n_chunks)
+        chunk_iter: Any = ((c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES]) for c in span)
+        signature = Signature(
+            metric=metric_obj.name, method="bootstrap", resamples=design.resamples, seed=None, confidence=None
+        ).with_extra(weights="explicit")
+    else:
+        design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
+        too_few = units_problem(design.n_units, grouped=design.grouped)
+        if too_few is not None:
+            raise ValueError(too_few)
+        span = range(design.n_chunks) if chunks is None else chunks
+        chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
+        signature = Signature(
+            metric=metric_obj.name, method="bootstrap", resamples=resamples, seed=seed, confidence=None
+        ).with_extra(**design.describe())
+        if chunks is not None:
+            signature = signature.with_extra(chunks=f"{span.start}:{span.stop}")
+    return _score_decomposable(metric_obj, per_entry, names, design, span, chunk_iter, signature, jackknife)
 
 
 def _score_decomposable(
     metric: Metric,
-    truth: NDArray[Any],
-    preds: list[NDArray[Any]],
-    labels: Sequence[Any] | None,
+    per_entry: list[FloatArray],
     names: Sequence[str],
     design: ResampleDesign,
     span: range,
@@ -252,8 +373,7 @@ def _score_decomposable(
     signature: Signature,
     jackknife: bool,
 ) -> list[EntryScore]:
-    k = len(preds)
-    per_entry = [metric.item_statistics(truth, p, labels=labels) for p in preds]
+    k = len(per_entry)
     m = per_entry[0].shape[1]
     stacked = _pool_units(np.hstack(per_entry), design)  # (units, K*m)
     totals = stacked.sum(axis=0)
@@ -266,6 +386,7 @@ def _score_decomposable(
     product_cols = np.hstack([cube[:, 0, shared], cube[:, :, own].reshape(cube.shape[0], -1)])
     dtype = _product_dtype(product_cols, design)
     s_prod = np.ascontiguousarray(product_cols, dtype=dtype)
+    s_sparse = _sparse_statistics(s_prod)
     n_shared = int(shared.sum())
     parts = []
     # rows of a chunk multiplied at once: the float copy of W stays at 2^24 elements (64 MiB in float32)
@@ -273,12 +394,14 @@ def _score_decomposable(
     # over workers multiplies the same blocks and gets the same bits.
     block = max(1, _PRODUCT_BLOCK_ELEMENTS // design.n_units)
     for _, w_chunk in chunk_iter:
-        prod = np.concatenate(
-            [
-                (w_chunk[r : r + block].astype(dtype) @ s_prod).astype(np.float64)
-                for r in range(0, w_chunk.shape[0], block)
-            ]
-        )
+        blocks = []
+        for r in range(0, w_chunk.shape[0], block):
+            w_block = w_chunk[r : r + block]
+            if s_sparse is not None:  # (S.T @ W.T).T: the same integer sums, exact in either order
+                blocks.append(np.asarray(s_sparse @ w_block.T.astype(dtype)).T.astype(np.float64))
+            else:
+                blocks.append((w_block.astype(dtype) @ s_prod).astype(np.float64))
+        prod = np.concatenate(blocks)
         pooled = np.empty((prod.shape[0], k, m))
         pooled[:, :, shared] = prod[:, None, :n_shared]
         if own.size:
@@ -324,7 +447,12 @@ def _score_rank_based(
         parts.append(np.column_stack([metric.rank_replicates(r, w_items) for r in ranked]))
     reps = np.concatenate(parts)
     jack = np.empty((0 if not jackknife else design.n_units, k))
-    if jackknife:
+    closed = [None if design.grouped else metric.rank_leave_one_out(r) for r in ranked] if jackknife else []
+    found = [c for c in closed if c is not None]
+    if jackknife and len(found) == k:
+        # leave one item out in O(N) per entry from the sorted scores (DeLong's placement values for AUC)
+        jack[:] = np.column_stack(found)
+    elif jackknife:
         for start in range(0, design.n_units, CHUNK_RESAMPLES):
             rows = range(start, min(start + CHUNK_RESAMPLES, design.n_units))
             w_loo = _leave_one_out_weights(design, rows)[:, design.unit_of_item]

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 from scipy import stats as sps
 
+from stats.checks import UNDEFINED_RULE, defined_rows
 from stats.metrics import get_metric
 from stats.signature import Signature
 
@@ -43,6 +44,7 @@ __all__ = [
     "PROPORTION_METHODS",
     "Interval",
     "IntervalMethod",
+    "bca_constants",
     "binomial_standard_error",
     "bootstrap_bounds",
     "clopper_pearson_interval",
@@ -156,19 +158,41 @@ def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
     return np.where(has_nan, np.nan, out)
 
 
-def _bca_probabilities(
-    theta: FloatArray, point: FloatArray, jackknife: FloatArray, alpha: float
+def bca_constants(
+    replicates: FloatArray, point: FloatArray, jackknife: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    b = theta.shape[0]
-    below = (theta < point).sum(axis=0) + (theta <= point).sum(axis=0)
-    # When every replicate lies on one side of the point the bias correction is infinite and BCa is
-    # undefined (scipy returns NaN). Bounding the proportion by half a replicate keeps z0 finite, so the
-    # interval degrades to the extreme replicates instead of failing a whole board.
-    z0 = special.ndtri(np.clip(below / (2.0 * b), 0.5 / b, 1.0 - 0.5 / b))
-    d = jackknife.mean(axis=0) - jackknife
+    """BCa's bias correction ``z0`` and acceleration ``a`` per column (Efron & Tibshirani 1993, 14.3).
+
+    **Ties.** On a discrete statistic (accuracy, a difference of accuracies) many replicates equal the
+    estimate exactly, and ``z0`` depends on how they are counted. The convention here, the same as
+    ``scipy.stats.bootstrap`` (its ``_percentile_of_score`` with ties counted half), is explicit:
+
+    ``z0 = Phi^{-1}((#(theta* < theta) + #(theta* == theta) / 2) / B)``
+
+    so a symmetric distribution with a lump at the estimate has ``z0 = 0``, whereas counting only
+    ``theta* < theta`` (Efron & Tibshirani's eq. 14.14 read literally) would shift every interval of a
+    discrete statistic down. When every replicate lies on one side (the share is 0 or 1) the share is
+    bounded by half a replicate, so ``z0`` stays finite. ``a`` is 0 when every jackknife value is equal.
+    """
+    b = replicates.shape[0]
+    below = (replicates < point).sum(axis=0) + 0.5 * (replicates == point).sum(axis=0)
+    z0 = special.ndtri(np.clip(below / b, 0.5 / b, 1.0 - 0.5 / b))
+    # Leave-one-out values that are undefined (leaving out the only positive item of an AUC) are left
+    # out of the acceleration; with none undefined this is Efron's formula unchanged.
+    finite = np.isfinite(jackknife)
+    jk = np.where(finite, jackknife, 0.0)
+    count = np.maximum(finite.sum(axis=0), 1)
+    d = np.where(finite, jk.sum(axis=0) / count - jk, 0.0)
     num = (d**3).sum(axis=0)
     den = 6.0 * (d**2).sum(axis=0) ** 1.5
     accel = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    return z0, accel
+
+
+def _bca_probabilities(
+    theta: FloatArray, point: FloatArray, jackknife: FloatArray, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    z0, accel = bca_constants(theta, point, jackknife)
     z_alpha = special.ndtri(alpha)
     n1 = z0 + z_alpha
     n2 = z0 - z_alpha
@@ -377,6 +401,7 @@ def intervals_for(
     _check_method(method, get_args(IntervalMethod))
     if not scores:
         return []
+    undefined = 0
     if method in PROPORTION_METHODS:
         counts = [_check_proportion_score(s, method) for s in scores]
         low, high = proportion_bounds(
@@ -384,22 +409,26 @@ def intervals_for(
         )
     else:
         theta = np.column_stack([s.replicates for s in scores])
+        # undefined replicates: the stated rule of stats.checks (dropped for every entry alike, counted)
+        keep, undefined = defined_rows(theta)
+        theta = theta[keep]
         points = np.array([s.value for s in scores])
         jack: Any = None
         if method == "bca":
             if any(s.jackknife.shape[0] < 2 for s in scores):
-                raise ValueError("`method` 'bca' needs jackknife values; score with `jackknife=True`.")
+                raise ValueError(
+                    "a BCa interval needs leave-one-out values of at least 2 items; use the percentile "
+                    "interval, or score with leave-one-out values"
+                )
             jack = np.column_stack([s.jackknife for s in scores])
         low, high = bootstrap_bounds(
             theta, point=points, method=method, confidence=confidence, jackknife=jack
         )
+    signatures = [_interval_signature(s, method, confidence) for s in scores]
+    if method not in PROPORTION_METHODS and undefined:
+        signatures = [
+            sig.with_extra(undefined_resamples=undefined, undefined_rule=UNDEFINED_RULE) for sig in signatures
+        ]
     return [
-        Interval(
-            float(low[k]),
-            float(high[k]),
-            confidence,
-            method,
-            _interval_signature(scores[k], method, confidence),
-        )
-        for k in range(len(scores))
+        Interval(float(low[k]), float(high[k]), confidence, method, signatures[k]) for k in range(len(scores))
     ]

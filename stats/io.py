@@ -19,7 +19,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -156,10 +156,44 @@ def _read_bytes(source: Source, name: str, max_bytes: int) -> bytes:
     return data
 
 
+#: Magic bytes of files that people rename to .csv by mistake: what the file is, and what to upload instead.
+_NOT_TEXT = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel 97-2003 workbook (.xls) or another Office file"),
+)
+_SPREADSHEET_HINT = "export the sheet as CSV (for example File > Save As > CSV UTF-8) and upload that"
+
+
 def _refuse_archive(data: bytes, name: str) -> None:
+    """Refuse archives and binary files that are not CSV or Parquet, saying what the file is."""
+    for magic, what in _NOT_TEXT:
+        if data.startswith(magic):
+            hint = _SPREADSHEET_HINT if "Excel" in what else "upload the predictions as a CSV or Parquet file"
+            raise InputError(f"the file is {what}, not CSV or Parquet; {hint}", file=name)
+    if data.startswith(b"PK\x03\x04") and (b"[Content_Types].xml" in data[:4096] or b"xl/" in data[:4096]):
+        raise InputError(f"the file is an Excel workbook (.xlsx), not CSV; {_SPREADSHEET_HINT}", file=name)
+    if data.startswith(b"PK\x03\x04") and b"opendocument.spreadsheet" in data[:4096]:
+        raise InputError(
+            f"the file is an OpenDocument spreadsheet (.ods), not CSV; {_SPREADSHEET_HINT}", file=name
+        )
     for magic, kind in _ARCHIVES:
         if data.startswith(magic):
             raise InputError(ARCHIVE_REFUSED.format(kind=kind), file=name)
+
+
+def _looks_utf16(data: bytes) -> bool:
+    """A BOM, or NUL bytes in every other position of the start (ASCII text stored as UTF-16)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    head = data[:4096]
+    if len(head) < 4:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return max(even.count(0) / len(even), odd.count(0) / len(odd)) > 0.9
 
 
 def decode_text(data: bytes, *, name: str) -> str:
@@ -170,8 +204,14 @@ def decode_text(data: bytes, *, name: str) -> str:
 
 
 def _decode(data: bytes, name: str) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:4096]:
+    if _looks_utf16(data):
         raise InputError("the file is UTF-16 encoded; save it as UTF-8", file=name)
+    if b"\x00" in data[:4096]:
+        raise InputError(
+            "the file is binary, not text (it contains NUL bytes); upload the predictions as a CSV or "
+            "Parquet file",
+            file=name,
+        )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -282,13 +322,25 @@ def _check_row_width(table: _Table) -> None:
             raise table.error(f"expected {width} fields, found {len(row)}{hint}", r, column)
 
 
-def _read_ids(table: _Table, col: int) -> list[str]:
+#: What a spreadsheet would run as a formula; CSV downloads write such ids with a leading apostrophe.
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _read_ids(table: _Table, col: int, *, known: Mapping[str, int] | None = None) -> list[str]:
     first_row: dict[str, int] = {}
     ids: list[str] = []
     for r, row in enumerate(table.rows):
         item = row[col].strip()
         if not item:
             raise table.error("empty id", r, col + 1)
+        if (
+            known is not None
+            and item not in known
+            and item.startswith("'")
+            and item[1:].startswith(_FORMULA_PREFIXES)
+            and item[1:] in known
+        ):
+            item = item[1:]  # the neutralised form of a formula-like id, as the CSV downloads write it
         if item in first_row:
             first = table.lines[first_row[item]]
             where = f"row {first}" if table.parquet else f"line {first}"
@@ -452,8 +504,8 @@ def read_predictions(
     value_cols = prediction_columns(kind, ranks=ranks)
     cols = _check_header(table, ["id", *value_cols])
     _check_row_width(table)
-    ids = _read_ids(table, cols["id"])
     position = {str(item): i for i, item in enumerate(item_ids)}
+    ids = _read_ids(table, cols["id"], known=position)
     for r, item in enumerate(ids):
         if item not in position:
             raise table.error(f"unknown id '{item}' (not an item of this task)", r, cols["id"] + 1)

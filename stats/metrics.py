@@ -35,12 +35,18 @@ __all__ = [
     "Metric",
     "PredictionKind",
     "RankedScores",
+    "TaskKind",
+    "auc_placements",
     "encode_labels",
     "get_metric",
+    "per_class_iou",
     "register",
 ]
 
-PredictionKind = Literal["label", "ranked_labels", "score", "value"]
+PredictionKind = Literal["label", "ranked_labels", "score", "value", "boxes", "masks"]
+#: What a metric scores: per-item tables (this module's statistics), detection boxes
+#: (:mod:`stats.vision.detection`) or segmentation masks (:mod:`stats.vision.segmentation`).
+TaskKind = Literal["items", "detection", "segmentation"]
 FloatArray = NDArray[np.float64]
 
 StatisticsFn = Callable[[NDArray[Any], NDArray[Any], "NDArray[Any] | None"], FloatArray]
@@ -85,6 +91,19 @@ class Metric:
         One line for humans.
     ranks : int
         For ``"ranked_labels"``: how many ranked labels per item the metric reads (k of top-k).
+    stratify_by_class : bool
+        The metric depends on the class composition of the test set (ROC AUC, average precision,
+        kappa, the macro averages): by default the bootstrap resamples within each true class
+        (:func:`stats.checks.class_strata`), so every resample keeps every class of the truth.
+    task_kind : {"items", "detection", "segmentation"}
+        ``"items"``: statistics from :meth:`item_statistics`. ``"segmentation"``: decomposable, with
+        per-image statistics from :func:`stats.vision.segmentation.image_statistics`. ``"detection"``:
+        replicates from :func:`stats.vision.detection.detection_scores` (neither decomposable nor a
+        function of one score per item).
+    default_interval : str or None
+        The interval method this metric's boards and commands use unless told otherwise, chosen by
+        measured coverage (docs/stats.md); ``None``: the package default
+        (:data:`stats.intervals.DEFAULT_METHOD`).
     """
 
     name: str
@@ -95,9 +114,13 @@ class Metric:
     needs_labels: bool
     description: str
     ranks: int = 1
+    stratify_by_class: bool = False
+    task_kind: TaskKind = "items"
+    default_interval: str | None = None
     _statistics: StatisticsFn | None = field(default=None, repr=False)
     _finalize: FinalizeFn | None = field(default=None, repr=False)
     _rank_replicates: RankFn | None = field(default=None, repr=False)
+    _rank_leave_one_out: Callable[[RankedScores], FloatArray] | None = field(default=None, repr=False)
     _scores_are_probabilities: bool = field(default=False, repr=False)
 
     @property
@@ -127,6 +150,10 @@ class Metric:
             For ``zero_one`` metrics column 0 is 1.0 where the item is right; the last column is always
             1.0 (the item count).
         """
+        if self.task_kind != "items":
+            raise TypeError(
+                f"`{self.name}` is a {self.task_kind} metric: its statistics come from stats.vision."
+            )
         if self._statistics is None:
             raise TypeError(f"`{self.name}` is rank-based: use `point` and `replicates`.")
         if self.needs_labels and labels is None:
@@ -216,6 +243,19 @@ class Metric:
         starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
         return RankedScores(order=order, starts=starts, positive=positive[order])
 
+    def rank_leave_one_out(self, ranked: RankedScores) -> FloatArray | None:
+        """Leave-one-item-out values (N,), in item order, in O(N) after the sort; ``None`` when the
+        metric has no closed form (the engine then evaluates leave-one-out weight rows, O(N^2)).
+
+        NaN where leaving the item out leaves the metric undefined (the only positive item of an AUC).
+        """
+        if self._rank_leave_one_out is None:
+            return None
+        by_rank = self._rank_leave_one_out(ranked)
+        out = np.empty_like(by_rank)
+        out[ranked.order] = by_rank
+        return out
+
     def rank_replicates(self, ranked: RankedScores, weights: NDArray[Any]) -> FloatArray:
         """The metric under each row of ``weights`` (B, N) for a prepared entry."""
         assert self._rank_replicates is not None
@@ -231,7 +271,10 @@ def register(metric: Metric) -> Metric:
     """Add ``metric`` to :data:`METRICS` (names are unique)."""
     if metric.name in METRICS:
         raise ValueError(f"a metric named `{metric.name}` is already registered.")
-    if (metric._finalize is None) == (metric._rank_replicates is None):
+    if metric.task_kind == "detection":
+        if metric._finalize is not None or metric._rank_replicates is not None:
+            raise ValueError("a detection metric has neither `finalize` nor rank `replicates`.")
+    elif (metric._finalize is None) == (metric._rank_replicates is None):
         raise ValueError("a metric is either decomposable (`finalize`) or rank-based (`replicates`).")
     METRICS[metric.name] = metric
     return metric
@@ -295,7 +338,10 @@ def _binary_truth(truth: NDArray[Any], labels: NDArray[Any] | None) -> NDArray[n
         return encode_labels(truth, labels, name="truth") == 1
     if truth.dtype == np.bool_:
         return truth
-    values = truth.astype(np.float64)
+    try:
+        values = truth.astype(np.float64)
+    except ValueError:
+        values = np.full(truth.shape, np.nan)
     if not np.all((values == 0) | (values == 1)):
         raise ValueError("`truth` must be 0/1 for a binary metric when `labels` is not given.")
     return values == 1
@@ -345,18 +391,24 @@ def _split_class(pooled: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray
 
 
 def _macro_f1_finalize(pooled: FloatArray) -> FloatArray:
-    tp, pred, true, _ = _split_class(pooled)
+    """Mean F1 over every class of the task's label set (scikit-learn's ``f1_score(labels=label_set,
+    average="macro", zero_division=0)``): a class with no true and no predicted item in the (re)sample
+    counts 0, so the average is always over the same classes and defined whenever there is an item."""
+    tp, pred, true, n = _split_class(pooled)
     den = pred + true
-    present = den > 0
-    f1 = np.where(present, 2.0 * tp / np.where(present, den, 1.0), 0.0)
-    return _safe_divide(f1.sum(axis=-1), present.sum(axis=-1))
+    f1 = np.where(den > 0, 2.0 * tp / np.where(den > 0, den, 1.0), 0.0)
+    return np.where(n > 0, f1.mean(axis=-1), np.nan)
 
 
 def _balanced_accuracy_finalize(pooled: FloatArray) -> FloatArray:
-    tp, _, true, _ = _split_class(pooled)
-    present = true > 0
-    recall = np.where(present, tp / np.where(present, true, 1.0), 0.0)
-    return _safe_divide(recall.sum(axis=-1), present.sum(axis=-1))
+    """Mean recall over every class of the task's label set (scikit-learn's ``recall_score(labels=
+    label_set, average="macro", zero_division=0)``): a class with no true item in the (re)sample counts
+    0. Stratifying the bootstrap by class (the default for this metric) keeps every class of the truth in
+    every resample, so only classes absent from the test set itself count 0, in the point value and in
+    every replicate alike."""
+    tp, _, true, n = _split_class(pooled)
+    recall = np.where(true > 0, tp / np.where(true > 0, true, 1.0), 0.0)
+    return np.where(n > 0, recall.mean(axis=-1), np.nan)
 
 
 def _kappa_finalize(pooled: FloatArray) -> FloatArray:
@@ -451,6 +503,76 @@ def _average_precision_from_groups(wpos: FloatArray, wneg: FloatArray) -> FloatA
     return _safe_divide((wpos * precision).sum(axis=-1), tps[..., -1])
 
 
+def _group_counts(ranked: RankedScores) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
+    """Positives and negatives per tie group (ascending scores) and each sorted position's group."""
+    n = ranked.positive.shape[0]
+    sizes = np.diff(np.r_[ranked.starts, n])
+    group_of = np.repeat(np.arange(sizes.shape[0]), sizes)
+    npos = np.bincount(group_of, weights=ranked.positive, minlength=sizes.shape[0]).astype(np.float64)
+    return npos, sizes.astype(np.float64) - npos, group_of.astype(np.intp)
+
+
+def auc_placements(ranked: RankedScores) -> tuple[float, FloatArray, FloatArray]:
+    """DeLong's placement values, in sorted order: ``(auc, v10, v01)``.
+
+    ``v10`` (one per sorted position, meaningful at positives): the share of negatives scored below the
+    item, ties counting one half; ``v01`` (meaningful at negatives): the share of positives scored above
+    it. The AUC is the mean of ``v10`` over positives and of ``v01`` over negatives (DeLong, DeLong &
+    Clarke-Pearson 1988). O(N) after the sort.
+    """
+    npos, nneg, group_of = _group_counts(ranked)
+    m, n = float(npos.sum()), float(nneg.sum())
+    neg_below = np.cumsum(nneg) - nneg
+    pos_above = m - np.cumsum(npos)
+    v10 = ((neg_below + 0.5 * nneg) / n if n > 0 else np.full_like(nneg, np.nan))[group_of]
+    v01 = ((pos_above + 0.5 * npos) / m if m > 0 else np.full_like(npos, np.nan))[group_of]
+    auc = float(v10[ranked.positive].mean()) if m > 0 and n > 0 else float("nan")
+    return auc, v10, v01
+
+
+def _roc_auc_leave_one_out(ranked: RankedScores) -> FloatArray:
+    """``AUC_(-i) = (m AUC - v10_i) / (m - 1)`` for a positive, ``(n AUC - v01_j) / (n - 1)`` for a negative."""
+    auc, v10, v01 = auc_placements(ranked)
+    pos = ranked.positive
+    m, n = float(pos.sum()), float((~pos).sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(pos, (m * auc - v10) / (m - 1), (n * auc - v01) / (n - 1))
+    return np.where(np.isfinite(out), out, np.nan)
+
+
+def _average_precision_leave_one_out(ranked: RankedScores) -> FloatArray:
+    """Average precision without each item, O(N) after the sort.
+
+    With tie groups in descending order of score, ``tp_g`` positives and ``D_g`` items at or above group
+    ``g`` (``TP_g`` positives), ``AP = (1/P) sum_g tp_g TP_g / D_g``. Leaving out a negative of group
+    ``h`` lowers ``D_g`` by one for ``g >= h``; leaving out a positive also lowers ``tp_h``, ``TP_g``
+    (``g >= h``) and ``P`` by one. Prefix and suffix sums give every leave-one-out value at once.
+    """
+    npos, nneg, group_of = _group_counts(ranked)
+    tp = npos[::-1]  # descending order of score
+    tot = (npos + nneg)[::-1]
+    big_tp = np.cumsum(tp)
+    big_d = np.cumsum(tot)
+    p = float(big_tp[-1]) if big_tp.size else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(tp > 0, tp * big_tp / big_d, 0.0)
+        d1 = big_d - 1.0
+        # d1 == 0 only for a first group of one item, which then has nothing left above it: its terms are 0
+        live = d1 > 0
+        neg_term = np.where(live & (tp > 0), tp * big_tp / np.where(live, d1, 1.0), 0.0)
+        pos_rest = np.where(live & (tp > 0), tp * (big_tp - 1.0) / np.where(live, d1, 1.0), 0.0)
+        pos_own = np.where(live & (tp > 1), (tp - 1.0) * (big_tp - 1.0) / np.where(live, d1, 1.0), 0.0)
+    before = np.cumsum(c) - c  # sum over groups above h
+    neg_after = np.cumsum(neg_term[::-1])[::-1]  # sum over g >= h
+    pos_after = np.cumsum(pos_rest[::-1])[::-1] - pos_rest  # sum over g > h
+    with np.errstate(divide="ignore", invalid="ignore"):
+        leave_neg = (before + neg_after) / p if p > 0 else np.full_like(before, np.nan)
+        leave_pos = (before + pos_own + pos_after) / (p - 1.0) if p > 1 else np.full_like(before, np.nan)
+    g_desc = (npos.shape[0] - 1) - group_of  # each sorted position's group in descending order
+    out = np.where(ranked.positive, leave_pos[g_desc], leave_neg[g_desc])
+    return np.where(np.isfinite(out), out, np.nan)
+
+
 # ----------------------------------------------------------------------------------------------------
 # regression
 
@@ -533,7 +655,8 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=True,
-        description="Unweighted mean of per-class F1 over classes present in truth or prediction.",
+        stratify_by_class=True,
+        description="Unweighted mean of per-class F1 over the task's label set (an absent class counts 0).",
         _statistics=_class_stats,
         _finalize=_macro_f1_finalize,
     )
@@ -546,7 +669,8 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=True,
-        description="Unweighted mean of per-class recall over classes present in truth.",
+        stratify_by_class=True,
+        description="Unweighted mean of per-class recall over the task's label set (no item: counts 0).",
         _statistics=_class_stats,
         _finalize=_balanced_accuracy_finalize,
     )
@@ -559,6 +683,7 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=True,
+        stratify_by_class=True,
         description="Cohen's kappa: agreement beyond chance, (p_o - p_e) / (1 - p_e).",
         _statistics=_class_stats,
         _finalize=_kappa_finalize,
@@ -587,8 +712,10 @@ register(
         rank_based=True,
         prediction_kind="score",
         needs_labels=False,
+        stratify_by_class=True,
         description="Area under the ROC curve (ties count one half).",
         _rank_replicates=_roc_auc_from_groups,
+        _rank_leave_one_out=_roc_auc_leave_one_out,
     )
 )
 register(
@@ -599,8 +726,10 @@ register(
         rank_based=True,
         prediction_kind="score",
         needs_labels=False,
+        stratify_by_class=True,
         description="Average precision: sum over thresholds of recall increase times precision.",
         _rank_replicates=_average_precision_from_groups,
+        _rank_leave_one_out=_average_precision_leave_one_out,
     )
 )
 register(
@@ -671,3 +800,107 @@ register(
     )
 )
 del _k
+
+
+# ----------------------------------------------------------------------------------------------------
+# vision: segmentation (decomposable over images) and detection (replicates from stats.vision)
+
+
+def _class_ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _nanmean_classes(x: FloatArray) -> FloatArray:
+    valid = ~np.isnan(x)
+    total = np.where(valid, x, 0.0).sum(axis=-1)
+    return _safe_divide(total, valid.sum(axis=-1).astype(np.float64))
+
+
+def per_class_iou(pooled: ArrayLike) -> FloatArray:
+    """IoU of every class from pooled segmentation statistics (..., 3C+1) -> (..., C).
+
+    NaN for a class absent from both the truth and the prediction (mmsegmentation's 0/0)."""
+    inter, pred, true, _ = _split_class(np.asarray(pooled, dtype=np.float64))
+    return _class_ratio(inter, pred + true - inter)
+
+
+def _miou_finalize(pooled: FloatArray) -> FloatArray:
+    return _nanmean_classes(per_class_iou(pooled))
+
+
+def _pixel_accuracy_finalize(pooled: FloatArray) -> FloatArray:
+    inter, _, true, _ = _split_class(pooled)
+    return _safe_divide(inter.sum(axis=-1), true.sum(axis=-1))
+
+
+def _mean_class_accuracy_finalize(pooled: FloatArray) -> FloatArray:
+    inter, _, true, _ = _split_class(pooled)
+    return _nanmean_classes(_class_ratio(inter, true))
+
+
+# mIoU: the percentile interval covered best in the simulation of docs/stats.md (all three methods within
+# Monte Carlo error of each other); pixel and class accuracy were not simulated and keep the default.
+for _name, _fin, _desc, _interval in (
+    (
+        "miou",
+        _miou_finalize,
+        "Mean IoU over classes in the truth or the prediction (mmsegmentation).",
+        "percentile",
+    ),
+    (
+        "pixel_accuracy",
+        _pixel_accuracy_finalize,
+        "aAcc: correctly labelled pixels over labelled pixels.",
+        None,
+    ),
+    (
+        "mean_class_accuracy",
+        _mean_class_accuracy_finalize,
+        "mAcc: mean over classes in the truth of the fraction of their pixels labelled right.",
+        None,
+    ),
+):
+    register(
+        Metric(
+            name=_name,
+            higher_is_better=True,
+            zero_one=False,
+            rank_based=False,
+            prediction_kind="masks",
+            needs_labels=False,
+            description=_desc,
+            task_kind="segmentation",
+            default_interval=_interval,
+            _finalize=_fin,
+        )
+    )
+
+for _name, _desc in (
+    ("coco_ap", "COCO AP@[.50:.05:.95], all areas, 100 detections (pycocotools' stats[0])."),
+    ("coco_ap50", "COCO AP at IoU 0.50 (pycocotools' stats[1])."),
+    ("coco_ap75", "COCO AP at IoU 0.75 (pycocotools' stats[2])."),
+    ("coco_ap_small", "COCO AP for small objects, area <= 32^2 (pycocotools' stats[3])."),
+    ("coco_ap_medium", "COCO AP for medium objects, 32^2 <= area <= 96^2 (pycocotools' stats[4])."),
+    ("coco_ap_large", "COCO AP for large objects, area >= 96^2 (pycocotools' stats[5])."),
+    ("coco_ar100", "COCO AR with 100 detections per image, all areas (pycocotools' stats[8])."),
+    ("voc07_ap50", "PASCAL VOC2007 11-point AP at IoU > 0.5, difficult objects skipped."),
+    ("voc_ap50", "PASCAL VOC2010+ all-point AP at IoU > 0.5, difficult objects skipped."),
+):
+    register(
+        Metric(
+            name=_name,
+            higher_is_better=True,
+            zero_one=False,
+            rank_based=False,
+            prediction_kind="boxes",
+            needs_labels=False,
+            description=_desc,
+            task_kind="detection",
+            # AP is biased upward on finite test sets and the bootstrap doubles the bias: the basic
+            # interval covers best (docs/stats.md, "Coverage of AP and mIoU intervals").
+            default_interval="basic",
+        )
+    )
+del _name, _desc, _fin, _interval

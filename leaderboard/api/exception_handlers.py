@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -18,6 +24,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from leaderboard.core.exceptions import ApplicationError
 
 INVALID_INPUT = "Invalid input."
+TOO_MANY_FILES = "The request has more than {limit} file parts; send at most {limit}."
+TOO_MANY_FIELDS = "The request has more than {limit} fields; send at most {limit}."
+BODY_TOO_BIG = "The request's form fields are larger than {limit:,} bytes."
 
 
 def _first_message(detail: Any) -> str:
@@ -34,6 +43,21 @@ def _first_message(detail: Any) -> str:
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
         return Response({"message": exc.message, "extra": exc.extra}, status=exc.status_code)
+    # Django's multipart parser refuses these while parsing the body (SuspiciousOperation, which Django
+    # would answer with an HTML 400): the API answers them in its own shape.
+    if isinstance(exc, TooManyFilesSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return Response(
+            {"message": TOO_MANY_FILES.format(limit=limit), "extra": {"limit": limit}}, status=400
+        )
+    if isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return Response(
+            {"message": TOO_MANY_FIELDS.format(limit=limit), "extra": {"limit": limit}}, status=400
+        )
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response({"message": BODY_TOO_BIG.format(limit=limit), "extra": {"limit": limit}}, status=400)
 
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()

@@ -28,7 +28,14 @@ def _with_related(qs: QuerySet[Submission]) -> QuerySet[Submission]:
         Prefetch(
             "scores",
             queryset=Score.objects.select_related("task").only(
-                "id", "submission_id", "task__slug", "split", "value", "run_values", "scored_at"
+                "id",
+                "submission_id",
+                "task__slug",
+                "task__decimals",
+                "split",
+                "value",
+                "run_values",
+                "scored_at",
             ),
         ),
     )
@@ -61,6 +68,11 @@ def submission_visible_scores(*, submission: Submission, user: AnyUser) -> list[
     """Scores on the public split, and on the private split only where the private board is visible."""
     private_ok = private_board_visible(challenge=submission.challenge, user=user)
     return [s for s in submission.scores.all() if s.split == Split.PUBLIC or private_ok]
+
+
+def submission_details_visible(*, submission: Submission, user: AnyUser) -> bool:
+    """Per-class figures of vision scores: organizers always, everyone else once the board is revealed."""
+    return private_board_visible(challenge=submission.challenge, user=user)
 
 
 def rescore_job_latest(*, challenge: Challenge, task_slug: str) -> RescoreJob:

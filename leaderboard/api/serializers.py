@@ -15,11 +15,20 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.challenges.models import Challenge, Task, Team
+from leaderboard.challenges.models import (
+    DECIMALS_MAX,
+    RUNS_DEFAULT,
+    RUNS_MAX,
+    TASK_DESCRIPTION_MAX_CHARS,
+    Challenge,
+    Task,
+    Team,
+)
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.scoring.models import RescoreJob, Score
-from leaderboard.submissions.models import Submission, SubmissionFile
+from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
 from leaderboard.submissions.services import Upload
 
 FILE_FIELD = "file"
@@ -96,6 +105,32 @@ def prediction_format(task: Task) -> dict[str, Any]:
     from leaderboard.scoring.engine import prediction_format as metric_format
 
     fmt = metric_format(task.metric)
+    if task.kind == "detection":
+        return {
+            "file_types": ["json", "json.gz", "csv", "parquet"],
+            "columns": fmt.columns,
+            "prediction_kind": fmt.kind,
+            "categories": task.vision.get("categories", []),
+            "images": task.n_items,
+            "note": (
+                "COCO results: a JSON list of {image_id, category_id, bbox: [x, y, width, height], score} "
+                "(also gzipped), or the same columns as CSV or Parquet (bbox as x, y, width, height "
+                "columns). Image and category ids are the task's; images without detections are fine."
+            ),
+        }
+    if task.kind == "segmentation":
+        return {
+            "file_types": ["zip", "tar"],
+            "columns": [],
+            "prediction_kind": fmt.kind,
+            "classes": task.labels,
+            "images": task.n_items,
+            "ignore_index": task.vision.get("ignore_index"),
+            "note": (
+                "An archive of single-channel PNG label maps named <image id>.png, one per image of the "
+                "task, each of the image's size; pixel values are class indices (0 to classes - 1)."
+            ),
+        }
     return {
         "file_types": ["csv", "parquet"],
         "columns": fmt.columns,
@@ -109,6 +144,9 @@ def prediction_format(task: Task) -> dict[str, Any]:
 
 class TaskOutputSerializer(serializers.ModelSerializer):
     n_items = serializers.IntegerField(read_only=True)
+    decimals = serializers.SerializerMethodField(
+        help_text="The board's precision: decimals of every number participants see."
+    )
     prediction_format = serializers.SerializerMethodField()
     items_url = serializers.SerializerMethodField()
 
@@ -119,11 +157,17 @@ class TaskOutputSerializer(serializers.ModelSerializer):
             "title",
             "description",
             "metric",
+            "kind",
+            "vision",
             "labels",
             "n_items",
             "has_private_split",
             "grouped",
+            "positive_label",
+            "stratify",
             "position",
+            "max_runs",
+            "decimals",
             "prediction_format",
             "items_url",
         ]
@@ -132,6 +176,9 @@ class TaskOutputSerializer(serializers.ModelSerializer):
     def get_prediction_format(self, obj: Task) -> dict[str, Any]:
         return prediction_format(obj)
 
+    def get_decimals(self, obj: Task) -> int:
+        return task_decimals(obj)
+
     def get_items_url(self, obj: Task) -> str:
         return reverse("api:task-items", kwargs={"slug": obj.challenge.slug, "task": obj.slug})
 
@@ -139,12 +186,59 @@ class TaskOutputSerializer(serializers.ModelSerializer):
 class TaskInputSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=80)
     title = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=TASK_DESCRIPTION_MAX_CHARS
+    )
     metric = serializers.CharField(max_length=40)
+    max_runs = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=RUNS_MAX,
+        default=RUNS_DEFAULT,
+        help_text="Runs per submission.",
+    )
+    decimals = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=DECIMALS_MAX,
+        default=None,
+        help_text="The board's precision; empty: derived from the number of items.",
+    )
     labels = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
     split_column = serializers.CharField(required=False, allow_blank=True, default="")
-    truth = serializers.FileField(help_text="CSV or Parquet: the hidden labels, one row per item.")
+    positive = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Positive class of a binary-score metric (ROC AUC, AP, log loss, Brier); default: the "
+        "second label in sorted order.",
+    )
+    stratify = serializers.ChoiceField(
+        choices=["auto", "class", "none"],
+        required=False,
+        default="auto",
+        help_text="Resample within each true class: auto (class-based metrics), class, none.",
+    )
+    ignore_index = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=65535,
+        default=255,
+        help_text="Segmentation: pixels not scored.",
+    )
+    reduce_zero_label = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Segmentation (ADE20K): label 0 is ignored, the rest shift by -1.",
+    )
+    truth = serializers.FileField(
+        help_text=(
+            "The hidden labels: CSV or Parquet, one row per item; detection: a COCO annotation JSON (or "
+            "VOC-style); segmentation: a zip or tar of PNG label maps, one per image id (labels = class names)."
+        )
+    )
 
     def validate_labels(self, value: list[str]) -> list[str]:
         # Multipart clients often send one comma-separated value: accept both forms.
@@ -156,7 +250,9 @@ class TaskInputSerializer(serializers.Serializer):
 class TruthInputSerializer(serializers.Serializer):
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
     split_column = serializers.CharField(required=False, allow_blank=True, default="")
-    truth = serializers.FileField(help_text="CSV or Parquet: the corrected hidden labels, same items.")
+    truth = serializers.FileField(
+        help_text="The corrected hidden labels, same items (same format as at creation)."
+    )
 
 
 class ItemSerializer(serializers.Serializer):
@@ -180,8 +276,10 @@ class SubmissionInputSerializer(serializers.Serializer):
     """The fields of a submission; the files come as ``file`` or ``file:<task>`` multipart parts."""
 
     name = serializers.CharField(max_length=120)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
-    link = serializers.URLField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=DESCRIPTION_MAX_CHARS
+    )
+    link = serializers.URLField(required=False, allow_blank=True, default="", max_length=LINK_MAX_CHARS)
     is_baseline = serializers.BooleanField(required=False, default=False)
 
 
@@ -222,12 +320,48 @@ class SubmissionFileOutputSerializer(serializers.ModelSerializer):
 
 
 class ScoreOutputSerializer(serializers.ModelSerializer):
+    """A score as its reader may see it: organizers at full precision with each run's value; participants
+    the value rounded to the board's precision and ``run_values`` null (``rankings.precision``)."""
+
     task = serializers.CharField(source="task.slug")
     runs = serializers.IntegerField(source="n_runs")
+    value = serializers.SerializerMethodField(method_name="rounded_value")
+    run_values = serializers.SerializerMethodField(
+        help_text="Each run's value: organizers only (null for participants)."
+    )
+    decimals = serializers.SerializerMethodField(help_text="Decimals of `value`; null: full precision.")
+    details = serializers.SerializerMethodField(
+        help_text=(
+            "Detection / segmentation, on a submission's own address: every metric and the per-class "
+            "values with intervals; null unless you organize the challenge or its board is revealed."
+        )
+    )
 
     class Meta:
         model = Score
-        fields = ["task", "split", "value", "run_values", "runs", "scored_at"]
+        fields = ["task", "split", "value", "decimals", "run_values", "runs", "scored_at", "details"]
+
+    def _full(self) -> bool:
+        return bool(self.context.get("full_precision"))
+
+    def rounded_value(self, obj: Score) -> float | None:
+        return obj.value if self._full() else round_to(obj.value, task_decimals(obj.task))
+
+    def get_decimals(self, obj: Score) -> int | None:
+        return None if self._full() else task_decimals(obj.task)
+
+    def get_run_values(self, obj: Score) -> list[float] | None:
+        return list(obj.run_values) if self._full() else None
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_details(self, obj: Score) -> dict[str, Any] | None:
+        # Aggregates over hidden annotations: only where the caller may see them (the view decides).
+        if obj.submission_id not in self.context.get("details_visible", ()):
+            return None
+        details = Score.objects.filter(pk=obj.pk).values_list("details", flat=True).first()
+        if not details:
+            return None
+        return {k: v for k, v in details.items() if k != "curves_svg"}
 
 
 class SubmissionOutputSerializer(serializers.ModelSerializer):
@@ -263,7 +397,10 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
     def get_scores(self, obj: Submission) -> list[dict[str, Any]]:
         # The view decides which splits are visible (private only once revealed, or to organizers).
         visible: Mapping[int, Sequence[Score]] = self.context.get("visible_scores", {})
-        return ScoreOutputSerializer(visible.get(obj.pk, []), many=True).data  # type: ignore[return-value]
+        full = bool(self.context.get("full_precision", {}).get(obj.pk))
+        return ScoreOutputSerializer(  # type: ignore[return-value]
+            visible.get(obj.pk, []), many=True, context={**self.context, "full_precision": full}
+        ).data
 
     def get_url(self, obj: Submission) -> str:
         return reverse("api:submission-detail", kwargs={"pk": obj.pk})
@@ -338,3 +475,11 @@ class TeamFoundInputSerializer(serializers.Serializer):
 
 class TeamJoinInputSerializer(serializers.Serializer):
     invite_code = serializers.CharField(max_length=32)
+
+
+# --- approved participation -------------------------------------------------------------------------
+class ParticipantOutputSerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    approved = serializers.BooleanField()
+    requested_at = serializers.DateTimeField()
+    approved_at = serializers.DateTimeField(allow_null=True)

@@ -33,3 +33,48 @@ class WriteScopedRateThrottle(ScopedRateThrottle):
                 logger.warning("throttle cache unreachable; letting an upload through unthrottled")
                 return True
             raise ServiceUnavailableError(THROTTLE_UNAVAILABLE) from None
+
+
+#: Sign-up rates when the environment sets none (``LEADERBOARD_THROTTLE_SIGNUP``, ``_SIGNUP_GLOBAL``):
+#: throwaway accounts are how a participant would get around the per-team submission limits.
+SIGNUP_RATE_DEFAULT = "5/hour"
+SIGNUP_GLOBAL_RATE_DEFAULT = "60/hour"
+
+
+class _DefaultRateMixin:
+    default_rate = ""
+
+    def get_rate(self) -> str | None:
+        return self.THROTTLE_RATES.get(self.scope, self.default_rate)  # type: ignore[attr-defined]
+
+
+class SignupAddressThrottle(_DefaultRateMixin, ScopedRateThrottle):
+    """New accounts per client address (``signup``), on top of the ``login`` rate."""
+
+    scope = "signup"
+    default_rate = SIGNUP_RATE_DEFAULT
+
+    def __init__(self) -> None:  # the scope is fixed, not read from the view
+        self.rate = self.get_rate()
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+
+    def get_cache_key(self, request: Request, view: Any) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        if request.method != "POST":
+            return True
+        try:
+            return super(ScopedRateThrottle, self).allow_request(request, view)
+        except RedisError:
+            raise ServiceUnavailableError(THROTTLE_UNAVAILABLE) from None
+
+
+class SignupGlobalThrottle(SignupAddressThrottle):
+    """New accounts over the whole service (``signup_global``): many addresses do not multiply the rate."""
+
+    scope = "signup_global"
+    default_rate = SIGNUP_GLOBAL_RATE_DEFAULT
+
+    def get_cache_key(self, request: Request, view: Any) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": "all"}

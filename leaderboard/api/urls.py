@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from leaderboard.api import views
 from leaderboard.api.exception_handlers import not_found
+from leaderboard.api.shakeup import ShakeupChartView, ShakeupView
 
 app_name = "api"
 
@@ -23,6 +24,15 @@ urlpatterns = [
     path("challenges/<slug:slug>/teams/", views.TeamListView.as_view(), name="team-list"),
     path("challenges/<slug:slug>/teams/mine/", views.MyTeamView.as_view(), name="team-mine"),
     path("challenges/<slug:slug>/teams/join/", views.TeamJoinView.as_view(), name="team-join"),
+    path("challenges/<slug:slug>/participation/", views.ParticipationView.as_view(), name="participation"),
+    path(
+        "challenges/<slug:slug>/participants/", views.ParticipantListView.as_view(), name="participant-list"
+    ),
+    path(
+        "challenges/<slug:slug>/participants/<str:username>/",
+        views.ParticipantDetailView.as_view(),
+        name="participant-detail",
+    ),
     path("challenges/<slug:slug>/submissions/", views.SubmissionListView.as_view(), name="submission-list"),
     path("challenges/<slug:slug>/leaderboard/", views.LeaderboardView.as_view(), name="leaderboard"),
     path("challenges/<slug:slug>/summary/", views.SummaryView.as_view(), name="summary"),
@@ -33,7 +43,13 @@ urlpatterns = [
     ),
     path("submissions/<int:pk>/", views.SubmissionDetailView.as_view(), name="submission-detail"),
     path("submissions/<int:pk>/select/", views.SubmissionSelectView.as_view(), name="submission-select"),
+    path("challenges/<slug:slug>/shakeup/", ShakeupView.as_view(), name="shakeup"),
+    path("challenges/<slug:slug>/shakeup.svg", ShakeupChartView.as_view(), name="shakeup-chart"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"),
+        name="docs",
+    ),
     re_path(r"^.*$", not_found),  # unknown API paths answer in the API's shape, not with an HTML page
 ]

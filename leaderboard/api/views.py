@@ -34,13 +34,18 @@ from leaderboard.api import serializers as s
 from leaderboard.api.renderers import CSVRenderer, SVGRenderer
 from leaderboard.api.selectors import (
     rescore_job_latest,
+    submission_details_visible,
     submission_get,
     submission_list,
     submission_visible_scores,
 )
-from leaderboard.api.throttles import WriteScopedRateThrottle
+from leaderboard.api.throttles import (
+    SignupAddressThrottle,
+    SignupGlobalThrottle,
+    WriteScopedRateThrottle,
+)
 from leaderboard.api.uploads import SizeLimitedUploadsMixin
-from leaderboard.challenges.models import Challenge
+from leaderboard.challenges.models import Challenge, Participant, upload_max_bytes
 from leaderboard.challenges.selectors import (
     challenge_get,
     challenge_list,
@@ -52,6 +57,9 @@ from leaderboard.challenges.services import (
     challenge_create,
     challenge_reveal_private,
     challenge_update,
+    participation_approve,
+    participation_request,
+    participation_revoke,
     require_organizer,
     slug_for,
     task_create,
@@ -60,7 +68,15 @@ from leaderboard.challenges.services import (
     team_join,
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
+from leaderboard.rankings.precision import (
+    challenge_decimals,
+    public_rows,
+    public_signature,
+    public_summary,
+    task_decimals,
+)
 from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
+from leaderboard.scoring.engine import task_kind
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_cancel, submission_create, submission_select
@@ -81,13 +97,12 @@ def _user(request: Request) -> User:
     return cast(User, request.user)
 
 
-def _read_upload(upload: Any) -> bytes:
-    """The bytes of an organizer's labels file, refused before it is read whole if over the limit."""
-    from django.conf import settings
-
-    if upload.size > settings.UPLOAD_MAX_BYTES:
+def _read_upload(upload: Any, *, kind: str) -> bytes:
+    """The bytes of an organizer's labels file, refused before it is read whole if over its kind's limit."""
+    limit = upload_max_bytes(kind)
+    if upload.size > limit:
         raise ApplicationError(
-            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {settings.UPLOAD_MAX_BYTES:,} bytes.",
+            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
             extra={"file": upload.name},
         )
     return cast(bytes, upload.read())
@@ -148,8 +163,16 @@ class RegisterView(APIView):
     """Sign up; answers with the new account's API token."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [WriteScopedRateThrottle]
+    # The ``login`` rate, then sign-up's own rates per address and over the whole service.
+    throttle_classes = [WriteScopedRateThrottle, SignupAddressThrottle, SignupGlobalThrottle]
     throttle_scope = "login"
+
+    def check_throttles(self, request: Request) -> None:
+        # In order, stopping at the first refusal: a request refused for its address is not counted
+        # against the service-wide bound (DRF would ask every throttle, and each would count it).
+        for throttle in self.get_throttles():
+            if not throttle.allow_request(request, self):
+                self.throttled(request, throttle.wait() or 1.0)
 
     @extend_schema(
         request=s.RegisterInputSerializer, responses={201: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
@@ -246,6 +269,7 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
     labels file (organizers)."""
 
     parser_classes = [MultiPartParser, FormParser]
+    upload_any_kind = True
 
     @extend_schema(responses={200: s.TaskOutputSerializer(many=True), 404: ERROR_RESPONSES[404]})
     def get(self, request: Request, slug: str) -> Response:
@@ -273,8 +297,14 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             labels=data.get("labels") or None,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,
-            truth=_read_upload(truth),
+            truth=_read_upload(truth, kind=task_kind(data["metric"])),
             truth_name=truth.name,
+            positive=data["positive"] or None,
+            stratify=data["stratify"],
+            max_runs=data["max_runs"],
+            decimals=data["decimals"],
+            ignore_index=data["ignore_index"],
+            reduce_zero_label=data["reduce_zero_label"],
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 
@@ -316,7 +346,7 @@ class TaskTruthView(SizeLimitedUploadsMixin, APIView):
         data = serializer.validated_data
         updated = task_truth_replace(
             task=task_obj,
-            truth=_read_upload(data["truth"]),
+            truth=_read_upload(data["truth"], kind=task_obj.kind),
             truth_name=data["truth"].name,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,
@@ -357,18 +387,32 @@ class SubmissionFilter(django_filters.FilterSet):
         fields = ["status", "task"]
 
 
-def _visible_scores(request: Request, submissions: list[Submission]) -> dict[str, Any]:
+def _visible_scores(
+    request: Request, submissions: list[Submission], *, details: bool = False
+) -> dict[str, Any]:
     return {
         "request": request,
         "visible_scores": {
             sub.pk: submission_visible_scores(submission=sub, user=request.user) for sub in submissions
         },
+        # Organizers see full precision and each run; a participant one value per task, rounded.
+        "full_precision": {
+            sub.pk: user_is_organizer(challenge=sub.challenge, user=request.user) for sub in submissions
+        },
+        # A vision score's details (per-class figures) on the submission's own address, where visible.
+        "details_visible": {
+            sub.pk for sub in submissions if submission_details_visible(submission=sub, user=request.user)
+        }
+        if details
+        else set(),
     }
 
 
 class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
     """GET: your team's submissions (organizers: all). POST (multipart): submit predictions: ``file`` for a
-    one-task challenge, ``file:<task>`` per task otherwise; repeat a part for several runs."""
+    one-task challenge, ``file:<task>`` per task otherwise; repeat a part for several runs. An
+    ``Idempotency-Key`` header makes a retry safe: the same key returns the submission stored the first
+    time (header ``Idempotent-Replayed: true``), never a second one; the same key with other files is 422."""
 
     serializer_class = s.SubmissionOutputSerializer
     permission_classes = [IsAuthenticated]
@@ -405,8 +449,17 @@ class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
                 },
             )
         },
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="A key of the client's (a UUID): a retry with it returns the first upload's submission.",
+            )
+        ],
         responses={
             201: s.SubmissionOutputSerializer,
+            422: OpenApiResponse(description="Idempotency-Key already used for another upload"),
             429: OpenApiResponse(description="Limit reached"),
             **ERROR_RESPONSES,
         },
@@ -421,11 +474,17 @@ class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
             task_slugs=list(challenge.tasks.values_list("slug", flat=True)),
         )
         created = submission_create(
-            challenge=challenge, user=_user(request), files=files, **serializer.validated_data
+            challenge=challenge,
+            user=_user(request),
+            files=files,
+            idempotency_key=request.headers.get("Idempotency-Key", "").strip(),
+            **serializer.validated_data,
         )
         submission = submission_get(submission_id=created.pk, user=request.user)  # as scored by now, if eager
         data = s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
-        return Response(data, status=status.HTTP_201_CREATED)
+        # A retry with the key of a stored upload gets that submission, as the first answer would have.
+        replayed = {"Idempotent-Replayed": "true"} if getattr(created, "replayed", False) else None
+        return Response(data, status=status.HTTP_201_CREATED, headers=replayed)
 
 
 class SubmissionDetailView(APIView):
@@ -437,7 +496,9 @@ class SubmissionDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         submission = submission_get(submission_id=pk, user=request.user)
         return Response(
-            s.SubmissionOutputSerializer(submission, context=_visible_scores(request, [submission])).data
+            s.SubmissionOutputSerializer(
+                submission, context=_visible_scores(request, [submission], details=True)
+            ).data
         )
 
     @extend_schema(
@@ -546,6 +607,80 @@ class TeamJoinView(APIView):
         return Response(s.MyTeamOutputSerializer(team).data)
 
 
+# --- approved participation -------------------------------------------------------------------------
+class ParticipationView(APIView):
+    """Challenges that take approved participants only. GET: your request and whether it is approved.
+    POST: ask to take part (an organizer approves you before you may submit)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: s.ParticipantOutputSerializer, **ERROR_RESPONSES})
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participant = Participant.objects.filter(challenge=challenge, user=_user(request)).first()
+        if participant is None:
+            raise NotFoundError("You have not asked to take part in this challenge.")
+        return Response(s.ParticipantOutputSerializer(participant).data)
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: s.ParticipantOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="Approval off"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participant = participation_request(challenge=challenge, user=_user(request))
+        return Response(s.ParticipantOutputSerializer(participant).data, status=status.HTTP_201_CREATED)
+
+
+class ParticipantListView(APIView):
+    """GET: who asked to take part, and who is approved (organizers). ``?approved=false`` for the waiting."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("approved", bool)],
+        responses={200: s.ParticipantOutputSerializer(many=True), **ERROR_RESPONSES},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        qs = Participant.objects.filter(challenge=challenge).select_related("user")
+        approved = request.query_params.get("approved")
+        if approved in ("true", "false"):
+            qs = qs.filter(approved=approved == "true")
+        return Response(s.ParticipantOutputSerializer(qs, many=True).data)
+
+
+class ParticipantDetailView(APIView):
+    """POST: approve this user (organizers). DELETE: withdraw the approval or turn the request down."""
+
+    permission_classes = [IsAuthenticated]
+
+    def _target(self, username: str) -> User:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            raise NotFoundError(f"No user '{username}'.")
+        return user
+
+    @extend_schema(request=None, responses={200: s.ParticipantOutputSerializer, **ERROR_RESPONSES})
+    def post(self, request: Request, slug: str, username: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participant = participation_approve(
+            challenge=challenge, user=self._target(username), approved_by=_user(request)
+        )
+        return Response(s.ParticipantOutputSerializer(participant).data)
+
+    @extend_schema(request=None, responses={204: None, **ERROR_RESPONSES})
+    def delete(self, request: Request, slug: str, username: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        participation_revoke(challenge=challenge, user=self._target(username), revoked_by=_user(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 # --- boards -----------------------------------------------------------------------------------------
 SPLIT_PARAMETER = OpenApiParameter("split", str, enum=["public", "private"], default="public")
 #: Seconds a rendered board (JSON) stays cached; snapshots are immutable, so this only bounds memory.
@@ -601,8 +736,10 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             url = replace_query_param(request.build_absolute_uri(), "limit", limit)
             return replace_query_param(url, "offset", new_offset)
 
+        decimals = task_decimals(task)  # the board's precision: every number a reader sees is rounded
+
         def board() -> dict[str, Any]:
-            rows = snapshot.rows[offset : offset + limit] if snapshot else []
+            rows = public_rows(snapshot.rows[offset : offset + limit], decimals) if snapshot else []
             return {
                 "challenge": challenge.slug,
                 "task": task.slug,
@@ -611,7 +748,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
                 "sequence": snapshot.sequence if snapshot else None,
                 "created_at": snapshot.created_at if snapshot else None,
                 "entry_count": total,
-                "signature": snapshot.signature if snapshot else {},
+                "signature": public_signature(snapshot.signature, decimals) if snapshot else {},
                 "offset": offset,
                 "limit": limit,
                 "next": page_url(offset + limit if offset + limit < total else None),
@@ -624,7 +761,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             # to serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
             key = (
                 f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:"
-                f"{task.metric}:{offset}:{limit}:{request.build_absolute_uri()}"
+                f"{task.metric}:{decimals}:{offset}:{limit}:{request.build_absolute_uri()}"
             )
             body = caches["boards"].get(key)
             if body is None:
@@ -668,7 +805,8 @@ class SummaryView(APIView):
             "split": name,
             "sequence": summary.sequence,
             "created_at": summary.created_at,
-            "summary": summary.data,
+            # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
+            "summary": public_summary(summary.data, challenge_decimals(list(challenge.tasks.all()))),
             "svg_url": svg_url,
         }
         return Response(s.SummaryOutputSerializer(data).data)

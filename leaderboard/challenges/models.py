@@ -28,6 +28,7 @@ class EntrySelection(models.TextChoices):
 
 
 class IntervalMethod(models.TextChoices):
+    AUTO = "auto", "By metric (chosen by measured coverage: Wilson for plain proportions)"
     BCA = "bca", "BCa bootstrap"
     PERCENTILE = "percentile", "Percentile bootstrap"
     BASIC = "basic", "Basic bootstrap"
@@ -38,11 +39,49 @@ class Correction(models.TextChoices):
     BH = "bh", "Benjamini-Hochberg (false discovery rate)"
 
 
+class Stratify(models.TextChoices):
+    AUTO = "auto", "By true class for class-based metrics (ROC AUC, AP, kappa, macro averages)"
+    CLASS = "class", "By true class for every classification metric"
+    NONE = "none", "Not stratified"
+
+
+#: Longest challenge description and rules, and task description (characters): bounded text, clear 400s.
+CHALLENGE_TEXT_MAX_CHARS = 20_000
+TASK_DESCRIPTION_MAX_CHARS = 5_000
+#: Runs (files of one task) per submission when the organizer sets nothing, and the most they may allow.
+RUNS_DEFAULT = 5
+RUNS_MAX = 20
+#: The board's precision: decimals shown to participants when the organizer sets nothing is derived from
+#: the task's size (``leaderboard.rankings.precision``); an organizer may set 1 to this many.
+DECIMALS_MAX = 6
+
+
+class TaskKind(models.TextChoices):
+    TABULAR = "tabular", "One prediction per item (classification, regression)"
+    DETECTION = "detection", "Object detection (COCO / VOC boxes per image)"
+    SEGMENTATION = "segmentation", "Semantic segmentation (a label map per image)"
+
+
+def upload_max_bytes(kind: str | None = None) -> int:
+    """The one upload size rule: the limit for a file of a task of this kind.
+
+    ``None`` gives the largest limit of any kind: the bound while a request body streams in, before the
+    file's task is known (the service then applies its task's own limit before reading the file).
+    """
+    vision = settings.VISION_UPLOAD_MAX_BYTES
+    limits = {
+        TaskKind.TABULAR: settings.UPLOAD_MAX_BYTES,
+        TaskKind.DETECTION: vision,
+        TaskKind.SEGMENTATION: vision,
+    }
+    return max(limits.values()) if kind is None else limits[TaskKind(kind)]
+
+
 class Challenge(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
-    rules = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=CHALLENGE_TEXT_MAX_CHARS)
+    rules = models.TextField(blank=True, max_length=CHALLENGE_TEXT_MAX_CHARS)
     start = models.DateTimeField(default=timezone.now)
     end = models.DateTimeField(null=True, blank=True)
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
@@ -59,12 +98,16 @@ class Challenge(models.Model):
         default=10_000, validators=[MinValueValidator(100), MaxValueValidator(100_000)]
     )
     interval_method = models.CharField(
-        max_length=12, choices=IntervalMethod.choices, default=IntervalMethod.BCA
+        max_length=12, choices=IntervalMethod.choices, default=IntervalMethod.AUTO
     )
     correction = models.CharField(max_length=8, choices=Correction.choices, default=Correction.HOLM)
     seed = models.PositiveBigIntegerField(default=0)
     private_revealed = models.BooleanField(
         default=False, help_text="Once true, the private board is visible to everyone who sees the challenge."
+    )
+    requires_approval = models.BooleanField(
+        default=False,
+        help_text="Participants ask to take part and an organizer approves them before they may submit.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -86,14 +129,48 @@ class Task(models.Model):
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="tasks")
     slug = models.SlugField(max_length=80)
     title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=TASK_DESCRIPTION_MAX_CHARS)
     metric = models.CharField(max_length=40)
     labels = models.JSONField(default=list, blank=True, help_text="The public label set (classification).")
     item_ids = models.JSONField(default=list, help_text="The public item list, in file order.")
     has_private_split = models.BooleanField(default=False)
     grouped = models.BooleanField(default=False, help_text="Items share sources: resample whole groups.")
+    positive_label = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The positive class of a binary-score metric (ROC AUC, AP, log loss, Brier); empty: the "
+        "second label in sorted order.",
+    )
+    stratify = models.CharField(
+        max_length=8,
+        choices=Stratify.choices,
+        default=Stratify.AUTO,
+        help_text="Resample within each true class, so every resample keeps every class (issue 11).",
+    )
     truth_version = models.PositiveIntegerField(default=0)
+    kind = models.CharField(
+        max_length=16, choices=TaskKind.choices, default=TaskKind.TABULAR, help_text="Follows the metric."
+    )
+    vision = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Public settings of a detection or segmentation task: the categories (id, name), the image "
+            "sizes, ignore_index, reduce_zero_label, the truth format; never an annotation."
+        ),
+    )
     position = models.PositiveIntegerField(default=0)
+    max_runs = models.PositiveSmallIntegerField(
+        default=RUNS_DEFAULT,
+        validators=[MinValueValidator(1), MaxValueValidator(RUNS_MAX)],
+        help_text="Files (runs, e.g. training seeds) of this task one submission may carry.",
+    )
+    decimals = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(DECIMALS_MAX)],
+        help_text="Decimals of the numbers participants see; empty: derived from the number of items.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -107,6 +184,13 @@ class Task(models.Model):
     def n_items(self) -> int:
         return len(self.item_ids)
 
+    @property
+    def positive_class(self) -> str | None:
+        """The positive class of a binary-score metric (named, or the second label in sorted order)."""
+        from leaderboard.scoring.engine import task_positive_class
+
+        return task_positive_class(self)
+
 
 class TaskTruth(models.Model):
     """The hidden labels of a task. Read only through ``scoring.selectors.task_truth_get``."""
@@ -115,6 +199,9 @@ class TaskTruth(models.Model):
     labels = models.JSONField(help_text="Hidden labels aligned with Task.item_ids.")
     groups = models.JSONField(null=True, blank=True, help_text="Group id per item (grouped bootstrap).")
     private = models.JSONField(null=True, blank=True, help_text="Per item: True if on the private board.")
+    data = models.BinaryField(
+        null=True, help_text="Detection / segmentation: the organizer's annotation file as uploaded."
+    )
     version = models.PositiveIntegerField(default=1)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -147,3 +234,22 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Participant(models.Model):
+    """A user's request to take part in a challenge that requires approval, and the organizer's answer."""
+
+    challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="participants")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participations"
+    )
+    approved = models.BooleanField(default=False)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["challenge", "requested_at"]
+        constraints = [models.UniqueConstraint(fields=["challenge", "user"], name="unique_participant")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.challenge} ({'approved' if self.approved else 'waiting'})"

@@ -5,12 +5,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, Task, TaskTruth, Team
+from leaderboard.challenges.models import (
+    RUNS_DEFAULT,
+    Challenge,
+    Participant,
+    Stratify,
+    Task,
+    TaskKind,
+    TaskTruth,
+    Team,
+)
 from leaderboard.core.exceptions import ApplicationError, ConflictError, PermissionDeniedError
 from leaderboard.scoring import engine
 
@@ -30,6 +40,7 @@ CHALLENGE_SETTINGS = (
     "interval_method",
     "correction",
     "seed",
+    "requires_approval",
 )
 CHALLENGE_FIELDS = frozenset(CHALLENGE_SETTINGS)
 # Changing these changes every number on the board, so they are frozen once a submission was scored.
@@ -96,10 +107,33 @@ def task_create(
     group_column: str | None = None,
     split_column: str | None = None,
     description: str = "",
+    positive: str | None = None,
+    stratify: str = "auto",
+    max_runs: int | None = None,
+    decimals: int | None = None,
+    ignore_index: int = 255,
+    reduce_zero_label: bool = False,
 ) -> Task:
-    """Create a task from its hidden-labels file (parsed and validated before anything is stored)."""
+    """Create a task from its hidden-labels file (parsed and validated before anything is stored).
+
+    ``positive`` names the positive class of a binary-score metric (default: the second label in sorted
+    order); ``stratify`` is ``"auto"``, ``"class"`` or ``"none"`` (see :class:`Task`). ``max_runs``: files
+    per submission (default ``RUNS_DEFAULT``); ``decimals``: the board's precision (default: derived from
+    the number of items, ``rankings.precision.default_decimals``, and stored).
+
+    The metric decides the task's kind. A detection task's file is a COCO (or VOC-style) annotation file;
+    a segmentation task's an archive of label maps, with ``labels`` the class names (index = pixel value)
+    and ``ignore_index`` / ``reduce_zero_label`` its settings. The item list is the images in the order
+    the parser gives them, recorded once: images are never re-identified afterwards.
+    """
+    from leaderboard.rankings.precision import default_decimals
+
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
+    if stratify not in Stratify.values:
+        raise ApplicationError(
+            f"`stratify` must be one of {', '.join(Stratify.values)}.", extra={"field": "stratify"}
+        )
     parsed = engine.parse_truth(
         truth,
         name=truth_name,
@@ -107,6 +141,9 @@ def task_create(
         labels=labels,
         group_column=group_column,
         split_column=split_column,
+        positive=positive or None,
+        ignore_index=ignore_index,
+        reduce_zero_label=reduce_zero_label,
     )
     task = Task.objects.create(
         challenge=challenge,
@@ -114,15 +151,33 @@ def task_create(
         title=title,
         description=description,
         metric=metric,
+        kind=parsed.kind,
+        vision=parsed.vision,
         labels=parsed.label_set,
         item_ids=parsed.ids,
         has_private_split=parsed.private is not None,
         grouped=parsed.groups is not None,
         truth_version=1,
         position=challenge.tasks.count(),
+        positive_label=positive or "",
+        stratify=stratify,
+        max_runs=RUNS_DEFAULT if max_runs is None else max_runs,
+        decimals=default_decimals(len(parsed.ids)) if decimals is None else decimals,
     )
+    try:
+        task.full_clean(exclude=["item_ids", "labels"])
+    except DjangoValidationError as exc:
+        field = next(iter(exc.message_dict), "task")
+        raise ApplicationError(
+            f"{field}: {' '.join(exc.message_dict[field])}", extra={"field": field}
+        ) from exc
     TaskTruth.objects.create(
-        task=task, labels=parsed.labels, groups=parsed.groups, private=parsed.private, version=1
+        task=task,
+        labels=parsed.labels,
+        groups=parsed.groups,
+        private=parsed.private,
+        data=parsed.data,
+        version=1,
     )
     return task
 
@@ -145,19 +200,26 @@ def task_truth_replace(
         truth,
         name=truth_name,
         metric=task.metric,
-        labels=task.labels or None,
+        labels=None
+        if task.kind == TaskKind.DETECTION
+        else (task.labels or None),  # categories: from the file
         group_column=group_column,
         split_column=split_column,
+        positive=task.positive_label or None,
+        ignore_index=task.vision.get("ignore_index", 255),
+        reduce_zero_label=task.vision.get("reduce_zero_label", False),
     )
-    if parsed.ids != task.item_ids:
+    if parsed.ids != task.item_ids or parsed.vision != task.vision:
         raise ApplicationError(
             f"{truth_name}: the new labels file must list the same items in the same order as the task "
-            f"({task.n_items} items); create a new task for a different test set."
+            f"({task.n_items} items{', the same categories and image sizes' if task.vision else ''}); create a new "
+            "task for a different test set."
         )
     truth_row = TaskTruth.objects.select_for_update().get(task=task)
     truth_row.labels = parsed.labels
     truth_row.groups = parsed.groups
     truth_row.private = parsed.private
+    truth_row.data = parsed.data
     truth_row.version += 1
     truth_row.save()
     task.truth_version = truth_row.version
@@ -266,3 +328,46 @@ def require_organizer(*, challenge: Challenge, user: User) -> None:
 
     if not user_is_organizer(challenge=challenge, user=user):
         raise PermissionDeniedError("Only the organizers of this challenge may do that.")
+
+
+# --- approved participation ------------------------------------------------------------------------
+NOT_APPROVED = (
+    "This challenge takes only approved participants; ask to take part and wait for an organizer's "
+    "approval before you submit."
+)
+APPROVAL_OFF = "This challenge does not ask for approval; anyone who sees it may submit."
+
+
+def participant_may_submit(*, challenge: Challenge, user: User) -> bool:
+    """Whether ``user`` may submit: always unless the challenge requires approval; then once approved."""
+    if not challenge.requires_approval:
+        return True
+    return Participant.objects.filter(challenge=challenge, user=user, approved=True).exists()
+
+
+@transaction.atomic
+def participation_request(*, challenge: Challenge, user: User) -> Participant:
+    """Ask to take part (idempotent: asking again returns the same request)."""
+    if not challenge.requires_approval:
+        raise ConflictError(APPROVAL_OFF)
+    participant, _ = Participant.objects.get_or_create(challenge=challenge, user=user)
+    return participant
+
+
+@transaction.atomic
+def participation_approve(*, challenge: Challenge, user: User, approved_by: User) -> Participant:
+    """An organizer approves (a request, or a user who has not asked yet)."""
+    require_organizer(challenge=challenge, user=approved_by)
+    participant, _ = Participant.objects.get_or_create(challenge=challenge, user=user)
+    if not participant.approved:
+        participant.approved = True
+        participant.approved_at = timezone.now()
+        participant.save(update_fields=["approved", "approved_at"])
+    return participant
+
+
+@transaction.atomic
+def participation_revoke(*, challenge: Challenge, user: User, revoked_by: User) -> None:
+    """An organizer withdraws an approval or turns a request down (the user may ask again)."""
+    require_organizer(challenge=challenge, user=revoked_by)
+    Participant.objects.filter(challenge=challenge, user=user).delete()

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
@@ -75,12 +76,57 @@ class Api:
             fail(error_message(response), API_REFUSED)
         return response
 
+    def upload(self, path: str, *, data: dict[str, str], files: list[tuple[str, Path]]) -> Any:
+        """POST an upload with an ``Idempotency-Key``; retry it with the same key when the connection
+        fails or the service answers 502/503/504, so an upload stored while its answer was lost is
+        returned, never stored (and charged) a second time."""
+        headers = {"Idempotency-Key": uuid.uuid4().hex}
+        attempt = 0
+        while True:
+            last = attempt == UPLOAD_ATTEMPTS - 1
+            handles = [p.open("rb") for _, p in files]
+            try:
+                parts = [(f, (p.name, h)) for (f, p), h in zip(files, handles, strict=True)]
+                response = self.client.post(path, data=data, files=parts, headers=headers)
+            except httpx.TransportError as exc:
+                if last:
+                    fail(f"cannot reach {self.host}: {exc}", CANNOT_PROCEED)
+                wait = UPLOAD_BACKOFF * 2**attempt
+                click.echo(f"  {type(exc).__name__}; sending again in {wait:.0f} s (same upload)", err=True)
+            else:
+                if response.status_code not in RETRY_STATUSES or last:
+                    if response.status_code >= 400:
+                        fail(error_message(response), API_REFUSED)
+                    return response.json()
+                wait = _retry_after(response, UPLOAD_BACKOFF * 2**attempt)
+                click.echo(
+                    f"  HTTP {response.status_code}; sending again in {wait:.0f} s (same upload)", err=True
+                )
+            finally:
+                for h in handles:
+                    h.close()
+            time.sleep(wait)
+            attempt += 1
+
     def json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.request(method, path, **kwargs).json()
 
     def require_token(self) -> None:
         if not self.token:
             fail("not logged in: run 'lb login' or set LB_TOKEN.", CANNOT_PROCEED)
+
+
+#: Uploads are sent up to this many times (the service down for a moment, an answer lost on the way).
+UPLOAD_ATTEMPTS = 4
+UPLOAD_BACKOFF = 2.0
+RETRY_STATUSES = (502, 503, 504)
+
+
+def _retry_after(response: httpx.Response, default: float) -> float:
+    try:
+        return min(float(response.headers.get("Retry-After", default)), 60.0)
+    except ValueError:
+        return default
 
 
 def error_message(response: httpx.Response) -> str:
@@ -110,7 +156,9 @@ def fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        # At most 4 decimals, and no padding: a value rounded to the board's precision (0.9) is not
+        # printed with digits it does not have (0.9000).
+        return f"{value:.4f}".rstrip("0").rstrip(".") or "0"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(fmt(v) for v in value) + "]"
     return str(value)
@@ -134,8 +182,9 @@ BOARD_COLUMNS = [
     ("value", "value"),
     ("interval", "interval"),
     ("rank_interval", "ranks"),
+    ("verdict", "verdict"),
     ("difference", "diff"),
-    ("adjusted_p_value", "p (adj.)"),
+    ("compared_with", "vs"),
     ("in_best_set", "best set"),
     ("is_baseline", "baseline"),
 ]
@@ -244,17 +293,11 @@ def submit(
     api.require_token()
     field = f"file:{task}" if task else "file"
     name = name or (message.splitlines()[0][:120] if message else files[0].stem)
-    handles = [path.open("rb") for path in files]
-    try:
-        sub = api.json(
-            "POST",
-            f"/api/challenges/{challenge}/submissions/",
-            data={"name": name, "description": message, "link": link},
-            files=[(field, (path.name, handle)) for path, handle in zip(files, handles, strict=True)],
-        )
-    finally:
-        for handle in handles:
-            handle.close()
+    sub = api.upload(
+        f"/api/challenges/{challenge}/submissions/",
+        data={"name": name, "description": message, "link": link},
+        files=[(field, path) for path in files],
+    )
     click.echo(f"Submission {sub['id']} accepted ({sub['status']}).")
     if not wait:
         return
@@ -266,7 +309,7 @@ def submit(
             api, f"/api/challenges/{challenge}/leaderboard/", {"task": score["task"], "split": score["split"]}
         )
         rows = [r for r in board["rows"] if r.get("submission_id") == sub["id"]]
-        click.echo(f"{score['task']} ({score['split']}): {score['value']:.4f}")
+        click.echo(f"{score['task']} ({score['split']}): {fmt(score['value'])}")
         if rows:
             click.echo(table(rows, BOARD_COLUMNS))
         else:
@@ -319,6 +362,73 @@ def status(ctx: click.Context, submission_id: int, output: str) -> None:
         click.echo(
             table(sub["scores"], [("task", "task"), ("split", "split"), ("value", "value"), ("runs", "runs")])
         )
+    for score in sub["scores"]:
+        details = score.get("details")
+        if not details:
+            continue
+        percent = details.get("confidence_percent", "")
+        click.echo(f"{score['task']}: all metrics ({percent}% intervals)")
+        click.echo(
+            table(
+                details.get("metrics", []),
+                [("name", "metric"), ("value", "value"), ("low", "low"), ("high", "high")],
+            )
+        )
+        if details.get("classes"):
+            click.echo(f"{score['task']}: {details.get('class_metric', 'value')} per class")
+            click.echo(
+                table(
+                    details["classes"],
+                    [("name", "class"), ("value", "value"), ("low", "low"), ("high", "high")],
+                )
+            )
+
+
+@cli.command("add-task")
+@click.argument("challenge")
+@click.argument("truth", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--slug", required=True, help="The task's slug (in addresses and 'file:<task>' fields).")
+@click.option("--title", help="The task's title (default: the slug).")
+@click.option("--metric", required=True, help="The headline metric, e.g. accuracy, coco_ap, voc_ap50, miou.")
+@click.option("--labels", default="", help="Comma-separated label set; segmentation: the class names.")
+@click.option(
+    "--ignore-index", type=int, default=255, show_default=True, help="Segmentation: unscored pixels."
+)
+@click.option(
+    "--reduce-zero-label", is_flag=True, help="Segmentation (ADE20K): 0 is ignored, the rest shift."
+)
+@click.option("--description", default="")
+@click.pass_context
+def add_task(
+    ctx: click.Context,
+    challenge: str,
+    truth: Path,
+    slug: str,
+    title: str | None,
+    metric: str,
+    labels: str,
+    ignore_index: int,
+    reduce_zero_label: bool,
+    description: str,
+) -> None:
+    """Add a task to CHALLENGE (organizers) from its hidden labels file TRUTH: CSV/Parquet, a COCO
+    annotation JSON (detection) or a zip/tar of PNG label maps (segmentation)."""
+    api = api_of(ctx)
+    api.require_token()
+    data = {
+        "slug": slug,
+        "title": title or slug,
+        "metric": metric,
+        "description": description,
+        "ignore_index": str(ignore_index),
+        "reduce_zero_label": "true" if reduce_zero_label else "false",
+        **({"labels": labels} if labels else {}),
+    }
+    with truth.open("rb") as handle:
+        task = api.json(
+            "POST", f"/api/challenges/{challenge}/tasks/", data=data, files=[("truth", (truth.name, handle))]
+        )
+    click.echo(f"Task '{task['slug']}' added ({task['kind']}, {task['metric']}, {task['n_items']} items).")
 
 
 @cli.command()
@@ -335,7 +445,11 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     params = {"split": split, **({"task": task} if task else {})}
     path = f"/api/challenges/{challenge}/leaderboard/"
     if output == "csv":
-        click.echo(api.request("GET", path, params={**params, "format": "csv"}).text, nl=False)
+        # Ask for CSV in the Accept header too: the client's default Accept (JSON) with ?format=csv is a 406.
+        response = api.request(
+            "GET", path, params={**params, "format": "csv"}, headers={"Accept": "text/csv"}
+        )
+        click.echo(response.text, nl=False)
         return
     board = board_all(api, path, params)
     if output == "json":

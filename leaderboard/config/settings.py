@@ -152,6 +152,9 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # Upload limits: files above this size are refused before they are read whole.
 UPLOAD_MAX_BYTES = env.int("LEADERBOARD_UPLOAD_MAX_BYTES", default=50 * 1024 * 1024)
+# Detection results (a COCO-val-sized file is ~50 MB of JSON) and segmentation archives of label maps.
+# The rule per task kind is ``leaderboard.challenges.models.upload_max_bytes``.
+VISION_UPLOAD_MAX_BYTES = env.int("LEADERBOARD_VISION_UPLOAD_MAX_BYTES", default=256 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -189,12 +192,27 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 2,
 }
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# The sweepers' period; a running submission's lease (renewed by its worker every third of it); a board
+# left behind by its scores for this long is rebuilt again; the first retry of a failed rebuild waits this
+# long (then twice, four times as long). Short values in the fault tests (docs/reliability.md).
+SWEEP_SECONDS = env.float("LEADERBOARD_SWEEP_SECONDS", default=10.0)
+LEASE_SECONDS = env.float("LEADERBOARD_LEASE_SECONDS", default=60.0)
+REBUILD_STALE_SECONDS = env.float("LEADERBOARD_REBUILD_STALE_SECONDS", default=60.0)
+REBUILD_RETRY_SECONDS = env.float("LEADERBOARD_REBUILD_RETRY_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "heartbeat": {"task": "leaderboard.core.tasks.worker_heartbeat", "schedule": 60.0},
-    # The sweeper: re-sends submissions a dead worker left running, or that never reached the broker.
+    # The sweepers: re-send submissions whose worker's lease expired or whose message never reached (or
+    # was lost by) the broker, and rebuilds of boards left behind. A sweep waiting in a busy queue past
+    # the next one is dropped (expires), so sweeps never pile up.
     "sweep-stuck-submissions": {
         "task": "leaderboard.scoring.tasks.sweep_stuck_submissions",
-        "schedule": 30.0,
+        "schedule": SWEEP_SECONDS,
+        "options": {"expires": SWEEP_SECONDS},
+    },
+    "sweep-stale-boards": {
+        "task": "leaderboard.rankings.tasks.sweep_stale_boards",
+        "schedule": SWEEP_SECONDS,
+        "options": {"expires": SWEEP_SECONDS},
     },
 }
 
@@ -220,6 +238,9 @@ REST_FRAMEWORK = {
         "token": env.str("LEADERBOARD_THROTTLE_TOKEN", default="20/min"),
         "submit": env.str("LEADERBOARD_THROTTLE_SUBMIT", default="60/min"),
         "login": env.str("LEADERBOARD_THROTTLE_LOGIN", default="20/min"),
+        # New accounts per client address and over the whole service (docs/reliability.md, "Label extraction").
+        "signup": env.str("LEADERBOARD_THROTTLE_SIGNUP", default="5/hour"),
+        "signup_global": env.str("LEADERBOARD_THROTTLE_SIGNUP_GLOBAL", default="60/hour"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -284,3 +305,15 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LEADERBOARD_LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Email (password reset links) ---------------------------------------------------------------------
+# The console by default: a local run prints the message instead of sending it. Production sets an SMTP
+# backend (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend, EMAIL_HOST, EMAIL_PORT, ...).
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Honest Leaderboard <noreply@localhost>")
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)

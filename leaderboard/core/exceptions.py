@@ -31,6 +31,10 @@ class ConflictError(ApplicationError):
     status_code = 409
 
 
+class UnprocessableError(ApplicationError):
+    status_code = 422
+
+
 class LimitReachedError(ApplicationError):
     status_code = 429
 

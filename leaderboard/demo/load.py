@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 DEMO_PASSWORD = "demo-password"
 SINGLE = "uci-digits"
 MULTI = "uci-classics"
+VISION = "digit-scenes"
 
 
 def _user(username: str, *, staff: bool = False) -> User:
@@ -37,7 +38,7 @@ def _upload(name: str, data: bytes) -> Upload:
 
 def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> list[Challenge]:
     if reset:
-        Challenge.objects.filter(slug__in=[SINGLE, MULTI]).delete()
+        Challenge.objects.filter(slug__in=[SINGLE, MULTI, VISION]).delete()
     organizer = _user("organizer", staff=True)
     participants = {name: _user(name) for name, baseline in CLASSIFIERS if not baseline}
     made = []
@@ -119,4 +120,66 @@ def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> lis
             )
             say(f"  {MULTI}: submitted {name}")
         made.append(challenge)
+
+    if not Challenge.objects.filter(slug=VISION).exists():
+        made.append(_vision_challenge(organizer=organizer, say=say))
     return made
+
+
+def _vision_challenge(*, organizer: User, say: Callable[[str], None]) -> Challenge:
+    """Scenes of handwritten digits: a detection task (COCO AP) and a segmentation task (mIoU), with entries
+    from real detectors and segmenters (see ``leaderboard.demo.vision``)."""
+    from leaderboard.demo.vision import DETECTORS, SEGMENTERS, build
+
+    say("composing digit scenes and running the detectors and segmenters ...")
+    data = build(seed=0)
+    with transaction.atomic():
+        challenge = challenge_create(
+            organizer=organizer,
+            slug=VISION,
+            title="Digit scenes: detection and segmentation",
+            description=(
+                "48 grey 96x96 scenes, each with one to four of scikit-learn's 8x8 handwritten digits pasted "
+                "at random positions and scales (2x to 4x). Find every digit (boxes, COCO AP) and paint its "
+                "ink (label maps, mIoU over background and the ten digits). Each number comes with an "
+                "interval from resampling the images."
+            ),
+            rules=(
+                "Detection: COCO results JSON (image_id, category_id 1-10 for digits 0-9, bbox, score). "
+                "Segmentation: a zip of 8-bit PNG label maps named <image id>.png (0 background, 1 + digit)."
+            ),
+            daily_limit=10,
+        )
+        task_create(
+            challenge=challenge,
+            slug="boxes",
+            title="Digit boxes (COCO AP)",
+            metric="coco_ap",
+            truth=data.detection_truth,
+            truth_name="digit-scenes-instances.json",
+        )
+        task_create(
+            challenge=challenge,
+            slug="ink",
+            title="Digit ink (mIoU)",
+            metric="miou",
+            truth=data.segmentation_truth,
+            truth_name="digit-scenes-labels.zip",
+            labels=data.class_names,
+        )
+    participants = {name: _user(name) for name, baseline in DETECTORS if not baseline}
+    segmenters = dict(SEGMENTERS)
+    for name, baseline in DETECTORS:
+        files = {"boxes": [_upload(f"{name}-boxes.json.gz", data.detections[name])]}
+        if name in segmenters:
+            files["ink"] = [_upload(f"{name}-ink.zip", data.segmentations[name])]
+        submission_create(
+            challenge=challenge,
+            user=organizer if baseline else participants[name],
+            name=name,
+            files=files,
+            is_baseline=baseline,
+            description=f"{name} on the digit scenes",
+        )
+        say(f"  {VISION}: submitted {name}")
+    return challenge

@@ -50,3 +50,55 @@ class ChallengeSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.challenge} {self.split} summary #{self.sequence}"
+
+
+class ShakeupReport(models.Model):
+    """The shake-up report of a task: its public board against its private board (one pair of snapshots).
+
+    Built by a worker after a board of a task with a private split is rebuilt (it reads per-item
+    statistics, which never leave the ranking code); pages and the API only read it. Visible to organizers
+    always and to everyone once the private board is revealed.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="shakeup_reports")
+    public_sequence = models.PositiveIntegerField()
+    private_sequence = models.PositiveIntegerField()
+    data = models.JSONField()
+    svg = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "-private_sequence", "-public_sequence"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task", "public_sequence", "private_sequence"], name="unique_shakeup_per_snapshots"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task} shake-up (public #{self.public_sequence}, private #{self.private_sequence})"
+
+
+class BoardState(models.Model):
+    """How a board's rebuilds are going: when one last read every score, and the last failure, if any.
+
+    The sweeper compares ``checked_at`` with the task's latest score to find a board left behind (a lost
+    rebuild message, a lost coalescing marker, a rebuild that failed); the organizer page shows the error
+    next to the stale board. Never shown to participants.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="board_states")
+    split = models.CharField(max_length=8)
+    checked_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the last successful rebuild read the scores."
+    )
+    resent_at = models.DateTimeField(null=True, blank=True, help_text="When the sweeper last re-sent it.")
+    error = models.TextField(blank=True, help_text="The last failed rebuild's error (organizers only).")
+    failed_at = models.DateTimeField(null=True, blank=True)
+    failures = models.PositiveIntegerField(default=0, help_text="Failed attempts since the last success.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "split"], name="unique_board_state")]
+
+    def __str__(self) -> str:
+        return f"{self.task} {self.split}: checked {self.checked_at}, failures {self.failures}"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import AnyUser, private_board_visible
 from leaderboard.core.exceptions import NotFoundError
-from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
-from leaderboard.scoring.models import Split
+from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
+from leaderboard.scoring.models import Score, Split
 
 
 def _check_split(*, challenge: Challenge, split: str, user: AnyUser) -> None:
@@ -44,3 +47,66 @@ def board_at(*, task: Task, split: str, user: AnyUser, sequence: int) -> BoardSn
 def summary_latest(*, challenge: Challenge, split: str, user: AnyUser) -> ChallengeSummary | None:
     _check_split(challenge=challenge, split=split, user=user)
     return ChallengeSummary.objects.filter(challenge=challenge, split=split).order_by("-sequence").first()
+
+
+def shakeup_latest(*, task: Task, user: AnyUser) -> ShakeupReport | None:
+    """The latest shake-up report of a task: organizers always, everyone once the private board is revealed."""
+    if not task.has_private_split:
+        raise NotFoundError(f"Task '{task.slug}' has no private split: there is no reveal to report on.")
+    _check_split(challenge=task.challenge, split=Split.PRIVATE, user=user)
+    return ShakeupReport.objects.filter(task=task).order_by("-private_sequence", "-public_sequence").first()
+
+
+@dataclass(frozen=True)
+class BoardHealth:
+    """For organizers: a board's latest snapshot and how its rebuilds are going."""
+
+    task: Task
+    split: str
+    snapshot_sequence: int | None
+    snapshot_at: datetime | None
+    entry_count: int
+    stale: bool  # scores exist that the latest snapshot does not include
+    error: str
+    failed_at: datetime | None
+    failures: int
+
+
+def board_health(*, challenge: Challenge) -> list[BoardHealth]:
+    """Every board of a challenge, for its organizers (errors are never shown to participants)."""
+    from django.db.models import Max
+
+    from leaderboard.rankings.services import splits_of
+    from leaderboard.submissions.models import Status
+
+    out = []
+    for task in challenge.tasks.order_by("position", "slug"):
+        states = {s.split: s for s in BoardState.objects.filter(task=task)}
+        for split in splits_of(task):
+            snap = (
+                BoardSnapshot.objects.filter(task=task, split=split)
+                .only("sequence", "created_at", "entry_count")
+                .order_by("-sequence")
+                .first()
+            )
+            newest = Score.objects.filter(
+                task=task, split=split, truth_version=task.truth_version, submission__status=Status.SCORED
+            ).aggregate(at=Max("scored_at"))["at"]
+            state = states.get(split)
+            checked = state.checked_at if state is not None and state.checked_at else None
+            if checked is None and snap is not None:
+                checked = snap.created_at
+            out.append(
+                BoardHealth(
+                    task=task,
+                    split=split,
+                    snapshot_sequence=snap.sequence if snap else None,
+                    snapshot_at=snap.created_at if snap else None,
+                    entry_count=snap.entry_count if snap else 0,
+                    stale=newest is not None and (checked is None or newest > checked),
+                    error=state.error if state is not None else "",
+                    failed_at=state.failed_at if state is not None else None,
+                    failures=state.failures if state is not None else 0,
+                )
+            )
+    return out

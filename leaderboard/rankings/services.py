@@ -11,12 +11,15 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import F, Max, Min
+from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
-from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
+from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status
@@ -98,6 +101,7 @@ def _digest(task: Task, split: str, entries: list[Entry]) -> str:
         c.confidence,
         c.interval_method,
         c.correction,
+        "verdict:max-t",  # boards written before the selection-aware verdict (issue 11) are rebuilt
         [(e.key, e.name, e.score.pk, e.score.scored_at.isoformat()) for e in entries],
     ]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
@@ -154,6 +158,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             .get(pk=task_id)
         )
         _clear_rebuild_pending(task_id, split)
+        read_at = timezone.now()  # every score committed before this is on the board once this succeeds
         entries = _choose_entries(task, split)
         latest = (
             BoardSnapshot.objects.filter(task=task, split=split)
@@ -163,6 +168,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         )
         digest = _digest(task, split, entries)
         if latest is not None and latest.signature.get("inputs") == digest:
+            _record_rebuild_success(task, split, read_at)
             return latest
         _load_score_data(entries)
         board = engine.build_board(task=task, split=split, entries=entries)
@@ -177,10 +183,88 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             rank_distribution=board.rank_distribution,
             pairwise=board.pairwise,
         )
+        _record_rebuild_success(task, split, read_at)
         challenge_id = task.challenge_id
         transaction.on_commit(lambda: summary_rebuild_dispatch(challenge_id=challenge_id, split=split))
+        if task.has_private_split:
+            transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
     logger.info("board %s/%s rebuilt: snapshot %s with %s entries", task_id, split, sequence, len(entries))
     return snapshot
+
+
+def _record_rebuild_success(task: Task, split: str, read_at: datetime) -> None:
+    BoardState.objects.update_or_create(
+        task=task,
+        split=split,
+        defaults={"checked_at": read_at, "error": "", "failed_at": None, "failures": 0},
+    )
+
+
+def board_rebuild_failed(*, task_id: int, split: str, error: str) -> int:
+    """Record a failed rebuild (its own transaction: the rebuild's was rolled back); the failure count."""
+    with transaction.atomic():
+        state, _ = BoardState.objects.select_for_update().get_or_create(task_id=task_id, split=split)
+        state.error = error[:2000]
+        state.failed_at = timezone.now()
+        state.failures += 1
+        state.save(update_fields=["error", "failed_at", "failures"])
+    return state.failures
+
+
+def boards_requeue_stale(*, stale_for: float, retry_after: float) -> list[tuple[int, str]]:
+    """The board sweeper: re-send the rebuild of every board left behind by its scores.
+
+    A board is left behind when a score it does not include (scored after its last successful rebuild
+    read the scores) is older than ``stale_for`` seconds: the rebuild message was lost (a Redis restart),
+    the coalescing marker outlived its message (so no score sends a new one), or the rebuild failed and
+    its retries are spent. A board is re-sent once per ``stale_for``, and one whose last rebuild failed
+    waits ``retry_after`` seconds after that failure, so a rebuild that always fails costs a bounded
+    amount of work. Rebuilds are idempotent: a duplicate writes nothing.
+    """
+    from leaderboard.rankings.tasks import rebuild_leaderboard
+
+    now = timezone.now()
+    settled = now - timedelta(seconds=stale_for)
+    scored = Score.objects.filter(submission__status=Status.SCORED, truth_version=F("task__truth_version"))
+    newest = scored.values_list("task_id", "split").annotate(newest=Max("scored_at"))
+    states = {(s.task_id, s.split): s for s in BoardState.objects.all()}
+    snapshots = {
+        (t, sp): at
+        for t, sp, at in BoardSnapshot.objects.values_list("task_id", "split").annotate(at=Max("created_at"))
+    }
+    sent = []
+    for task_id, split, newest_at in newest:
+        state = states.get((task_id, split))
+        checked = (
+            state.checked_at if state is not None and state.checked_at else snapshots.get((task_id, split))
+        )
+        if checked is not None and newest_at <= checked:
+            continue  # up to date
+        if state is not None and state.resent_at is not None and state.resent_at > settled:
+            continue  # re-sent within the last period: that rebuild may still be queued
+        if (
+            state is not None
+            and state.failures
+            and state.failed_at
+            and state.failed_at > now - timedelta(seconds=retry_after)
+        ):
+            continue  # failed recently: wait before trying again
+        missing = scored.filter(task_id=task_id, split=split)
+        if checked is not None:
+            missing = missing.filter(scored_at__gt=checked)
+        oldest = missing.aggregate(at=Min("scored_at"))["at"]
+        if oldest is None or oldest > settled:
+            continue  # its rebuild is most likely on its way
+        try:
+            rebuild_leaderboard.apply_async(args=[task_id, split])
+        except Exception:  # the broker is down: the next sweep tries again
+            logger.warning("broker unreachable; board %s/%s left for the next sweep", task_id, split)
+            continue
+        BoardState.objects.update_or_create(task_id=task_id, split=split, defaults={"resent_at": now})
+        sent.append((task_id, split))
+    if sent:
+        logger.warning("sweeper re-sent rebuilds of boards %s", sent)
+    return sent
 
 
 def challenge_summary_rebuild(*, challenge_id: int, split: str) -> ChallengeSummary | None:
@@ -228,3 +312,59 @@ def summary_rebuild_dispatch(*, challenge_id: int, split: str) -> None:
 
 def splits_of(task: Task) -> list[str]:
     return [Split.PUBLIC, Split.PRIVATE] if task.has_private_split else [Split.PUBLIC]
+
+
+def shakeup_rebuild(*, task_id: int) -> ShakeupReport | None:
+    """The shake-up report of the latest public and private snapshots of a task (once per pair)."""
+    with transaction.atomic():
+        task = (
+            Task.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("challenge")
+            .get(pk=task_id)
+        )
+        if not task.has_private_split:
+            return None
+        latest = {
+            split: BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
+            for split in (Split.PUBLIC, Split.PRIVATE)
+        }
+        public, private = latest[Split.PUBLIC], latest[Split.PRIVATE]
+        if public is None or private is None:
+            return None
+        existing = ShakeupReport.objects.filter(
+            task=task, public_sequence=public.sequence, private_sequence=private.sequence
+        ).first()
+        if existing is not None:
+            return existing
+        scores = {
+            split: {
+                s.submission_id: s
+                for s in Score.objects.filter(
+                    task=task,
+                    split=split,
+                    truth_version=task.truth_version,
+                    submission_id__in=[r["submission_id"] for r in snap.rows],
+                )
+            }
+            for split, snap in ((Split.PUBLIC, public), (Split.PRIVATE, private))
+        }
+        data, svg = engine.build_shakeup(
+            task=task,
+            public=public,
+            private=private,
+            public_scores=scores[Split.PUBLIC],
+            private_scores=scores[Split.PRIVATE],
+        )
+        report = ShakeupReport.objects.create(
+            task=task, public_sequence=public.sequence, private_sequence=private.sequence, data=data, svg=svg
+        )
+    logger.info(
+        "shake-up report of task %s: public #%s, private #%s", task_id, public.sequence, private.sequence
+    )
+    return report
+
+
+def shakeup_rebuild_dispatch(*, task_id: int) -> None:
+    from leaderboard.rankings.tasks import rebuild_shakeup
+
+    rebuild_shakeup.apply_async(args=[task_id])

@@ -2,8 +2,12 @@
 
 Replicates are float64 vectors of length B (the task's resamples), computed with the task's fixed resample
 weights, so the replicates of two submissions of the same task are paired. The per-item statistics are
-kept (as float32 bytes) for the paired tests that need items (McNemar, approximate randomization); they
+kept (as float64 bytes) for the paired tests that need items (McNemar, approximate randomization); they
 encode per-item correctness on hidden items and therefore never leave the scoring and ranking code.
+
+Rows written before float64 (float32 bytes, half the length) are read when they are exact in float32
+(every value an integer: 0/1 correctness, class counts); real-valued ones (errors, losses) are not exact
+there, so they read as absent and their board uses the paired bootstrap until the task is re-scored.
 """
 
 from __future__ import annotations
@@ -27,9 +31,18 @@ class Score(models.Model):
     value = models.FloatField(help_text="Point estimate (mean over runs when there are several).")
     replicates = models.BinaryField(help_text="float64 bootstrap replicates, length = resamples.")
     jackknife = models.BinaryField(null=True, help_text="float64 leave-one-out values (for BCa).")
-    item_statistics = models.BinaryField(null=True, help_text="float32 (N, m) per-item statistics (one run).")
+    item_statistics = models.BinaryField(null=True, help_text="float64 (N, m) per-item statistics (one run).")
     item_statistics_shape = models.JSONField(null=True)
     run_values = models.JSONField(default=list, help_text="The metric of each run.")
+    details = models.JSONField(
+        null=True,
+        blank=True,
+        help_text=(
+            "Detection / segmentation: the other metrics and the per-class values with intervals and "
+            "precision-recall curves (aggregates over the hidden annotations: shown only to organizers "
+            "until the board is revealed)."
+        ),
+    )
     resamples = models.PositiveIntegerField()
     seed = models.PositiveBigIntegerField()
     truth_version = models.PositiveIntegerField()
@@ -58,9 +71,12 @@ class Score(models.Model):
     def item_statistics_array(self) -> np.ndarray | None:
         if self.item_statistics is None or self.item_statistics_shape is None:
             return None
-        return np.frombuffer(bytes(self.item_statistics), dtype=np.float32).reshape(
-            self.item_statistics_shape
-        )
+        raw = bytes(self.item_statistics)
+        shape = tuple(self.item_statistics_shape)
+        if len(raw) == 8 * int(np.prod(shape)):
+            return np.frombuffer(raw, dtype="<f8").reshape(shape)
+        legacy = np.frombuffer(raw, dtype="<f4").reshape(shape).astype(np.float64)
+        return legacy if np.array_equal(legacy, np.round(legacy)) else None
 
 
 class RescoreJob(models.Model):

@@ -18,6 +18,7 @@ class HiddenTruth:
     groups: list[str] | None
     private: list[bool] | None
     version: int
+    data: bytes | None = None  # detection / segmentation: the annotation file as the organizer uploaded it
 
     def __repr__(self) -> str:  # never print labels, even in a traceback or a debugger
         return f"HiddenTruth(version={self.version}, items={len(self.labels)})"
@@ -25,4 +26,26 @@ class HiddenTruth:
 
 def task_truth_get(*, task: Task) -> HiddenTruth:
     row = TaskTruth.objects.get(task=task)
-    return HiddenTruth(labels=row.labels, groups=row.groups, private=row.private, version=row.version)
+    return HiddenTruth(
+        labels=row.labels,
+        groups=row.groups,
+        private=row.private,
+        version=row.version,
+        data=None if row.data is None else bytes(row.data),
+    )
+
+
+def task_group_codes(*, task: Task, split: str) -> list[int] | None:
+    """Each item's group of one split as codes 0..G-1 (groups in sorted order of their ids), or None.
+
+    Only the partition of the items into groups leaves here (for the exact cluster test of a board with
+    few groups), never the group ids or a label.
+    """
+    row = TaskTruth.objects.only("groups", "private").get(task=task)
+    if row.groups is None:
+        return None
+    private = row.private or [False] * len(row.groups)
+    want_private = split == "private"
+    ids = sorted({g for g, p in zip(row.groups, private, strict=True) if bool(p) == want_private})
+    code = {g: i for i, g in enumerate(ids)}
+    return [code[g] for g, p in zip(row.groups, private, strict=True) if bool(p) == want_private]

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections import defaultdict
-from datetime import timedelta
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -50,10 +54,45 @@ def submission_claim(*, submission_id: int) -> bool:
     if gave_up:
         logger.error("submission %s: giving up after %s interrupted attempts", submission_id, MAX_ATTEMPTS)
         return False
+    now = timezone.now()
     claimed = active.filter(attempts__lt=MAX_ATTEMPTS).update(
-        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+        status=Status.RUNNING,
+        started_at=now,
+        lease_expires_at=now + timedelta(seconds=settings.LEASE_SECONDS),
+        attempts=F("attempts") + 1,
     )
     return bool(claimed)
+
+
+@contextmanager
+def submission_lease_renewed(*, submission_id: int) -> Iterator[None]:
+    """Renew a running submission's lease every third of ``LEASE_SECONDS`` while the block runs.
+
+    A thread of the process that scores it does the renewing, so the lease lapses exactly when that
+    process dies (a killed worker, a lost machine) and then the sweeper re-sends the submission within
+    one lease and one sweep, instead of a fixed threshold longer than any scoring could take.
+    """
+    stop = threading.Event()
+
+    def renew() -> None:
+        try:
+            while not stop.wait(settings.LEASE_SECONDS / 3):
+                try:
+                    Submission.objects.filter(pk=submission_id, status=Status.RUNNING).update(
+                        lease_expires_at=timezone.now() + timedelta(seconds=settings.LEASE_SECONDS)
+                    )
+                except DatabaseError:  # the database went away: try again at the next beat
+                    logger.warning("submission %s: could not renew its lease", submission_id)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=renew, name=f"lease-{submission_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
 
 
 def submission_score(*, submission_id: int) -> list[int]:
@@ -98,11 +137,12 @@ def submission_score(*, submission_id: int) -> list[int]:
                     "jackknife": s.jackknife.astype("<f8").tobytes(),
                     "item_statistics": None
                     if s.item_statistics is None
-                    else s.item_statistics.astype("<f4").tobytes(),
+                    else s.item_statistics.astype("<f8").tobytes(),
                     "item_statistics_shape": None
                     if s.item_statistics is None
                     else list(s.item_statistics.shape),
                     "run_values": s.run_values,
+                    "details": s.details,
                     "resamples": s.resamples,
                     "seed": s.seed,
                     "truth_version": version,
@@ -134,37 +174,74 @@ def submission_fail(*, submission_id: int, message: str = SCORER_CRASHED) -> Non
     )
 
 
-def submissions_requeue_stuck(
-    *, running_for: int = 900, undispatched_for: int = 30, dispatched_for: int = 3600
-) -> list[int]:
-    """The sweeper: re-send submissions a dead worker left running, queued ones the broker never got, and
-    queued ones whose message was lost (a Redis restarted without persistence) an hour after it was sent.
+def broker_started_at() -> datetime | None:
+    """When the broker (Redis) last started, at the latest, or None if unknown (not Redis, or unreachable).
 
-    A re-sent submission's clock (``started_at``, ``dispatched_at``) restarts, so it is not sent again at
-    every sweep while its message waits in a busy queue: duplicates claimed at once by several workers
-    would count as interrupted attempts and trip the poison guard.
+    A Redis restarted without persistence has lost every message sent before it started. Redis counts its
+    uptime in whole seconds of a clock it caches, so the start is known to about 2 s: the later bound is
+    returned, and a message sent in those 2 s after a restart is sent again (a harmless duplicate: the
+    claim is conditional) rather than left behind.
+    """
+    from leaderboard.config.celery import app
+
+    url = str(app.conf.broker_url or "")
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    import redis
+
+    try:
+        info = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).info("server")
+    except redis.RedisError:
+        return None
+    return timezone.now() - timedelta(seconds=int(info["uptime_in_seconds"]) - 2)
+
+
+def submissions_requeue_stuck(
+    *, running_for: int = 900, undispatched_for: float = 10, dispatched_for: int = 3600
+) -> list[int]:
+    """The sweeper: re-send submissions whose worker's lease expired, queued ones the broker never got,
+    queued ones sent before the broker (re)started (a Redis restarted without persistence lost them), and
+    queued ones still waiting an hour after they were sent.
+
+    A running submission's lease (``lease_expires_at``) is renewed by the process scoring it; once it has
+    passed, that process is gone. Rows without a lease (running before leases existed) fall back to
+    ``running_for``. A re-sent submission's clock (``lease_expires_at``, ``started_at``, ``dispatched_at``)
+    restarts, so it is not sent again at every sweep while its message waits in a busy queue: duplicates
+    claimed at once by several workers would count as interrupted attempts and trip the poison guard.
     """
     from leaderboard.submissions.services import submission_dispatch
 
     now = timezone.now()
+    lost = Q(status=Status.QUEUED, dispatched_at__lt=now - timedelta(seconds=dispatched_for))
+    started = broker_started_at()
+    if started is not None:
+        lost |= Q(status=Status.QUEUED, dispatched_at__lt=started)
     stuck = Submission.objects.filter(
-        Q(status=Status.RUNNING, started_at__lt=now - timedelta(seconds=running_for))
+        Q(status=Status.RUNNING, lease_expires_at__lt=now)
+        | Q(
+            status=Status.RUNNING,
+            lease_expires_at__isnull=True,
+            started_at__lt=now - timedelta(seconds=running_for),
+        )
         | Q(
             status=Status.QUEUED,
             dispatched_at__isnull=True,
             created_at__lt=now - timedelta(seconds=undispatched_for),
         )
-        | Q(status=Status.QUEUED, dispatched_at__lt=now - timedelta(seconds=dispatched_for))
+        | lost
     ).values_list("pk", flat=True)
     sent = []
     for pk in stuck:
         if submission_dispatch(submission_id=pk):
             sent.append(pk)
             again = timezone.now()
-            Submission.objects.filter(pk=pk, status=Status.QUEUED).update(dispatched_at=again)
-            Submission.objects.filter(
-                pk=pk, status=Status.RUNNING, started_at__lt=now - timedelta(seconds=running_for)
-            ).update(started_at=again)
+            # Not before the broker's (upper-bound) start: a re-send is not taken for a lost message.
+            Submission.objects.filter(pk=pk, status=Status.QUEUED).update(
+                dispatched_at=max(again, started) if started is not None else again
+            )
+            Submission.objects.filter(pk=pk, status=Status.RUNNING).filter(
+                Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
+            ).update(started_at=again, lease_expires_at=again + timedelta(seconds=settings.LEASE_SECONDS))
     if sent:
         logger.warning("sweeper re-sent submissions %s", sent)
     return sent

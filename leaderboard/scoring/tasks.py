@@ -9,7 +9,12 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
-from leaderboard.scoring.services import submission_fail, submission_score, submissions_requeue_stuck
+from leaderboard.scoring.services import (
+    submission_fail,
+    submission_lease_renewed,
+    submission_score,
+    submissions_requeue_stuck,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +31,10 @@ PLATFORM_FAULTS = (OperationalError, InterfaceError)
 )
 def score_submission(self, submission_id: int) -> list[int]:
     try:
-        return submission_score(submission_id=submission_id)
+        if self.request.is_eager:  # in-process (the embedded default): no other process to take over
+            return submission_score(submission_id=submission_id)
+        with submission_lease_renewed(submission_id=submission_id):
+            return submission_score(submission_id=submission_id)
     except PLATFORM_FAULTS as exc:
         if self.request.retries >= self.max_retries:
             logger.exception("submission %s: database unreachable after retries", submission_id)

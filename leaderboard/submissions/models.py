@@ -16,6 +16,11 @@ class Status(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+#: Longest submission description (characters): it is shown on every board row, so it is bounded.
+DESCRIPTION_MAX_CHARS = 1_000
+LINK_MAX_CHARS = 200
+
+
 class Submission(models.Model):
     challenge = models.ForeignKey(Challenge, on_delete=models.CASCADE, related_name="submissions")
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
@@ -23,8 +28,8 @@ class Submission(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="submissions"
     )
     name = models.CharField(max_length=120)
-    description = models.TextField(blank=True)
-    link = models.URLField(blank=True, help_text="Code or paper.")
+    description = models.TextField(blank=True, max_length=DESCRIPTION_MAX_CHARS)
+    link = models.URLField(blank=True, max_length=LINK_MAX_CHARS, help_text="Code or paper.")
     is_baseline = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True, help_text="Shown to the participant; never holds hidden labels.")
@@ -35,11 +40,29 @@ class Submission(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     dispatched_at = models.DateTimeField(null=True, blank=True, help_text="When the task reached the broker.")
     started_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="While running: the worker renews this lease; once it has passed, the sweeper re-sends.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
+    idempotency_key = models.CharField(
+        max_length=255, blank=True, help_text="The client's key: a retried upload returns this submission."
+    )
+    request_digest = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of what was uploaded under the idempotency key."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["team", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitted_by", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="unique_idempotency_key_per_user",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.name} ({self.status})"
@@ -54,6 +77,10 @@ class SubmissionFile(models.Model):
     class Format(models.TextChoices):
         CSV = "csv", "CSV"
         PARQUET = "parquet", "Parquet"
+        JSON = "json", "JSON (COCO results)"
+        GZIP = "gz", "gzip-compressed (COCO results JSON or CSV)"
+        ZIP = "zip", "zip archive (label maps)"
+        TAR = "tar", "tar archive (label maps)"
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="files")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="submission_files")

@@ -6,28 +6,40 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import IO
 
-from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, EntrySelection, Team
+from leaderboard.challenges.models import Challenge, EntrySelection, Team, upload_max_bytes
 from leaderboard.challenges.selectors import user_is_organizer
-from leaderboard.challenges.services import team_for_user
+from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
 from leaderboard.core.exceptions import (
     ApplicationError,
     ConflictError,
     LimitReachedError,
     PermissionDeniedError,
+    UnprocessableError,
 )
 from leaderboard.scoring import engine
-from leaderboard.submissions.models import Status, Submission, SubmissionFile
+from leaderboard.submissions.models import (
+    DESCRIPTION_MAX_CHARS,
+    LINK_MAX_CHARS,
+    Status,
+    Submission,
+    SubmissionFile,
+)
+from leaderboard.submissions.selectors import team_quota, wait_text
 
 logger = logging.getLogger(__name__)
+
+TOO_MANY_RUNS = (
+    "Task '{task}' takes at most {limit} runs (files) per submission; this submission has {n}. "
+    "Send fewer runs, or ask the organizers to raise the task's limit."
+)
+DESCRIPTION_TOO_LONG = "The description is {n:,} characters; the limit is {limit:,}."
 
 
 @dataclass(frozen=True)
@@ -39,10 +51,19 @@ class Upload:
     stream: IO[bytes]
 
 
-def _file_format(upload: Upload, head: bytes) -> str:
+def _file_format(upload: Upload, data: bytes) -> str:
+    """The stored file's format (its extension in storage), from its first bytes; the parsers decide."""
     lower = upload.name.lower()
-    if head.startswith(b"PAR1") or lower.endswith((".parquet", ".pq")):
+    if data.startswith(b"PAR1") or lower.endswith((".parquet", ".pq")):
         return SubmissionFile.Format.PARQUET
+    if data.startswith(b"PK\x03\x04"):
+        return SubmissionFile.Format.ZIP
+    if data.startswith(b"\x1f\x8b"):
+        return SubmissionFile.Format.GZIP
+    if data[257:262] == b"ustar":
+        return SubmissionFile.Format.TAR
+    if data.lstrip()[:1] in (b"[", b"{"):
+        return SubmissionFile.Format.JSON
     return SubmissionFile.Format.CSV
 
 
@@ -55,20 +76,39 @@ def submission_create(
     description: str = "",
     link: str = "",
     is_baseline: bool = False,
+    idempotency_key: str = "",
 ) -> Submission:
     """Validate every file against its task's public item list, then store and dispatch, or store nothing.
 
     ``files`` maps a task slug to the files of that task (one per run). A rejected submission raises
     :class:`ApplicationError` with the file, line and column, stores nothing and is not charged.
+
+    With an ``idempotency_key`` (the client's, per user), a retried upload whose first answer was lost
+    returns the submission stored the first time (``replayed`` set on it), neither stored nor charged
+    again; the same key with other files or another name is refused (422).
     """
+    if len(idempotency_key) > IDEMPOTENCY_KEY_MAX or not idempotency_key.isprintable():
+        raise ApplicationError(IDEMPOTENCY_KEY_INVALID, extra={"field": "Idempotency-Key"})
     organizer = user_is_organizer(challenge=challenge, user=user)
     if not organizer and not challenge.is_open:
         raise ConflictError("This challenge is not open for submissions.")
     if is_baseline and not organizer:
         raise PermissionDeniedError("Only organizers may submit baselines.")
+    if not organizer and not participant_may_submit(challenge=challenge, user=user):
+        raise PermissionDeniedError(NOT_APPROVED, extra={"approval": "required"})
     name = name.strip()
     if not name:
         raise ApplicationError("A submission needs a name.", extra={"field": "name"})
+    if len(description) > DESCRIPTION_MAX_CHARS:
+        raise ApplicationError(
+            DESCRIPTION_TOO_LONG.format(n=len(description), limit=DESCRIPTION_MAX_CHARS),
+            extra={"field": "description", "limit": DESCRIPTION_MAX_CHARS},
+        )
+    if len(link) > LINK_MAX_CHARS:
+        raise ApplicationError(
+            f"The link is {len(link):,} characters; the limit is {LINK_MAX_CHARS}.",
+            extra={"field": "link", "limit": LINK_MAX_CHARS},
+        )
     if not files:
         raise ApplicationError("A submission needs at least one predictions file.", extra={"field": "files"})
     tasks = {t.slug: t for t in challenge.tasks.all()}
@@ -80,45 +120,70 @@ def submission_create(
             extra={"field": "task"},
         )
 
+    for slug, uploads in files.items():
+        # Each run's value is a probe of the hidden labels: a task bounds the runs of one submission.
+        if len(uploads) > tasks[slug].max_runs:
+            raise ApplicationError(
+                TOO_MANY_RUNS.format(task=slug, limit=tasks[slug].max_runs, n=len(uploads)),
+                extra={"field": "files", "task": slug, "limit": tasks[slug].max_runs, "runs": len(uploads)},
+            )
+
     # 1. Validate every file (the expensive part, outside any lock). Nothing is stored yet.
     validated: list[tuple[str, int, Upload, bytes, str]] = []
     for slug, uploads in files.items():
         if not uploads:
             raise ApplicationError(f"No file for task '{slug}'.", extra={"field": "files", "task": slug})
+        limit = upload_max_bytes(tasks[slug].kind)
         for run, upload in enumerate(uploads):
-            if upload.size > settings.UPLOAD_MAX_BYTES:
+            if upload.size > limit:
                 raise ApplicationError(
-                    f"{upload.name}: the file is {upload.size:,} bytes; the limit is "
-                    f"{settings.UPLOAD_MAX_BYTES:,} bytes.",
+                    f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
                     extra={"file": upload.name},
                 )
-            data = upload.stream.read(settings.UPLOAD_MAX_BYTES + 1)
-            if len(data) > settings.UPLOAD_MAX_BYTES:
+            data = upload.stream.read(limit + 1)
+            if len(data) > limit:
                 raise ApplicationError(
-                    f"{upload.name}: the file is larger than the limit of {settings.UPLOAD_MAX_BYTES:,} bytes.",
+                    f"{upload.name}: the file is larger than the limit of {limit:,} bytes.",
                     extra={"file": upload.name},
                 )
-            fmt = _file_format(upload, data[:4])
+            fmt = _file_format(upload, data[:512])
             engine.validate_predictions(data, name=upload.name, task=tasks[slug], file_format=fmt)
             validated.append((slug, run, upload, data, fmt))
+
+    digest = _request_digest(name, validated) if idempotency_key else ""
 
     # 2. Charge and store in one transaction, with the team row locked so limits hold under concurrency.
     with transaction.atomic():
         team = team_for_user(challenge=challenge, user=user)
         team = Team.objects.select_for_update().get(pk=team.pk)
+        if idempotency_key:  # before the limits: a retry of an upload that used the last slot is no new one
+            replay = _idempotent_replay(user=user, key=idempotency_key, digest=digest)
+            if replay is not None:
+                return replay
         if not organizer:
             _check_limits(challenge=challenge, team=team)
-        submission = Submission.objects.create(
-            challenge=challenge,
-            team=team,
-            submitted_by=user,
-            name=name[:120],
-            description=description,
-            link=link,
-            is_baseline=is_baseline or team.is_baseline,
-            status=Status.QUEUED,
-            charged=not organizer,
-        )
+        try:
+            with transaction.atomic():  # a savepoint: the key's unique constraint may refuse the row
+                submission = Submission.objects.create(
+                    challenge=challenge,
+                    team=team,
+                    submitted_by=user,
+                    name=name[:120],
+                    description=description,
+                    link=link,
+                    is_baseline=is_baseline or team.is_baseline,
+                    status=Status.QUEUED,
+                    charged=not organizer,
+                    idempotency_key=idempotency_key,
+                    request_digest=digest,
+                )
+        except IntegrityError:  # a parallel request with this key (another team's lock) committed first
+            replay = (
+                _idempotent_replay(user=user, key=idempotency_key, digest=digest) if idempotency_key else None
+            )
+            if replay is None:
+                raise
+            return replay
         for slug, run, upload, data, fmt in validated:
             record = SubmissionFile(
                 submission=submission,
@@ -137,20 +202,57 @@ def submission_create(
     return submission
 
 
+#: Keys are the client's (a UUID, say): printable, at most this long.
+IDEMPOTENCY_KEY_MAX = 255
+IDEMPOTENCY_KEY_INVALID = (
+    f"The Idempotency-Key must be printable text of at most {IDEMPOTENCY_KEY_MAX} characters."
+)
+IDEMPOTENCY_KEY_REUSED = (
+    "This Idempotency-Key was used for another upload (submission {id}, with other files or another name). "
+    "Use a new key for a new upload; retry an upload with the key it was first sent with."
+)
+
+
+def _request_digest(name: str, validated: Sequence[tuple[str, int, Upload, bytes, str]]) -> str:
+    """What was uploaded, to tell a retry of an upload from another upload under the same key."""
+    h = hashlib.sha256(name.encode())
+    for slug, run, _upload, data, _fmt in sorted(validated, key=lambda v: (v[0], v[1])):
+        h.update(f"\0{slug}\0{run}\0".encode())
+        h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def _idempotent_replay(*, user: User, key: str, digest: str) -> Submission | None:
+    """The submission stored earlier under this key (the same upload), or None; 422 for another upload."""
+    earlier = Submission.objects.filter(submitted_by=user, idempotency_key=key).first()
+    if earlier is None:
+        return None
+    if earlier.request_digest != digest:
+        raise UnprocessableError(
+            IDEMPOTENCY_KEY_REUSED.format(id=earlier.pk),
+            extra={"submission": earlier.pk, "field": "Idempotency-Key"},
+        )
+    earlier.replayed = True  # type: ignore[attr-defined]
+    logger.info("submission %s returned again for its idempotency key", earlier.pk)
+    return earlier
+
+
 def _check_limits(*, challenge: Challenge, team: Team) -> None:
-    charged = Submission.objects.filter(team=team, charged=True)
-    total = charged.count()
-    if total >= challenge.total_limit:
+    quota = team_quota(challenge=challenge, team=team)
+    if quota.total_used_up:
         raise LimitReachedError(
             f"Your team has used all {challenge.total_limit} submissions of this challenge.",
-            extra={"limit": "total", "used": total},
+            extra={"limit": "total", "used": quota.used_total},
         )
-    since = timezone.now() - timedelta(days=1)
-    today = charged.filter(created_at__gte=since).count()
-    if today >= challenge.daily_limit:
+    if quota.daily_used_up:
+        when = f"; the next slot opens {wait_text(quota.next_slot_at)}" if quota.next_slot_at else ""
         raise LimitReachedError(
-            f"Your team has used its {challenge.daily_limit} submissions of the last 24 hours; try again later.",
-            extra={"limit": "daily", "used": today},
+            f"Your team has used its {challenge.daily_limit} submissions of the last 24 hours{when}.",
+            extra={
+                "limit": "daily",
+                "used": quota.used_today,
+                **({"next_slot_at": quota.next_slot_at.isoformat()} if quota.next_slot_at else {}),
+            },
         )
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest
+from django.utils import timezone
 
-from leaderboard.challenges.models import Challenge, Task, Team
+from leaderboard.challenges.models import Challenge, Participant, Task, Team
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.submissions.models import Submission, SubmissionFile
 
@@ -54,6 +55,22 @@ class TaskAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    """Who asked to take part in challenges that take approved participants only; approve in bulk."""
+
+    list_display = ("user", "challenge", "approved", "requested_at", "approved_at")
+    list_filter = ("approved", "challenge")
+    search_fields = ("user__username", "challenge__slug")
+    readonly_fields = ("requested_at", "approved_at")
+    actions = ["approve"]
+
+    @admin.action(description="Approve the selected participants")
+    def approve(self, request: HttpRequest, queryset: models.QuerySet[Participant]) -> None:
+        updated = queryset.filter(approved=False).update(approved=True, approved_at=timezone.now())
+        self.message_user(request, f"{updated} participant(s) approved.")
 
 
 @admin.register(Team)

@@ -46,12 +46,17 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("alpha", "Test level (alpha)"),
     ("power", "Power for items needed"),
     ("signature_text", "Signature"),
+    ("positive", "Positive class"),
+    ("stratify", "Stratified resampling"),
+    ("undefined_resamples", "Resamples dropped (metric undefined)"),
 ]
-_HIDDEN_SIGNATURE_KEYS = {"inputs", "extra", "pairwise"}
+_HIDDEN_SIGNATURE_KEYS = {"inputs", "extra", "pairwise", "warnings"}
 TEST_NAMES = {
     "mcnemar": "McNemar's exact test",
     "randomization": "paired approximate randomization test",
     "bootstrap": "paired bootstrap test",
+    "cluster-sign-flip-exact": "exact cluster sign-flip test (all flips of the groups)",
+    "cluster-sign-flip": "cluster sign-flip test (random flips of the groups)",
 }
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}
 
@@ -105,12 +110,20 @@ class BoardRow:
     is_leader: bool
 
     @property
-    def resolved(self) -> bool | None:
-        """Whether the gap to the leader is significant, as the snapshot's flags say (None for the leader)."""
-        if self.is_leader:
+    def verdict(self) -> str | None:
+        """The board's answer for this row: ``best``, ``could be the best`` or ``worse than the best``.
+
+        It comes from the max-t comparisons with the best (``stats.board``), which allow for the leader
+        having been picked on this test set. A snapshot written before verdicts existed gets it from its
+        max-t best-set flag.
+        """
+        stored = self.data.get("verdict")
+        if stored is not None:
+            return str(stored)
+        flag = self.data.get("in_best_set_max_t")
+        if flag is None:
             return None
-        flag = self.data.get("in_best_set_holm", self.data.get("in_best_set"))
-        return None if flag is None else not flag
+        return "could be the best" if flag else "worse than the best"
 
     def __getattr__(self, name: str) -> Any:  # templates read row.value, row.rank_low...
         try:
@@ -159,6 +172,12 @@ class BoardView:
     any_runs: bool
     any_items_needed: bool
     any_baseline: bool
+    # The leader and the next entry by rank, whatever the sort and page: the "compare" links' anchors.
+    leader_id: Any = None
+    runner_up_id: Any = None
+    board_total: int = 0  # rows on the whole board, before a search filtered them
+    #: Decimals of the numbers drawn: the board's precision when its signature states one.
+    decimals: int = 4
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -293,15 +312,28 @@ def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] 
     if not pairwise or cell("difference") is None:
         return None
     mcnemar = cell("mcnemar_p")
+    method = str(pairwise.get("method", ""))
+    level = _num(pairwise.get("level"))
+    if method == "max-t":
+        method = "max-t simultaneous interval of every pair (the board's verdict)" + (
+            f", level {level * 100:g}%" if level is not None else ""
+        )
+    significant = cell("significant")
+    low, high = _num(cell("low")), _num(cell("high"))
+    if significant is None and low is not None and high is not None:
+        significant = low > 0 or high < 0  # a snapshot written before the verdicts
     return {
         "diff": cell("difference"),
         "diff_low": cell("low"),
         "diff_high": cell("high"),
-        "method": pairwise.get("method", ""),
+        "method": method,
+        "significant": bool(significant),
         "n10": cell("only_row_right"),
         "n01": cell("only_column_right"),
         "p_value": mcnemar,
-        "test": "McNemar's exact test on the discordant items" if mcnemar is not None else "",
+        "test": "McNemar's exact test on the discordant items, this pair alone, unadjusted"
+        if mcnemar is not None
+        else "",
     }
 
 
@@ -321,6 +353,10 @@ def normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
     for old, new in (("difference", "diff"), ("adjusted_p_value", "p_adjusted")):
         if new not in d and old in row:
             d[new] = row[old]
+    if "verdict" in row:
+        d.setdefault("compared_with_name", row.get("compared_with"))
+    elif not d.get("is_leader"):
+        d.setdefault("compared_with_name", "the leader")  # a snapshot written before verdicts existed
     runs = row.get("runs")
     if isinstance(runs, Mapping):
         for key in ("mean", "sd", "min", "max"):
@@ -338,10 +374,13 @@ def board_view(
     signature: Mapping[str, Any],
     sort: str = "",
     page: int | None = None,
+    query: str = "",
 ) -> BoardView:
     """Everything a template needs to draw one stored board (one page of it when ``page`` is given).
 
     The axes of the interval bars span every row, so bars on different pages are on the same scale.
+    ``query`` keeps the rows whose entry or team name contains it (case-insensitive); ranks, intervals and
+    axes stay those of the whole board.
     """
     sort = sort or DEFAULT_SORT
     rows = [normalise_row(r) for r in rows]
@@ -356,7 +395,13 @@ def board_view(
         leader_ids = {r.get("submission_id") for r in rows if r.get("is_leader")}
     else:
         leader_ids = {r.get("submission_id") for r in rows if r.get("rank") == 1}
+    by_rank = [r.get("submission_id") for r in rows if r.get("submission_id") in leader_ids]
+    by_rank += [r.get("submission_id") for r in rows if r.get("submission_id") not in leader_ids]
     ordered, sort = _sort_rows(list(rows), sort)
+    if query:
+        needle = query.casefold()
+        ordered = [r for r in ordered if needle in f"{r.get('name', '')}\n{r.get('team', '')}".casefold()]
+    digits = int(signature.get("decimals") or 4)
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
     if page is not None:
@@ -370,15 +415,16 @@ def board_view(
             r.get("low"),
             r.get("high"),
             r.get("value"),
-            f"{name}: {fmt(r.get('value'))}, {conf_pct} interval {fmt(r.get('low'))} to {fmt(r.get('high'))}",
+            f"{name}: {fmt(r.get('value'), digits)}, {conf_pct} interval {fmt(r.get('low'), digits)} to "
+            f"{fmt(r.get('high'), digits)}",
         )
         diff_bar = _bar(
             diff_axis,
             r.get("diff_low"),
             r.get("diff_high"),
             r.get("diff"),
-            f"{name}: difference to the leader {fmt(r.get('diff'))}, {conf_pct} interval "
-            f"{fmt(r.get('diff_low'))} to {fmt(r.get('diff_high'))}",
+            f"{name}: difference to the leader {fmt(r.get('diff'), digits)}, {conf_pct} interval "
+            f"{fmt(r.get('diff_low'), digits)} to {fmt(r.get('diff_high'), digits)}",
         )
         out.append(
             BoardRow(data=r, bar=bar, diff_bar=diff_bar, is_leader=r.get("submission_id") in leader_ids)
@@ -412,6 +458,10 @@ def board_view(
         any_runs=any((_num(r.get("n_runs")) or 1) > 1 for r in rows),
         any_items_needed=any(r.get("items_needed") is not None for r in rows),
         any_baseline=any(r.get("is_baseline") for r in rows),
+        board_total=len(rows),
+        leader_id=by_rank[0] if by_rank else None,
+        runner_up_id=by_rank[1] if len(by_rank) > 1 else None,
+        decimals=int(signature.get("decimals") or 4),
     )
 
 

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm, UsernameField
 from django.core.files.uploadedfile import UploadedFile
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import (
+    CHALLENGE_TEXT_MAX_CHARS,
+    DECIMALS_MAX,
+    RUNS_DEFAULT,
+    RUNS_MAX,
+    TASK_DESCRIPTION_MAX_CHARS,
     Challenge,
     Correction,
     EntrySelection,
     IntervalMethod,
     Task,
     Visibility,
+    upload_max_bytes,
 )
+from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS
 
 
 class SignupForm(UserCreationForm):
@@ -49,22 +56,32 @@ def task_field_name(task: Task) -> str:
 
 class SubmissionForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="How the entry is called on the board.")
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
-    link = forms.URLField(required=False, help_text="Code or paper (optional).", assume_scheme="https")
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=DESCRIPTION_MAX_CHARS
+    )
+    link = forms.URLField(
+        required=False,
+        max_length=LINK_MAX_CHARS,
+        help_text="Code or paper (optional).",
+        assume_scheme="https",
+    )
+    # One token per drawn form: a form sent twice (a double click, a retry after a lost answer) stores one
+    # submission, and the second sending shows the first's page.
+    idempotency_key = forms.CharField(
+        widget=forms.HiddenInput, required=False, max_length=255, initial=lambda: uuid.uuid4().hex
+    )
 
     def __init__(self, *args: Any, tasks: list[Task], allow_baseline: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tasks = tasks
         for task in tasks:
+            help_text, accept = _UPLOAD_KINDS[task.kind]
             self.fields[task_field_name(task)] = MultipleFileField(
                 label=f"Predictions for {task.title}",
                 required=False,
-                help_text="CSV or Parquet; several files are several runs (seeds).",
+                help_text=f"{help_text}; several files are several runs (seeds), at most {task.max_runs}.",
                 widget=MultipleFileInput(
-                    attrs={
-                        "accept": ".csv,.parquet,.pq,text/csv",
-                        "data-max-bytes": settings.UPLOAD_MAX_BYTES,
-                    }
+                    attrs={"accept": accept, "data-max-bytes": upload_max_bytes(task.kind)}
                 ),
             )
         if allow_baseline:
@@ -81,13 +98,22 @@ class SubmissionForm(forms.Form):
             raise forms.ValidationError("Choose at least one predictions file.")
         for task in self.tasks:
             for upload in cleaned.get(task_field_name(task)) or []:
-                if upload.size is not None and upload.size > settings.UPLOAD_MAX_BYTES:
-                    self.add_error(
-                        task_field_name(task),
-                        f"{upload.name}: the file is {upload.size:,} bytes; the limit is "
-                        f"{settings.UPLOAD_MAX_BYTES:,} bytes.",
-                    )
+                try:
+                    _check_size(upload, kind=task.kind)
+                except forms.ValidationError as exc:
+                    self.add_error(task_field_name(task), exc)
         return cleaned
+
+
+#: Per task kind: the help text and the file chooser's ``accept`` of a predictions field.
+_UPLOAD_KINDS = {
+    "tabular": ("CSV or Parquet", ".csv,.parquet,.pq,text/csv"),
+    "detection": (
+        "COCO results JSON (also .json.gz), or CSV / Parquet with the same columns",
+        ".json,.gz,.csv,.parquet,.pq,application/json,text/csv",
+    ),
+    "segmentation": ("A zip or tar of PNG label maps, one per image id", ".zip,.tar,.tgz,.gz"),
+}
 
 
 class DateTimeInput(forms.DateTimeInput):
@@ -104,8 +130,12 @@ class ChallengeForm(forms.Form):
     slug = forms.SlugField(
         max_length=80, required=False, help_text="In the address; made from the title if empty."
     )
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
-    rules = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}), required=False, max_length=CHALLENGE_TEXT_MAX_CHARS
+    )
+    rules = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}), required=False, max_length=CHALLENGE_TEXT_MAX_CHARS
+    )
     start = forms.DateTimeField(widget=DateTimeInput(), help_text="UTC.")
     end = forms.DateTimeField(widget=DateTimeInput(), required=False, help_text="UTC; empty for no end.")
     visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PUBLIC)
@@ -114,13 +144,19 @@ class ChallengeForm(forms.Form):
     entry_selection = forms.ChoiceField(choices=EntrySelection.choices, initial=EntrySelection.LATEST)
     confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
     resamples = forms.IntegerField(min_value=100, max_value=100_000, initial=10_000)
-    interval_method = forms.ChoiceField(choices=IntervalMethod.choices, initial=IntervalMethod.BCA)
+    interval_method = forms.ChoiceField(choices=IntervalMethod.choices, initial=IntervalMethod.AUTO)
     correction = forms.ChoiceField(choices=Correction.choices, initial=Correction.HOLM)
     seed = forms.IntegerField(min_value=0, initial=0)
+    requires_approval = forms.BooleanField(
+        required=False,
+        label="Approved participants only",
+        help_text="Participants ask to take part; they may submit once an organizer approves them.",
+    )
 
     SETTINGS_FIELDS = (
         "description", "rules", "start", "end", "visibility", "daily_limit", "total_limit",
         "entry_selection", "confidence", "resamples", "interval_method", "correction", "seed",
+        "requires_approval",
     )  # fmt: skip
     STATISTICS_FIELDS = ("confidence", "resamples", "interval_method", "correction", "seed")
 
@@ -141,11 +177,12 @@ class ChallengeForm(forms.Form):
         return {name: self.cleaned_data[name] for name in ("title", *self.SETTINGS_FIELDS)}
 
 
-def _check_truth_size(upload: UploadedFile | None) -> UploadedFile | None:
-    """Refuse a labels file over the limit before the view reads it into memory."""
-    if upload is not None and upload.size is not None and upload.size > settings.UPLOAD_MAX_BYTES:
+def _check_size(upload: UploadedFile | None, *, kind: str) -> UploadedFile | None:
+    """Refuse a file over its task kind's limit before the view reads it into memory."""
+    limit = upload_max_bytes(kind)
+    if upload is not None and upload.size is not None and upload.size > limit:
         raise forms.ValidationError(
-            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {settings.UPLOAD_MAX_BYTES:,} bytes."
+            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes."
         )
     return upload
 
@@ -153,29 +190,95 @@ def _check_truth_size(upload: UploadedFile | None) -> UploadedFile | None:
 class TaskForm(forms.Form):
     title = forms.CharField(max_length=200)
     slug = forms.SlugField(max_length=80)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=TASK_DESCRIPTION_MAX_CHARS
+    )
+    max_runs = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=RUNS_MAX,
+        initial=RUNS_DEFAULT,
+        label="Runs per submission",
+        help_text="Files of this task one submission may carry (training seeds). Each run's value is shown "
+        "only as part of the mean, at the board's precision.",
+    )
+    decimals = forms.IntegerField(
+        min_value=1,
+        max_value=DECIMALS_MAX,
+        required=False,
+        label="Decimals shown",
+        help_text="The board's precision: participants see every number rounded to this many decimals. "
+        "Empty: derived from the number of items.",
+    )
     metric = forms.ChoiceField()
     labels = forms.CharField(
         required=False,
-        help_text="The label set, comma-separated (classification); empty to take it from the labels file.",
+        help_text=(
+            "The label set, comma-separated (classification); empty to take it from the labels file. "
+            "Segmentation: the class names, in pixel-value order (0, 1, 2, ...)."
+        ),
     )
     group_column = forms.CharField(
         required=False, help_text="Column of the group (writer, patient...) for the grouped bootstrap."
     )
     split_column = forms.CharField(
-        required=False, help_text="Column that marks private items (true/false) for a private board."
+        required=False,
+        help_text=(
+            "Column that says, per item, 'public' or 'private' (the private items form the board "
+            "revealed at the end)."
+        ),
+    )
+    positive = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Positive class",
+        help_text="For ROC AUC, average precision, log loss and Brier: the class the scores are the "
+        "probability of. Empty: the second label in sorted order.",
+    )
+    stratify = forms.ChoiceField(
+        choices=[
+            ("auto", "By true class for class-based metrics (ROC AUC, AP, kappa, macro averages)"),
+            ("class", "By true class for every classification metric"),
+            ("none", "Not stratified"),
+        ],
+        initial="auto",
+        required=False,
+        label="Resampling",
+        help_text="Stratified resampling keeps every class in every resample, so rare-class metrics stay defined.",
+    )
+    ignore_index = forms.IntegerField(
+        min_value=0, max_value=65535, initial=255, required=False,
+        help_text="Segmentation: the label-map value of pixels that are not scored.",
+    )  # fmt: skip
+    reduce_zero_label = forms.BooleanField(
+        required=False,
+        help_text="Segmentation (ADE20K): label 0 is ignored and the other labels shift by -1.",
     )
     truth = forms.FileField(
         label="Hidden labels file",
-        help_text="CSV or Parquet with an id column and the labels. Stored privately; never shown again.",
+        help_text=(
+            "CSV or Parquet with an id column and the labels; detection: a COCO annotation JSON (or "
+            "VOC-style); segmentation: a zip or tar of PNG label maps named <image id>.png. Stored "
+            "privately; never shown again."
+        ),
     )
 
     def __init__(self, *args: Any, metric_choices: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["metric"].choices = metric_choices  # type: ignore[attr-defined]
 
-    def clean_truth(self) -> UploadedFile | None:
-        return _check_truth_size(self.cleaned_data.get("truth"))
+    def clean(self) -> dict[str, Any]:
+        from leaderboard.scoring.engine import task_kind
+
+        cleaned = super().clean() or {}
+        if cleaned.get("truth") is not None and cleaned.get("metric"):
+            try:
+                _check_size(cleaned["truth"], kind=task_kind(cleaned["metric"]))
+            except forms.ValidationError as exc:
+                self.add_error("truth", exc)
+        if cleaned.get("ignore_index") is None:
+            cleaned["ignore_index"] = 255
+        return cleaned
 
     def label_list(self) -> list[str] | None:
         raw = self.cleaned_data.get("labels") or ""
@@ -188,5 +291,9 @@ class TruthReplaceForm(forms.Form):
     split_column = forms.CharField(required=False)
     truth = forms.FileField(label="Corrected hidden labels file", help_text="Same items in the same order.")
 
+    def __init__(self, *args: Any, task: Task, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.task = task
+
     def clean_truth(self) -> UploadedFile | None:
-        return _check_truth_size(self.cleaned_data.get("truth"))
+        return _check_size(self.cleaned_data.get("truth"), kind=self.task.kind)

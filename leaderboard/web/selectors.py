@@ -16,6 +16,7 @@ from leaderboard.challenges.models import Challenge, Team
 from leaderboard.challenges.selectors import AnyUser, challenge_list, user_is_organizer
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.scoring.models import RescoreJob, Score, Split
 from leaderboard.submissions.models import Status, Submission
 
@@ -72,17 +73,31 @@ class ScoreCell:
     split: str
     value: float
     n_runs: int
+    decimals: int = 4  # the board's precision the value is rounded to
 
 
 def submission_scores(*, submission_ids: list[int], include_private: bool) -> dict[int, list[ScoreCell]]:
-    """Point values per submission, task and split; the private split only when its board is visible."""
-    qs = Score.objects.filter(submission_id__in=submission_ids).select_related("task")
+    """Point values per submission, task and split, at the board's precision; the private split only when
+    its board is visible."""
+    qs = (
+        Score.objects.filter(submission_id__in=submission_ids)
+        .select_related("task")
+        .defer("replicates", "jackknife", "item_statistics", "task__item_ids")
+    )
     if not include_private:
         qs = qs.filter(split=Split.PUBLIC)
     out: dict[int, list[ScoreCell]] = defaultdict(list)
     for s in qs.order_by("task__position", "task__slug", "split"):
+        # The board's precision (rankings.precision): the site's pages show each score rounded.
+        decimals = task_decimals(s.task)
         out[s.submission_id].append(
-            ScoreCell(task_slug=s.task.slug, split=s.split, value=s.value, n_runs=s.n_runs)
+            ScoreCell(
+                task_slug=s.task.slug,
+                split=s.split,
+                value=round_to(s.value, decimals),
+                n_runs=s.n_runs,
+                decimals=decimals,
+            )
         )
     return dict(out)
 
@@ -141,3 +156,23 @@ def organizer_counts(*, challenge: Challenge) -> dict[str, int]:
         Submission.objects.filter(challenge=challenge).values_list("status").annotate(n=Count("id"))
     )
     return {s.value: counts.get(s.value, 0) for s in Status}
+
+
+DETAILS_HIDDEN = (
+    "Per-class results are figures about the hidden annotations: they are shown to the organizers, and to "
+    "everyone once the organizers reveal the board."
+)
+
+
+def score_details(*, submission_id: int, task_id: int, split: str) -> dict | None:
+    """The stored details of a vision entry's score (other metrics, per-class values, curves), or None.
+
+    The caller checks that they may be shown (organizers, or a revealed board): they are aggregates over
+    the hidden annotations, so before the reveal a participant would learn more than one value per task.
+    """
+    score = (
+        Score.objects.filter(submission_id=submission_id, task_id=task_id, split=split)
+        .only("details")
+        .first()
+    )
+    return None if score is None else score.details

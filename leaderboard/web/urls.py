@@ -11,6 +11,14 @@ urlpatterns = [
     path("accounts/signup/", account.signup, name="signup"),
     path("accounts/", account.account, name="account"),
     path("accounts/token/", account.token_regenerate, name="token_regenerate"),
+    path("accounts/password-reset/", account.password_reset, name="password_reset"),
+    path("accounts/password-reset/sent/", account.password_reset_done, name="password_reset_done"),
+    path(
+        "accounts/password-reset/<uidb64>/<token>/",
+        account.password_reset_confirm,
+        name="password_reset_confirm",
+    ),
+    path("accounts/password-reset/done/", account.password_reset_complete, name="password_reset_complete"),
     # organizer
     path("challenges/new/", organizer.challenge_new, name="challenge_new"),
     path("c/<slug:slug>/edit/", organizer.challenge_edit, name="challenge_edit"),
@@ -20,12 +28,21 @@ urlpatterns = [
     path("c/<slug:slug>/t/<slug:task_slug>/rescore/", organizer.rescore, name="rescore"),
     path("c/<slug:slug>/rescore/<int:pk>/", organizer.rescore_job, name="rescore_job"),
     path("c/<slug:slug>/reveal/", organizer.reveal, name="reveal"),
+    path(
+        "c/<slug:slug>/participants/<str:username>/",
+        organizer.participant_decide,
+        name="participant_decide",
+    ),
     # boards (public reads)
     path("c/<slug:slug>/", public.challenge_detail, name="challenge"),
     path("c/<slug:slug>/summary/", public.summary, name="summary"),
     path("c/<slug:slug>/critical-difference.svg", public.cd_svg, name="cd_svg"),
     path("c/<slug:slug>/t/<slug:task_slug>/ranks/", public.rank_distribution, name="ranks"),
     path("c/<slug:slug>/t/<slug:task_slug>/pairwise/", public.pairwise, name="pairwise"),
+    path("c/<slug:slug>/t/<slug:task_slug>/shakeup/", public.shakeup, name="shakeup"),
+    path("c/<slug:slug>/t/<slug:task_slug>/shakeup.csv", public.shakeup_download, name="shakeup_csv"),
+    path("c/<slug:slug>/t/<slug:task_slug>/shakeup.svg", public.shakeup_svg, name="shakeup_svg"),
+    path("c/<slug:slug>/t/<slug:task_slug>/classes/", public.task_classes, name="task_classes"),
     path(
         "c/<slug:slug>/t/<slug:task_slug>/board.<str:fmt>",
         public.board_download,
@@ -33,6 +50,7 @@ urlpatterns = [
     ),
     # participants
     path("c/<slug:slug>/submit/", participant.submit, name="submit"),
+    path("c/<slug:slug>/participation/", participant.participation, name="participation"),
     path("c/<slug:slug>/t/<slug:task_slug>/example.csv", participant.example, name="example"),
     path("c/<slug:slug>/mine/", participant.my_submissions, name="my_submissions"),
     path("c/<slug:slug>/team/", teams.team, name="team"),

@@ -166,6 +166,26 @@ class FaultWorker(WorkerProcess):
         self.proc.wait(timeout=10)
 
 
+class BeatProcess(WorkerProcess):
+    """A ``celery beat`` process (the periodic sweepers), with its schedule file in the test's directory."""
+
+    def start(self, concurrency: int = 1) -> None:
+        self.log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "leaderboard", "beat", "--loglevel=INFO",
+                "--schedule", str(self.log_path.with_suffix(".schedule")), "--max-interval", "1",
+            ],
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while "beat: Starting" not in self.log_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"celery beat did not start; log:\n{self.log_text()}")
+            time.sleep(0.2)
+
+
 WorkerStarter = Callable[..., FaultWorker]
 
 
@@ -184,8 +204,19 @@ def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[Wo
     previous_queue, previous_eager = app.conf.task_default_queue, app.conf.task_always_eager
     app.conf.task_default_queue = queue
     app.conf.task_always_eager = False
-    workers: list[FaultWorker] = []
+    workers: list[FaultWorker | BeatProcess] = []
     brokers = {redis_url}
+
+    def environment(broker: str | None, env: dict[str, str] | None) -> dict[str, str]:
+        brokers.add(broker or redis_url)
+        return {
+            **os.environ,
+            "DATABASE_URL": database_url_of_current_connection(),
+            "REDIS_URL": broker or redis_url,
+            "LEADERBOARD_QUEUE": queue,
+            "PYTHONUNBUFFERED": "1",
+            **(env or {}),
+        }
 
     def start(
         *,
@@ -193,23 +224,29 @@ def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[Wo
         env: dict[str, str] | None = None,
         concurrency: int = 1,
     ) -> FaultWorker:
-        brokers.add(broker or redis_url)
         w = FaultWorker(
             queue=queue,
-            env={
-                **os.environ,
-                "DATABASE_URL": database_url_of_current_connection(),
-                "REDIS_URL": broker or redis_url,
-                "LEADERBOARD_QUEUE": queue,
-                "PYTHONUNBUFFERED": "1",
-                **(env or {}),
-            },
+            env=environment(broker, env),
             log_path=tmp_path / f"worker{len(workers)}.log",
             name=f"w{len(workers)}-{queue}",
         )
         workers.append(w)
         w.start(concurrency=concurrency)
         return w
+
+    def beat(*, broker: str | None = None, env: dict[str, str] | None = None) -> BeatProcess:
+        """Start ``celery beat`` sending the sweepers to this test's queue (``start.beat(...)``)."""
+        b = BeatProcess(
+            queue=queue,
+            env=environment(broker, env),
+            log_path=tmp_path / f"beat{len(workers)}.log",
+            name="beat",
+        )
+        workers.append(b)
+        b.start()
+        return b
+
+    start.beat = beat  # type: ignore[attr-defined]
 
     try:
         yield start

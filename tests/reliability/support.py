@@ -15,8 +15,11 @@ from leaderboard.submissions.services import Upload, submission_create
 from stats.engine import EntryScore, score_entries
 from tests.service.factories import csv_bytes
 
-#: Items of the slow task. ROC AUC's rank-based jackknife is O(N^2): about 3 s for one submission at
-#: 12,000 items on a 2-CPU machine, so a test can see it running and kill the process doing it.
+#: Items of the slow task. ROC AUC's leave-one-group-out jackknife evaluates one weight row per group,
+#: O(G N): with every item its own group, about 3 s for one submission at 12,000 items on a 2-CPU machine,
+#: so a test can see it running and kill the process doing it. (The leave-one-item-out jackknife of an
+#: ungrouped task is O(N log N) since issue 11: milliseconds, too quick to be caught.) One item per group
+#: and no stratification give the same resample weights as the plain item bootstrap.
 SLOW_ITEMS = 12_000
 SLOW_RESAMPLES = 200
 
@@ -32,7 +35,8 @@ def slow_data(n: int = SLOW_ITEMS, seed: int = 11) -> tuple[list[str], list[int]
 
 def slow_truth_file(n: int = SLOW_ITEMS) -> bytes:
     ids, truth, _ = slow_data(n)
-    return csv_bytes("id,label", [(i, str(t)) for i, t in zip(ids, truth, strict=True)])
+    body = "id,label,unit\n" + "".join(f"{i},{t},{i}\n" for i, t in zip(ids, truth, strict=True))
+    return body.encode()
 
 
 def slow_predictions_file(n: int = SLOW_ITEMS) -> bytes:
@@ -43,9 +47,14 @@ def slow_predictions_file(n: int = SLOW_ITEMS) -> bytes:
 @functools.cache
 def slow_expected(n: int = SLOW_ITEMS, seed: int = 0) -> EntryScore:
     """What an undisturbed run gives: the engine on the same data with the challenge's resamples and seed."""
-    _, truth, scores = slow_data(n)
+    ids, truth, scores = slow_data(n)
     (entry,) = score_entries(
-        np.array(truth), [np.array(scores)], metric="roc_auc", resamples=SLOW_RESAMPLES, seed=seed
+        np.array(truth),
+        [np.array(scores)],
+        metric="roc_auc",
+        resamples=SLOW_RESAMPLES,
+        seed=seed,
+        groups=np.array(ids),
     )
     return entry
 
@@ -61,6 +70,8 @@ def slow_challenge(organizer: User, *, slug: str = "slow", n: int = SLOW_ITEMS) 
         metric="roc_auc",
         truth=slow_truth_file(n),
         truth_name="truth.csv",
+        group_column="unit",
+        stratify="none",
     )
     return challenge, task
 

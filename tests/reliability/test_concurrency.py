@@ -181,10 +181,12 @@ def _assert_exactly_the_limit_accepted(responses: list[Any], team_ids: set[int])
     assert codes == [201] * LIMIT + [429] * (PARALLEL - LIMIT), codes
     for r in responses:
         if r.status_code == 429:
-            assert r.json() == {
-                "message": f"Your team has used its {LIMIT} submissions of the last 24 hours; try again later.",
-                "extra": {"limit": "daily", "used": LIMIT},
-            }
+            body = r.json()
+            assert body["message"].startswith(
+                f"Your team has used its {LIMIT} submissions of the last 24 hours; the next slot opens at "
+            )
+            assert {k: body["extra"][k] for k in ("limit", "used")} == {"limit": "daily", "used": LIMIT}
+            assert "next_slot_at" in body["extra"]
     assert Submission.objects.filter(charged=True).count() == LIMIT
     assert set(Submission.objects.values_list("team_id", flat=True)) == team_ids
 
@@ -265,3 +267,41 @@ def test_parallel_submissions_of_one_team_accept_exactly_the_limit_on_sqlite(
     )  # fmt: skip
     assert raced.returncode == 0, raced.stderr[-3000:]
     assert "exactly the limit accepted" in raced.stdout
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_parallel_retries_with_one_idempotency_key_store_one_submission_on_postgres(
+    postgres, fresh_throttles
+) -> None:  # type: ignore[no-untyped-def]
+    """8 copies of one upload with one key sent at once (a client retrying impatiently), by a participant
+    with no team yet, and the same key at once on a second challenge (other files: no team lock is
+    shared, so the key's unique constraint decides): one submission, every copy answered with it."""
+    challenge, _task, ids, truth = challenge_with_task(user("org"), resamples=200, daily_limit=LIMIT)
+    other, _t, ids2, truth2 = challenge_with_task(user("org2"), slug="other", resamples=200)
+    who = user("racer")
+    data = predictions(ids, truth, 0.8, 1)
+
+    def upload(k: int) -> Any:
+        client = client_for(who)
+        client.raise_request_exception = False
+        slug, payload = (other.slug, predictions(ids2, truth2, 0.7, 2)) if k == 0 else (challenge.slug, data)
+        return client.post(
+            f"/api/challenges/{slug}/submissions/",
+            {"name": "same", "file": file("p.csv", payload)},
+            format="multipart",
+            HTTP_IDEMPOTENCY_KEY="one-key",
+        )
+
+    responses = run_in_threads(PARALLEL // 2 + 1, upload)
+    stored = list(Submission.objects.filter(submitted_by=who))
+    assert len(stored) == 1, [(r.status_code, r.content[:200]) for r in responses]
+    codes = sorted(r.status_code for r in responses)
+    # The other challenge's copy is another upload under the same key: 422, or it got there first and
+    # every copy of this one is the 422.
+    if stored[0].challenge_id == challenge.pk:
+        assert codes == [201] * (PARALLEL // 2) + [422], codes
+        assert {r.json()["id"] for r in responses if r.status_code == 201} == {stored[0].pk}
+    else:
+        assert codes == [201] + [422] * (PARALLEL // 2), codes
+    assert Submission.objects.filter(charged=True).count() == 1

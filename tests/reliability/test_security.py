@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import re
 import subprocess
@@ -708,3 +709,200 @@ def test_a_rescore_job_of_another_challenge_is_404_not_500(world: World) -> None
     assert client.get(f"/c/sec/rescore/{job.pk}/").status_code == 200
     assert client.get(f"/c/secreg/rescore/{job.pk}/").status_code == 404
     assert client.get(f"/c/sec/rescore/{job.pk + 1000}/?format=json").status_code == 404
+
+
+# --- (a) again, for detection and segmentation tasks ------------------------------------------------------
+@dataclass
+class VisionWorld:
+    users: dict[str, User]
+    boxes: list[list[float]]  # the planted annotation boxes (hidden)
+    true_pixels: list[int]  # per image, the pixels of class 2 in the truth (hidden)
+    truth_png: bytes  # the first truth mask, as uploaded (base64)
+    submissions: dict[str, int]
+    responses: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _vision_world(django_capture_on_commit_callbacks: Any) -> VisionWorld:  # type: ignore[no-untyped-def]
+    import base64
+    import io
+    import zipfile
+
+    from PIL import Image
+
+    cache.clear()
+    users = {
+        "participant": User.objects.create_user(username="pat", password=PASSWORD),
+        "other": User.objects.create_user(username="otto", password=PASSWORD),
+        "organizer": User.objects.create_user(username="olga", password=PASSWORD),
+        "staff": User.objects.create_user(
+            username="sam", password=PASSWORD, is_staff=True, is_superuser=True
+        ),
+    }
+    rng = np.random.default_rng(12)
+    images = [{"id": 100 + k, "width": 640, "height": 480} for k in range(16)]
+    boxes, annotations = [], []
+    for k, image in enumerate(images):
+        for j in range(2):
+            # Unmistakable coordinates (four decimals, never in a prediction or a statistic).
+            odd = 1 / 256 + k / 1024  # every coordinate carries 8 or more decimals
+            box = [
+                101.0625 + 7 * k + j / 16 + odd,
+                57.3125 + 3 * k + odd,
+                40.1875 + 11 * j + odd,
+                33.4375 + 5 * j + odd,
+            ]
+            boxes.append(box)
+            annotations.append({"id": len(annotations) + 1, "image_id": image["id"], "category_id": 1 + j,
+                                "bbox": box, "area": box[2] * box[3], "iscrowd": 0})  # fmt: skip
+    coco = {"images": images, "annotations": annotations,
+            "categories": [{"id": 1, "name": "thing-a"}, {"id": 2, "name": "thing-b"}]}  # fmt: skip
+    masks = {}
+    for k in range(10):
+        m = rng.integers(0, 3, (24, 32)).astype(np.uint8)
+        m[: k + 3, : k + 5] = 2
+        masks[f"scan-{k:02d}"] = m
+
+    def png(m: np.ndarray) -> bytes:
+        buf = io.BytesIO()
+        Image.fromarray(m, mode="L").save(buf, format="PNG")
+        return buf.getvalue()
+
+    def archive(maps: dict[str, np.ndarray]) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            for key, m in maps.items():
+                zf.writestr(f"{key}.png", png(m))
+        return buf.getvalue()
+
+    world = VisionWorld(users=users, boxes=boxes, true_pixels=[int((m == 2).sum()) for m in masks.values()],
+                        truth_png=png(next(iter(masks.values()))), submissions={})  # fmt: skip
+    org = _api(users["organizer"])
+    r = org.post(
+        "/api/challenges/", {"slug": "vis", "title": "Vision secrets", "resamples": 100}, format="json"
+    )
+    assert r.status_code == 201, r.content
+    for data in (
+        {"slug": "det", "title": "det", "metric": "coco_ap",
+         "truth": SimpleUploadedFile("instances.json", json.dumps(coco).encode())},
+        {"slug": "seg", "title": "seg", "metric": "miou", "labels": "bg,mid,top",
+         "truth": SimpleUploadedFile("masks.zip", archive(masks))},
+    ):  # fmt: skip
+        r = org.post("/api/challenges/vis/tasks/", data, format="multipart")
+        world.responses.append(("create vision task", r.content.decode()))
+        assert r.status_code == 201, r.content
+    for role, shift in (("participant", 1.5), ("other", 4.0)):
+        results = [{"image_id": a["image_id"], "category_id": a["category_id"],
+                    "bbox": [round(v + shift, 2) for v in a["bbox"]], "score": round(0.9 - 0.01 * i, 2)}
+                   for i, a in enumerate(annotations) if i % 3]  # fmt: skip
+        noisy = {k: np.where(rng.random(m.shape) < 0.2, 0, m).astype(np.uint8) for k, m in masks.items()}
+        files = {"file:det": SimpleUploadedFile("d.json", json.dumps(results).encode()),
+                 "file:seg": SimpleUploadedFile("s.zip", archive(noisy))}  # fmt: skip
+        with django_capture_on_commit_callbacks(execute=True):
+            r = _api(users[role]).post("/api/challenges/vis/submissions/", {"name": f"vision of {role}", **files},
+                                       format="multipart")  # fmt: skip
+        world.responses.append((f"submit {role}", r.content.decode()))
+        assert r.status_code == 201, r.content
+        world.submissions[role] = r.json()["id"]
+    assert Submission.objects.filter(status="scored").count() == 2
+    # Refused uploads: a results file that is the annotations themselves, masks of a wrong size.
+    for fname, data in (
+        ("d.json", json.dumps(coco).encode()),
+        ("s.zip", archive({"scan-00": masks["scan-00"][:5]})),
+    ):
+        field_name = "file:det" if fname.endswith("json") else "file:seg"
+        r = _api(users["participant"]).post("/api/challenges/vis/submissions/",
+                                            {"name": "x", field_name: SimpleUploadedFile(fname, data)}, format="multipart")  # fmt: skip
+        world.responses.append((f"refused {fname}", r.content.decode()))
+        assert r.status_code == 400, r.content
+    world.truth_png = base64.b64encode(world.truth_png)
+    return world
+
+
+def _vision_needles(world: VisionWorld) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for box in world.boxes:
+        out[repr(box[0])] = "a hidden box coordinate"
+        out[repr(box[2])] = "a hidden box width"
+        out[", ".join(repr(v) for v in box)] = "a hidden box"
+    for sep in (", ", ",", " "):
+        out[sep.join(str(v) for v in world.true_pixels)] = "hidden per-image pixel counts"
+    out[world.truth_png[20:80].decode()] = "the hidden mask (base64)"
+    return out
+
+
+def _vision_urls(world: VisionWorld) -> list[str]:
+    subs = list(world.submissions.values())
+    values = {"slug": ["vis"], "task": ["det", "seg"], "task_slug": ["det", "seg"], "fmt": ["csv", "json"]}
+    urls = []
+    for route in routes():
+        names = re.findall(r"<(?:\w+:)?(\w+)>", route)
+        combos: list[dict[str, Any]] = [{}]
+        for name in names:
+            options = values.get(name) or ([] if "rescore" in route else subs)
+            combos = [{**c, name: v} for c in combos for v in options]
+        for combo in combos:
+            urls.append(re.sub(r"<(?:\w+:)?(\w+)>", lambda m, c=combo: str(c[m.group(1)]), route))  # type: ignore[misc]
+    return sorted(set(urls) | {f"/api/submissions/{s}/" for s in subs})
+
+
+@pytest.fixture
+def vision_world(db, settings, django_capture_on_commit_callbacks) -> VisionWorld:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    return _vision_world(django_capture_on_commit_callbacks)
+
+
+@pytest.mark.timeout(300)
+def test_no_route_shows_a_hidden_annotation_or_a_per_class_figure_before_the_reveal(
+    vision_world: VisionWorld, caplog
+) -> None:  # type: ignore[no-untyped-def]
+    """Detection boxes and segmentation masks are never shown; the per-class figures (aggregates over the
+    annotations) reach participants only once the board is revealed."""
+    from leaderboard.scoring.models import Score
+
+    world = vision_world
+    caplog.set_level(logging.DEBUG)
+    table = _vision_needles(world)
+    assert any(n in json.dumps(world.boxes) for n in table)  # the needles are real
+    per_class = {}
+    for score in Score.objects.filter(submission_id=world.submissions["participant"]):
+        for c in score.details["classes"]:
+            if c["value"] not in (None, 0.0, 1.0):
+                per_class[repr(c["value"])] = f"per-class value of {c['name']} ({score.task.slug})"
+    assert per_class
+
+    def scan(revealed: bool) -> list[tuple[str, str, str]]:
+        out = []
+        for role in ROLES:
+            client = Client()
+            if role != "anonymous":
+                client.force_login(world.users[role])
+            for url in _vision_urls(world):
+                if url.startswith("/api/"):
+                    api = _api(None if role == "anonymous" else world.users[role])
+                    response = api.get(url)
+                else:
+                    response = client.get(url)
+                assert response.status_code < 500, (role, url, response.status_code)
+                body = b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[attr-defined]
+                out.append(
+                    (
+                        role,
+                        f"{role} GET {url} (revealed={revealed}) -> {response.status_code}",
+                        body.decode(errors="replace"),
+                    )
+                )
+        return out
+
+    before = scan(False)
+    Challenge.objects.filter(slug="vis").update(private_revealed=True)
+    after = scan(True)
+    found = [f"{what}: {w}: {n!r}" for _, what, text in before + after for n, w in table.items() if n in text]
+    found += [f"{what}: {w}" for what, text in world.responses for n, w in table.items() if n in text]
+    found += [f"log: {w}" for n, w in table.items() if n in caplog.text]
+    assert not found, "\n".join(found[:20])
+    # Per-class figures: never to a participant or anonymous before the reveal; organizers see them.
+    early = [f"{what}: {w}" for role, what, text in before if role in ("participant", "other", "anonymous")
+             for n, w in per_class.items() if n in text]  # fmt: skip
+    assert not early, "\n".join(early[:20])
+    assert any(n in text for role, _, text in before if role == "organizer" for n in per_class)
+    assert any(n in text for role, _, text in after if role == "participant" for n in per_class)

@@ -163,7 +163,10 @@ def test_refused_upload_is_400_with_file_line_column_stores_nothing_and_is_not_c
     for k in range(5):
         assert submit(client, f"ok{k}", predictions(ids, truth, 0.8, k)).status_code == 201
     over = submit(client, "over", predictions(ids, truth, 0.8, 9))
-    assert over.status_code == 429 and over.json()["extra"] == {"limit": "daily", "used": 5}
+    assert over.status_code == 429
+    extra = over.json()["extra"]
+    assert {k: extra[k] for k in ("limit", "used")} == {"limit": "daily", "used": 5}
+    assert "next_slot_at" in extra and "the next slot opens at" in over.json()["message"]
 
 
 def test_a_file_over_the_limit_is_refused_while_it_streams_in(board, settings) -> None:
@@ -266,7 +269,7 @@ def test_token_and_register_and_submit_are_throttled(monkeypatch) -> None:
 
 def test_csv_export_neutralises_formulas_in_names(board) -> None:
     _organizer, ids, truth = board
-    for k, name in enumerate(['=HYPERLINK("http://evil")', "+1+1", "-2", "@SUM(A1)", "plain"]):
+    for k, name in enumerate(['=HYPERLINK("http://evil")', "+1+1", "-2+3", "@SUM(A1)", "plain", "-2"]):
         r = submit(client_for(user(f"u{k}")), name, predictions(ids, truth, 0.6 + k * 0.05, k))
         assert r.status_code == 201, r.content
     response = client_for(None).get("/api/challenges/toy/leaderboard/?format=csv")
@@ -274,8 +277,9 @@ def test_csv_export_neutralises_formulas_in_names(board) -> None:
     assert "attachment" in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     names = sorted(r["name"] for r in rows)
-    assert names == sorted(['\'=HYPERLINK("http://evil")', "'+1+1", "'-2", "'@SUM(A1)", "plain"])
-    assert all(not r["name"].startswith(("=", "+", "-", "@")) for r in rows)
+    # A name that is a plain number runs nothing and is written as it is (ids and numbers are never altered).
+    assert names == sorted(['\'=HYPERLINK("http://evil")', "'+1+1", "'-2+3", "'@SUM(A1)", "plain", "-2"])
+    assert all(not r["name"].startswith(("=", "+", "@")) for r in rows)
     assert float(rows[0]["value"]) > 0  # numbers stay numbers
     same = client_for(None).get("/api/challenges/toy/leaderboard/", HTTP_ACCEPT="text/csv")
     assert same.content == response.content

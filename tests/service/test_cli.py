@@ -100,6 +100,11 @@ def test_submit_wait_prints_the_row_then_status_and_leaderboard(env) -> None:  #
     as_json = json.loads(lb("leaderboard", "toy", "--task", "main", "--format", "json").output)
     assert as_json["rows"][0]["name"] == "my model"
     assert lb("leaderboard", "toy", "--split", "private").exit_code == 1  # no private board here
+    # --format csv was always a 406 (issue 13, bug 4): the CSV download of the same board.
+    as_csv = lb("leaderboard", "toy", "--task", "main", "--format", "csv")
+    assert as_csv.exit_code == 0, as_csv.output
+    header, first = as_csv.output.splitlines()[:2]
+    assert "name" in header.split(",") and "my model" in first
 
     listing = lb("challenges")
     assert listing.exit_code == 0 and "toy" in listing.output and "main" in listing.output
@@ -119,3 +124,61 @@ def test_errors_are_the_apis_message_with_exit_codes(env) -> None:  # type: igno
     unreachable = lb("--host", "http://127.0.0.1:1", "challenges")
     assert unreachable.exit_code == 2 and "cannot reach" in unreachable.output
     assert lb("leaderboard").exit_code == 2  # usage: click's own code
+
+
+def test_submit_more_runs_than_the_task_takes_prints_the_api_error(env) -> None:  # type: ignore[no-untyped-def]
+    login_alice()
+    files = []
+    for k in range(6):  # the task's default is 5 runs per submission
+        path = env["tmp"] / f"seed{k}.csv"
+        path.write_bytes(predictions(env["ids"], env["truth"], 0.8, k))
+        files.append(str(path))
+    result = lb("submit", "toy", "--task", "main", *files, "-m", "six seeds")
+    assert result.exit_code == 1
+    assert "Task 'main' takes at most 5 runs (files) per submission; this submission has 6." in result.output
+    assert not Submission.objects.exists()
+
+
+def test_lb_adds_detection_and_segmentation_tasks_submits_to_them_and_shows_details_to_organizers(
+    env, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from rest_framework.authtoken.models import Token
+
+    from leaderboard.accounts.models import User
+    from tests.service.vision_support import (
+        CLASS_NAMES,
+        coco_results,
+        coco_truth,
+        json_bytes,
+        label_maps,
+        noisy,
+        zip_of,
+    )
+
+    tmp: Path = env["tmp"]  # type: ignore[assignment]
+    truth, maps = coco_truth(10, seed=50), label_maps(6, seed=51)
+    (tmp / "instances.json").write_bytes(json_bytes(truth))
+    (tmp / "masks.zip").write_bytes(zip_of(maps))
+    (tmp / "det.json.gz").write_bytes(json_bytes(coco_results(truth, seed=52, quality=0.8), gz=True))
+    (tmp / "seg.zip").write_bytes(zip_of(noisy(maps, seed=53, error=0.2)))
+    org_key = Token.objects.create(user=User.objects.get(username="org")).key
+    monkeypatch.setenv("LB_TOKEN", org_key)
+    r = lb("add-task", "toy", str(tmp / "instances.json"), "--slug", "boxes", "--metric", "coco_ap")
+    assert r.exit_code == 0 and "Task 'boxes' added (detection, coco_ap, 10 items)." in r.output, r.output
+    r = lb("add-task", "toy", str(tmp / "masks.zip"), "--slug", "ink", "--metric", "miou",
+           "--labels", ",".join(CLASS_NAMES), "--ignore-index", "255")  # fmt: skip
+    assert r.exit_code == 0 and "(segmentation, miou, 6 items)" in r.output, r.output
+    bad = lb("add-task", "toy", str(tmp / "masks.zip"), "--slug", "ink2", "--metric", "miou")
+    assert bad.exit_code == 1 and "class names" in bad.output
+
+    alice_key = Token.objects.create(user=User.objects.get(username="alice")).key
+    monkeypatch.setenv("LB_TOKEN", alice_key)
+    r = lb("submit", "toy", "--task", "boxes", str(tmp / "det.json.gz"), "--wait", "--name", "det")
+    assert r.exit_code == 0, r.output
+    r = lb("submit", "toy", "--task", "ink", str(tmp / "seg.zip"), "--wait", "--name", "seg")
+    assert r.exit_code == 0, r.output
+    sub = Submission.objects.get(name="det").pk
+    assert "AP per class" not in lb("status", str(sub)).output  # a participant, before the reveal
+    monkeypatch.setenv("LB_TOKEN", org_key)
+    shown = lb("status", str(sub)).output
+    assert "boxes: all metrics" in shown and "boxes: AP per class" in shown and "zebra" in shown, shown

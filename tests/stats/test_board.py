@@ -61,7 +61,9 @@ def test_accuracy_board_uses_mcnemar_against_the_leader() -> None:
     assert board.test == "mcnemar"
     assert board.leader == "alpha"
     leader = board.row("alpha")
-    assert leader.rank == 1 and leader.is_leader and leader.difference == 0.0 and leader.p_value == 1.0
+    assert leader.rank == 1 and leader.is_leader and leader.p_value == 1.0
+    # the leader's difference is to the entry least separated from it (the runner-up here)
+    assert leader.compared_with == "bravo" and leader.difference == pytest.approx(0.02)
     right = [p == truth for p in preds]
     for i, name in enumerate(NAMES[1:], start=1):
         only_entry = int((right[i] & ~right[0]).sum())

@@ -60,11 +60,22 @@ def test_leaderboard_table(task, capsys) -> None:  # type: ignore[no-untyped-def
     assert code == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    for column in ("rank", "name", "value", "95% bca", "ranks", "diff", "p holm", "best", "items needed"):
+    for column in (
+        "rank",
+        "name",
+        "value",
+        "95% wilson",
+        "ranks",
+        "verdict",
+        "diff",
+        "p holm",
+        "items needed",
+    ):
         assert column in lines[0]
-    assert "good.csv" in lines[1] and "leader" in lines[1]
-    assert "poor.csv" in lines[3] and lines[3].split()[-2:] != ["yes"]
-    assert "test: mcnemar" in out and "signature: metric:accuracy" in out
+    assert "good.csv" in lines[1] and "best" in lines[1]
+    assert "poor.csv" in lines[3]
+    assert "p vs leader: mcnemar" in out and "signature: metric:accuracy" in out
+    assert "verdict: max-t comparisons with the best at alpha 0.05" in out
 
 
 def test_leaderboard_json(task, capsys) -> None:  # type: ignore[no-untyped-def]

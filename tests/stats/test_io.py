@@ -120,6 +120,48 @@ def test_utf16_is_named() -> None:
     )
 
 
+def _png_bytes() -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(1, 1))
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    plt.close(fig)
+    return out.getvalue()
+
+
+def _xlsx_bytes() -> bytes:
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("[Content_Types].xml", "<Types/>")
+        zf.writestr("xl/workbook.xml", "<workbook/>")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (_png_bytes(), "p.csv: the file is a PNG image, not CSV or Parquet; upload the predictions as a CSV"),
+        (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "p.csv: the file is a PDF document, not CSV or Parquet"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00", "p.csv: the file is a JPEG image, not CSV or Parquet"),
+        (_xlsx_bytes(), "p.csv: the file is an Excel workbook (.xlsx), not CSV; export the sheet as CSV"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(100), "p.csv: the file is an Excel 97-2003 workbook"),
+        (bytes(range(256)) * 4, "p.csv: the file is binary, not text (it contains NUL bytes)"),
+    ],
+    ids=["png", "pdf", "jpeg", "xlsx", "xls", "binary"],
+)
+def test_binary_files_renamed_csv_are_named_not_called_utf16(data: bytes, expected: str) -> None:
+    # A screenshot or a PDF renamed .csv was reported as "UTF-16 encoded" (issue 13, bug 2).
+    message = _error(data)
+    assert message.startswith(expected), message
+    assert "UTF-16" not in message
+
+
 def test_latin1_is_named_with_its_position() -> None:
     data = "id,prediction\na,cat\nb,caf\u00e9\n".encode("latin-1")
     assert _error(data) == (

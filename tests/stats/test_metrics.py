@@ -43,7 +43,8 @@ def regression_task(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 def test_registry_attributes() -> None:
     for name, metric in METRICS.items():
         assert metric.name == name
-        assert metric.prediction_kind in {"label", "ranked_labels", "score", "value"}
+        kinds = {"items": {"label", "ranked_labels", "score", "value"}, "detection": {"boxes"}}
+        assert metric.prediction_kind in kinds.get(metric.task_kind, {"masks"})
         assert metric.rank_based == (name in {"roc_auc", "average_precision"})
     assert get_metric("accuracy").zero_one
     assert not get_metric("macro_f1").zero_one

@@ -29,8 +29,8 @@ def pval_eq(value: Any) -> str:
 
 
 @register.filter
-def signed(value: Any) -> str:
-    text = boards.fmt(value)
+def signed(value: Any, digits: int = 4) -> str:
+    text = boards.fmt(value, digits)
     if text != "\u2013" and not text.startswith("-") and text.strip("0.") != "":
         return "+" + text
     return text.replace("-", "\u2212")
@@ -46,4 +46,7 @@ def get(mapping: Any, key: Any) -> Any:
 
 @register.filter
 def bytes_mb(value: int) -> str:
-    return f"{value / (1024 * 1024):g} MB"
+    """A byte limit in binary units, as the browser's and the server's checks count it (50 MiB, not MB)."""
+    if value >= 1024 * 1024:
+        return f"{value / (1024 * 1024):g} MiB ({value:,} bytes)"
+    return f"{value / 1024:g} KiB ({value:,} bytes)"

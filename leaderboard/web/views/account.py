@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.accounts.services import api_token_get_or_create, api_token_regenerate
+from leaderboard.api.throttles import SignupAddressThrottle, SignupGlobalThrottle
 from leaderboard.web.forms import SignupForm
 
 TOO_MANY_ATTEMPTS = "Too many attempts from your address; try again in {wait} seconds."
@@ -31,21 +32,26 @@ class _FormThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": "web-login", "ident": self.get_ident(request)}
 
 
-def throttled_posts(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    """Log-in and sign-up forms: POSTs over the rate answer 429 with ``Retry-After`` (no password guessing
-    through the site while the API's token endpoint is throttled). Reading the form is never throttled."""
+def throttled_posts(
+    view: Callable[..., HttpResponseBase], *, extra: tuple[type[SimpleRateThrottle], ...] = ()
+) -> Callable[..., HttpResponseBase]:
+    """Log-in and sign-up forms (the site's and the admin's): POSTs over the rate answer 429 with
+    ``Retry-After`` (no password guessing through the site while the API's token endpoint is throttled).
+    Reading the form is never throttled. ``extra`` throttles apply too (sign-up's own rates)."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method == "POST":
-            throttle = _FormThrottle()
-            if not throttle.allow_request(request, None):  # type: ignore[arg-type]
-                wait = max(1, math.ceil(throttle.wait() or 1))
-                response = HttpResponse(
-                    TOO_MANY_ATTEMPTS.format(wait=wait), status=429, content_type="text/plain; charset=utf-8"
-                )
-                response["Retry-After"] = str(wait)
-                return response
+            for throttle in (_FormThrottle(), *(cls() for cls in extra)):
+                if not throttle.allow_request(request, None):  # type: ignore[arg-type]
+                    wait = max(1, math.ceil(throttle.wait() or 1))
+                    response = HttpResponse(
+                        TOO_MANY_ATTEMPTS.format(wait=wait),
+                        status=429,
+                        content_type="text/plain; charset=utf-8",
+                    )
+                    response["Retry-After"] = str(wait)
+                    return response
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -54,7 +60,7 @@ def throttled_posts(view: Callable[..., HttpResponseBase]) -> Callable[..., Http
 login_view = throttled_posts(auth_views.LoginView.as_view())
 
 
-@throttled_posts
+@partial(throttled_posts, extra=(SignupAddressThrottle, SignupGlobalThrottle))
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("account")
@@ -90,3 +96,31 @@ def token_regenerate(request: HttpRequest) -> HttpResponse:
     api_token_regenerate(user=request.user)  # type: ignore[arg-type]
     messages.success(request, "A new API token was made; the old one no longer works.")
     return redirect("account")
+
+
+# --- password reset: Django's views with the site's templates (email through EMAIL_BACKEND) ---------------
+def _reset_timeout_days() -> int:
+    from django.conf import settings
+
+    return max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)
+
+
+# Asking for a reset link sends an email: throttled like log-in, per client address.
+password_reset = throttled_posts(
+    auth_views.PasswordResetView.as_view(
+        template_name="web/account/password_reset_form.html",
+        email_template_name="web/account/password_reset_email.txt",
+        subject_template_name="web/account/password_reset_subject.txt",
+        extra_context={"timeout_days": _reset_timeout_days},
+        extra_email_context={"timeout_days": _reset_timeout_days},
+    )
+)
+password_reset_done = auth_views.PasswordResetDoneView.as_view(
+    template_name="web/account/password_reset_done.html"
+)
+password_reset_confirm = throttled_posts(
+    auth_views.PasswordResetConfirmView.as_view(template_name="web/account/password_reset_confirm.html")
+)
+password_reset_complete = auth_views.PasswordResetCompleteView.as_view(
+    template_name="web/account/password_reset_complete.html"
+)

@@ -7,20 +7,19 @@ from contextlib import contextmanager
 from functools import wraps
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
-from leaderboard.api.uploads import SizeLimitedUploadHandler
+from leaderboard.api.uploads import SizeLimitedUploadHandler, stream_limit
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import challenge_get, task_get, user_is_organizer
 from leaderboard.core.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
 
 
 class UploadRefusedError(ApplicationError):
-    """A file over ``UPLOAD_MAX_BYTES``, stopped while it streams in."""
+    """A file over its upload limit, stopped while it streams in."""
 
 
 UPLOAD_TOO_LARGE = "{name}: the file is over the size limit; the limit is {limit:,} bytes."
@@ -31,23 +30,29 @@ class _PageSizeLimitedUploadHandler(SizeLimitedUploadHandler):
         try:
             return super().receive_data_chunk(raw_data, start)
         except ApplicationError as exc:
-            message = UPLOAD_TOO_LARGE.format(name=self.file_name, limit=settings.UPLOAD_MAX_BYTES)
+            message = UPLOAD_TOO_LARGE.format(name=self.file_name, limit=self.limit)
             raise UploadRefusedError(message, extra=exc.extra) from None
 
 
-def size_limited_uploads(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def size_limited_uploads(view: Callable[..., HttpResponse] | None = None, *, any_kind: bool = False) -> Any:
     """Refuse a file over the limit while the body streams in (a 400 page), before it is stored whole.
 
     The handler must be installed before anything reads the body, and the CSRF middleware reads it: so
     the view is exempt outside and protected inside, as Django's documentation prescribes for changing
-    upload handlers.
+    upload handlers. ``any_kind``: the page creates a task (see :func:`stream_limit`).
     """
+    if view is None:
+        return lambda v: size_limited_uploads(v, any_kind=any_kind)
     protected = csrf_protect(view)
 
     @csrf_exempt
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        request.upload_handlers = [_PageSizeLimitedUploadHandler(request), *request.upload_handlers]
+        limit = stream_limit(kwargs, any_kind=any_kind) if request.method == "POST" else None
+        request.upload_handlers = [
+            _PageSizeLimitedUploadHandler(request, limit=limit),
+            *request.upload_handlers,
+        ]
         try:
             return protected(request, *args, **kwargs)
         except UploadRefusedError as exc:

@@ -6,19 +6,24 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from leaderboard.accounts.models import User
+from leaderboard.challenges.models import Participant
 from leaderboard.challenges.services import (
     challenge_create,
     challenge_reveal_private,
     challenge_update,
+    participation_approve,
+    participation_revoke,
     slug_for,
     task_create,
     task_truth_replace,
 )
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.selectors import board_health
 from leaderboard.scoring.engine import metric_choices
 from leaderboard.scoring.models import RescoreJob
 from leaderboard.scoring.services import task_rescore
@@ -88,11 +93,17 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
             "tasks": list(challenge.tasks.order_by("position", "slug")),
             "counts": organizer_counts(challenge=challenge),
             "jobs": rescore_jobs_recent(challenge=challenge),
+            "participants": list(
+                Participant.objects.filter(challenge=challenge)
+                .select_related("user")
+                .order_by("approved", "requested_at")
+            ),
+            "boards": board_health(challenge=challenge),
         },
     )
 
 
-@size_limited_uploads
+@size_limited_uploads(any_kind=True)
 @login_required
 def task_new(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
@@ -112,6 +123,12 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 labels=form.label_list(),
                 group_column=form.cleaned_data["group_column"] or None,
                 split_column=form.cleaned_data["split_column"] or None,
+                positive=form.cleaned_data["positive"].strip() or None,
+                stratify=form.cleaned_data["stratify"] or "auto",
+                max_runs=form.cleaned_data["max_runs"],
+                decimals=form.cleaned_data["decimals"],
+                ignore_index=form.cleaned_data["ignore_index"],
+                reduce_zero_label=form.cleaned_data["reduce_zero_label"],
             )
         except ApplicationError as exc:
             error = error_context(exc)
@@ -132,7 +149,7 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
 def task_labels(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
     task = task_for(challenge, task_slug)
-    form = TruthReplaceForm(request.POST or None, request.FILES or None)
+    form = TruthReplaceForm(request.POST or None, request.FILES or None, task=task)
     error = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["truth"]
@@ -199,4 +216,21 @@ def reveal(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("organize", slug=challenge.slug)
     challenge_reveal_private(challenge=challenge)
     messages.success(request, "The private board is now visible to everyone who can see the challenge.")
+    return redirect("organize", slug=challenge.slug)
+
+
+@login_required
+@require_POST
+def participant_decide(request: HttpRequest, slug: str, username: str) -> HttpResponse:
+    """Approve a participant, or withdraw an approval (``action=revoke``)."""
+    challenge = organizer_challenge(request, slug)
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        raise Http404(f"No user '{username}'.")
+    if request.POST.get("action") == "revoke":
+        participation_revoke(challenge=challenge, user=user, revoked_by=request.user)  # type: ignore[arg-type]
+        messages.success(request, f"{username} may no longer submit.")
+    else:
+        participation_approve(challenge=challenge, user=user, approved_by=request.user)  # type: ignore[arg-type]
+        messages.success(request, f"{username} is approved and may submit.")
     return redirect("organize", slug=challenge.slug)

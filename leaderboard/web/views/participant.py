@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -12,16 +11,20 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard.challenges.models import EntrySelection
+from leaderboard.challenges.models import EntrySelection, Participant, upload_max_bytes
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.submissions.models import Status, Submission
+from leaderboard.submissions.selectors import team_quota, wait_text
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
 from leaderboard.web import boards
-from leaderboard.web.formats import example_file, task_format
+from leaderboard.web.formats import example_download, task_format
 from leaderboard.web.forms import SubmissionForm, task_field_name
 from leaderboard.web.selectors import (
     rows_of_submission,
+    score_details,
     submission_for_user,
     submission_scores,
     team_submissions,
@@ -54,6 +57,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                     description=form.cleaned_data["description"],
                     link=form.cleaned_data["link"],
                     is_baseline=bool(form.cleaned_data.get("is_baseline")),
+                    idempotency_key=form.cleaned_data["idempotency_key"],
                 )
             except ApplicationError as exc:
                 error = error_context(exc)
@@ -63,19 +67,65 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("submission", pk=submission.pk)
         else:
             status = 400
+    team = user_team(challenge=challenge, user=request.user)
     return render(
         request,
         "web/submit.html",
         {
             "challenge": challenge,
+            "quota": None if organizer else _quota_view(challenge, team),
+            "replaces": None if organizer else _counted_entry_replaced(challenge, team),
             "form": form,
             "task_rows": [(t, field, task_format(t)) for t, field in form.task_fields()],
             "error": error,
-            "max_bytes": settings.UPLOAD_MAX_BYTES,
+            "max_bytes": max((upload_max_bytes(t.kind) for t in tasks), default=upload_max_bytes("tabular")),
             "is_organizer": organizer,
+            "approval": _approval_state(challenge, request.user, organizer),
         },
         status=status,
     )
+
+
+def _quota_view(challenge: Any, team: Any) -> dict[str, Any]:
+    """What the submit and "my submissions" pages say about the limits, before a file is chosen."""
+    quota = team_quota(challenge=challenge, team=team)
+    return {
+        "quota": quota,
+        "next_slot": wait_text(quota.next_slot_at) if quota.next_slot_at else "",
+    }
+
+
+def _counted_entry_replaced(challenge: Any, team: Any) -> Submission | None:
+    """The team's submission that a new scored one would push off the board: under the "latest" rule (and
+    under "selected" while nothing is selected) the newest scored submission counts, better or worse."""
+    if team is None or challenge.entry_selection == EntrySelection.BEST:
+        return None
+    subs = Submission.objects.filter(team=team, is_baseline=False)
+    if challenge.entry_selection == EntrySelection.SELECTED and subs.filter(selected=True).exists():
+        return None
+    return subs.filter(status=Status.SCORED).order_by("-created_at", "-pk").first()
+
+
+def _approval_state(challenge: Any, user: Any, organizer: bool) -> str:
+    """'' (may submit), 'ask' (has not asked) or 'waiting' (asked, not approved yet)."""
+    if organizer or participant_may_submit(challenge=challenge, user=user):
+        return ""
+    asked = Participant.objects.filter(challenge=challenge, user=user).exists()
+    return "waiting" if asked else "ask"
+
+
+@login_required
+@require_POST
+def participation(request: HttpRequest, slug: str) -> HttpResponse:
+    """Ask to take part in a challenge that takes approved participants only."""
+    challenge = challenge_for(request, slug)
+    try:
+        participation_request(challenge=challenge, user=request.user)  # type: ignore[arg-type]
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "You asked to take part; you may submit once an organizer approves you.")
+    return redirect("submit", slug=challenge.slug)
 
 
 def _attach_error(form: SubmissionForm, exc: ApplicationError, tasks: list, error: dict[str, Any]) -> None:
@@ -104,8 +154,9 @@ def _attach_error(form: SubmissionForm, exc: ApplicationError, tasks: list, erro
 def example(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
-    response = HttpResponse(example_file(task), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{task.slug}-example.csv"'
+    example = example_download(task)
+    response = HttpResponse(example.data, content_type=example.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{example.name}"'
     return response
 
 
@@ -134,8 +185,8 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         (
             snap,
             boards.board_view(
-                rows=snap.rows,
-                signature=snap.signature,
+                rows=public_rows(snap.rows, task_decimals(snap.task)),
+                signature=public_signature(snap.signature, task_decimals(snap.task)),
                 page=snap.rows.index(row) // boards.ROWS_PER_PAGE + 1,
             ),
         )
@@ -143,6 +194,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ]
     payload = _status_payload(sub, found)
     scores = submission_scores(submission_ids=[sub.pk], include_private=private).get(sub.pk, [])
+    # Per-class figures of a vision task speak about its hidden annotations: organizers, or once revealed.
+    details = [
+        (f.task, score_details(submission_id=sub.pk, task_id=f.task_id, split="public"))
+        for f in sub.files.all()
+        if f.task.kind != "tabular" and f.run == 0 and private and sub.status == Status.SCORED
+    ]
     return render(
         request,
         "web/submission.html",
@@ -151,6 +208,7 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "challenge": sub.challenge,
             "board_rows": board_rows,
             "scores": scores,
+            "details": details,
             "status": payload,
             "can_cancel": sub.status == Status.QUEUED,
         },
@@ -183,6 +241,7 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             "items": [(s, scores.get(s.pk, [])) for s in subs],
             "selection_on": challenge.entry_selection == EntrySelection.SELECTED,
             "limits_used": sum(1 for s in subs if s.charged),
+            "quota": _quota_view(challenge, team),
         },
     )
 

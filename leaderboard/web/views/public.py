@@ -5,9 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+from typing import Any
+from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
@@ -15,16 +19,29 @@ from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.core.exports import neutralise
 from leaderboard.rankings.models import BoardSnapshot
-from leaderboard.rankings.selectors import board_latest, summary_latest
+from leaderboard.rankings.precision import (
+    challenge_decimals,
+    public_distribution,
+    public_pairwise,
+    public_rows,
+    public_shakeup,
+    public_signature,
+    public_summary,
+    task_decimals,
+)
+from leaderboard.rankings.selectors import board_at, board_latest, shakeup_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
-from leaderboard.web.selectors import challenge_phase, home_challenges
+from leaderboard.web.selectors import DETAILS_HIDDEN, challenge_phase, home_challenges, score_details
 from leaderboard.web.views.common import as_http, challenge_for, task_for
 
+#: The verdict (max-t comparisons with the best) comes first; p_value and p_adjusted are the pair test
+#: against the observed leader (alone / corrected over the K - 1 comparisons with it), not the verdict.
 CSV_COLUMNS = [
     "rank", "rank_low", "rank_high", "rank_sim_low", "rank_sim_high", "name", "team", "is_baseline",
-    "value", "low", "high", "diff", "diff_low", "diff_high", "p_value", "p_adjusted", "in_best_set",
-    "items_needed", "n_runs", "run_mean", "run_sd", "run_min", "run_max", "submission_id",
+    "verdict", "compared_with", "value", "low", "high", "interval_method", "diff", "diff_low", "diff_high",
+    "in_best_set", "items_needed", "n_runs", "seed_sd", "test_set_sd", "p_value", "p_adjusted",
+    "submission_id",
 ]  # fmt: skip
 
 
@@ -70,10 +87,81 @@ def _board_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int | N
     return min(max(page, 1), pages)
 
 
-def _lazy_board_view(snapshot: BoardSnapshot, sort: str, page: int | None) -> boards.BoardView:
-    """Computed (and the snapshot's rows read) only when the template's cached board block is missing."""
+def _lazy_board_view(
+    snapshot: BoardSnapshot, sort: str, page: int | None, query: str = ""
+) -> boards.BoardView:
+    """Computed (and the snapshot's rows read) only when the template's cached board block is missing.
+
+    Every number is rounded to the board's precision (``rankings.precision``)."""
+    decimals = task_decimals(snapshot.task)
     return SimpleLazyObject(  # type: ignore[return-value]
-        lambda: boards.board_view(rows=snapshot.rows, signature=snapshot.signature, sort=sort, page=page)
+        lambda: boards.board_view(
+            rows=public_rows(snapshot.rows, decimals),
+            signature=public_signature(snapshot.signature, decimals),
+            sort=sort,
+            page=page,
+            query=query,
+        )
+    )
+
+
+def _sequence_of(request: HttpRequest) -> int | None:
+    """``?sequence=N``: an earlier snapshot of the board (old boards stay readable after a re-score)."""
+    raw = request.GET.get("sequence", "")
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise Http404("A snapshot's sequence is a whole number.")
+    return int(raw)
+
+
+#: Earlier snapshots listed under a board (the newest first); older ones stay readable by ?sequence=.
+HISTORY_LISTED = 20
+
+
+def _history(task: Task, split: str) -> list[dict[str, Any]]:
+    rows = (
+        BoardSnapshot.objects.filter(task=task, split=split)
+        .order_by("-sequence")
+        .values("sequence", "created_at", "entry_count")[:HISTORY_LISTED]
+    )
+    return [dict(r) for r in rows]
+
+
+def _bibtex(
+    request: HttpRequest, challenge: Challenge, task: Task, split: str, snapshot: BoardSnapshot
+) -> str:
+    """A BibTeX entry that pins the snapshot (its URL carries the sequence, so the cited board stays the
+    board a reader finds). Braces and backslashes in titles are dropped: BibTeX would read them as markup."""
+
+    def clean(text: str) -> str:
+        return "".join(ch for ch in text if ch not in "{}\\")
+
+    url = request.build_absolute_uri(
+        reverse("challenge", args=[challenge.slug])
+        + "?"
+        + urlencode({"task": task.slug, "split": split, "sequence": snapshot.sequence})
+    )
+    key = re.sub(r"[^A-Za-z0-9]+", "_", f"{challenge.slug}_{task.slug}_{split}_{snapshot.sequence}")
+    created = snapshot.created_at
+    signature = clean(str(snapshot.signature.get("signature_text", "")))
+    note = f"{snapshot.entry_count} entries; metric {task.metric}; snapshot built {created:%Y-%m-%d}"
+    if signature:
+        note += f"; signature {signature}"
+    title = (
+        f"{clean(challenge.title)}: {clean(task.title)} ({split} leaderboard, snapshot {snapshot.sequence})"
+    )
+    return "\n".join(
+        [
+            f"@misc{{{key},",
+            f"  title = {{{title}}},",
+            f"  author = {{{{Organizers of {clean(challenge.title)}}}}},",
+            f"  howpublished = {{\\url{{{url}}}}},",
+            f"  year = {{{created:%Y}}},",
+            f"  month = {created.strftime('%b').lower()},",
+            f"  note = {{{note}}}",
+            "}",
+        ]
     )
 
 
@@ -85,9 +173,23 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
         task_for(challenge, request.GET["task"]) if request.GET.get("task") else (tasks[0] if tasks else None)
     )
     split, private_visible = _split_of(request, challenge)
-    snapshot = _board(request, task, split) if task is not None else None
+    sequence = _sequence_of(request)
+    latest = _board(request, task, split) if task is not None else None
+    snapshot = latest
+    if task is not None and sequence is not None and latest is not None and sequence != latest.sequence:
+        with as_http():
+            snapshot = board_at(task=task, split=split, user=request.user, sequence=sequence)
+    query = " ".join(request.GET.get("q", "").split())[:100]
     sort = _board_sort(request.GET.get("sort", ""))
     page = _board_page(request, snapshot)
+    board_qs = urlencode(
+        {
+            **({"task": task.slug} if task else {}),
+            "split": split,
+            **({"sequence": snapshot.sequence} if snapshot is not latest and snapshot else {}),
+            **({"q": query} if query else {}),
+        }
+    )
     return render(
         request,
         "web/challenge.html",
@@ -100,7 +202,12 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "private_visible": private_visible,
             "has_private": any(t.has_private_split for t in tasks),
             "snapshot": snapshot,
-            "view": _lazy_board_view(snapshot, sort, page) if snapshot is not None else None,
+            "latest": latest,
+            "history": _history(task, split) if task and latest and latest.sequence > 1 else [],
+            "bibtex": _bibtex(request, challenge, task, split, snapshot) if task and snapshot else "",
+            "query": query,
+            "board_qs": board_qs,
+            "view": _lazy_board_view(snapshot, sort, page, query) if snapshot is not None else None,
             "sort": sort,
             "page": page if page is not None else "all",
             "board_cache_seconds": BOARD_CACHE_SECONDS,
@@ -117,10 +224,16 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, _ = _split_of(request, challenge)
-    snapshot = _board(request, task, split)
+    sequence = _sequence_of(request)
+    if sequence is None:
+        snapshot = _board(request, task, split)
+    else:
+        with as_http():
+            snapshot = board_at(task=task, split=split, user=request.user, sequence=sequence)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
-    rows = [boards.normalise_row(r) for r in snapshot.rows]
+    decimals = task_decimals(task)
+    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)]
     filename = f"{challenge.slug}-{task.slug}-{split}-{snapshot.sequence}"
     if fmt == "json":
         payload = {
@@ -129,7 +242,9 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
             "split": split,
             "sequence": snapshot.sequence,
             "created_at": snapshot.created_at.isoformat(),
-            "signature": {k: v for k, v in snapshot.signature.items() if k != "inputs"},
+            "signature": {
+                k: v for k, v in public_signature(snapshot.signature, decimals).items() if k != "inputs"
+            },
             "rows": rows,
         }
         as_json = JsonResponse(payload, json_dumps_params={"indent": 2})
@@ -154,7 +269,15 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split)
-    plot = boards.rank_plot(rows=snapshot.rows, distribution=snapshot.rank_distribution) if snapshot else None
+    decimals = task_decimals(task)
+    plot = (
+        boards.rank_plot(
+            rows=public_rows(snapshot.rows, decimals),
+            distribution=public_distribution(snapshot.rank_distribution, decimals),
+        )
+        if snapshot
+        else None
+    )
     return render(
         request,
         "web/ranks.html",
@@ -162,6 +285,7 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
             "challenge": challenge,
             "task": task,
             "split": split,
+            "has_private": task.has_private_split,
             "private_visible": private_visible,
             "snapshot": snapshot,
             "plot": plot,
@@ -175,18 +299,61 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
     split, private_visible = _split_of(request, challenge)
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
+    # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
+    data = public_summary(summ.data, challenge_decimals(list(challenge.tasks.all()))) if summ else {}
     return render(
         request,
         "web/summary.html",
         {
             "challenge": challenge,
             "split": split,
+            "has_private": challenge.tasks.filter(has_private_split=True).exists(),
             "private_visible": private_visible,
             "summary": summ,
-            "data": summ.data if summ else {},
-            "data_json": json.dumps(summ.data, indent=2, default=str) if summ else "",
+            "data": data,
+            "signature_items": _readable_signature(data.get("signature") if summ else None),
+            "matrix": _entries_by_tasks(challenge, data) if summ else None,
+            "data_json": json.dumps(data, indent=2, default=str) if summ else "",
         },
     )
+
+
+def _entries_by_tasks(challenge: Challenge, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The entries x tasks table of values (what a Papers-with-Code reader looks for first), ordered by
+    average rank, from the values the summary was computed on (one board snapshot per task)."""
+    names, scores, slugs = list(data.get("keys") or {}), data.get("scores"), data.get("tasks")
+    if not names or not scores or not slugs:
+        return None
+    titles = dict(challenge.tasks.filter(slug__in=slugs).values_list("slug", "title"))
+    column = {name: i for i, name in enumerate(names)}
+    order = [e["name"] for e in data.get("entries", []) if e.get("name") in column] or names
+    average = {e["name"]: e.get("average_rank") for e in data.get("entries", [])}
+    return {
+        "tasks": [titles.get(slug, slug) for slug in slugs],
+        "snapshots": data.get("snapshots") or [],
+        "rows": [
+            {
+                "name": name,
+                "average_rank": average.get(name),
+                "values": [scores[t][column[name]] for t in range(len(slugs))],
+            }
+            for name in order
+        ],
+    }
+
+
+def _readable_signature(signature: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The signature's settings that apply, without raw ``None`` or "resamples 0" for a rank test that
+    draws no resamples."""
+    if not signature:
+        return []
+    items = [(k, v) for k, v in signature.items() if k != "extra"]
+    items += list((signature.get("extra") or {}).items())
+    return [
+        (k, v)
+        for k, v in items
+        if v not in (None, "", "None", "none") and not (k == "resamples" and v in (0, "0"))
+    ]
 
 
 @require_GET
@@ -210,17 +377,29 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split)
-    rows = [boards.normalise_row(r) for r in snapshot.rows] if snapshot else []
+    decimals = task_decimals(task)
+    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)] if snapshot else []
     position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
-    ia, ib = position.get(request.GET.get("a", "")), position.get(request.GET.get("b", ""))
+    # Without a choice, the page opens on the leader against the second entry (it was empty until "Compare").
+    default_a = str(rows[0].get("submission_id")) if rows else ""
+    default_b = str(rows[1].get("submission_id")) if len(rows) > 1 else ""
+    ia = position.get(request.GET.get("a", default_a))
+    ib = position.get(request.GET.get("b", default_b))
     a = rows[ia] if ia is not None else None
     b = rows[ib] if ib is not None else None
     pair = None
     if snapshot is not None and ia is not None and ib is not None:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
-        pair = boards.pair_view(pairwise=snapshot.pairwise or {}, a=ia, b=ib)
+        # Organizers see the exact counts of discordant items; everyone else the rounded table.
+        stored = snapshot.pairwise or {}
+        table = stored if user_is_organizer(challenge=challenge, user=request.user) else None
+        pair = boards.pair_view(pairwise=table or public_pairwise(stored, decimals), a=ia, b=ib)
     view = (
-        boards.board_view(rows=[r for r in (a, b) if r], signature=snapshot.signature) if snapshot else None
+        boards.board_view(
+            rows=[r for r in (a, b) if r], signature=public_signature(snapshot.signature, decimals)
+        )
+        if snapshot
+        else None
     )
     return render(
         request,
@@ -237,4 +416,82 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
             "pair": pair,
             "view": view,
         },
+    )
+
+
+# --- the shake-up report at the reveal ----------------------------------------------------------------
+def _shakeup(request: HttpRequest, slug: str, task_slug: str) -> tuple[Challenge, Task, Any]:
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    with as_http():
+        report = shakeup_latest(task=task, user=request.user)
+    return challenge, task, report
+
+
+@require_GET
+def shakeup(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """Public against private at the reveal: organizers always, everyone once the private board is out."""
+    challenge, task, report = _shakeup(request, slug, task_slug)
+    return render(
+        request,
+        "web/shakeup.html",
+        {
+            "challenge": challenge,
+            "task": task,
+            "report": report,
+            "data": public_shakeup(report.data, task_decimals(task)) if report else {},
+            "revealed": challenge.private_revealed,
+            "signature_items": _readable_signature(report.data.get("signature") if report else None),
+        },
+    )
+
+
+@require_GET
+def shakeup_download(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """The report's teams as CSV: the same bytes as the API's ``?format=csv`` (one writer for both)."""
+    from leaderboard.api.renderers import rows_to_csv
+    from leaderboard.api.shakeup import team_rows
+
+    challenge, task, report = _shakeup(request, slug, task_slug)
+    if report is None:
+        raise Http404("No shake-up report yet.")
+    rows = team_rows(public_shakeup(report.data, task_decimals(task)))
+    response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{challenge.slug}-{task.slug}-shakeup-{report.private_sequence}.csv"'
+    )
+    return response
+
+
+@require_GET
+def shakeup_svg(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    _challenge, _task, report = _shakeup(request, slug, task_slug)
+    if report is None or not report.svg:
+        raise Http404("No shake-up chart yet.")
+    response = HttpResponse(report.svg, content_type="image/svg+xml; charset=utf-8")
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    return response
+
+
+@require_GET
+def task_classes(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """A detection or segmentation entry's other metrics and per-class results with intervals, and its
+    precision-recall curves: to organizers, and to everyone once the board is revealed."""
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    if task.kind == "tabular":
+        raise Http404("Per-class results are shown for detection and segmentation tasks.")
+    split, private_visible = _split_of(request, challenge)
+    context = {"challenge": challenge, "task": task, "split": split, "private_visible": private_visible}
+    if not private_visible:
+        return render(request, "web/classes.html", {**context, "hidden": DETAILS_HIDDEN}, status=403)
+    snapshot = _board(request, task, split)
+    rows = list(snapshot.rows) if snapshot else []
+    chosen = request.GET.get("entry", "")
+    row = next((r for r in rows if str(r.get("submission_id")) == chosen), rows[0] if rows else None)
+    details = score_details(submission_id=row["submission_id"], task_id=task.pk, split=split) if row else None
+    return render(
+        request,
+        "web/classes.html",
+        {**context, "snapshot": snapshot, "rows": rows, "row": row, "details": details},
     )

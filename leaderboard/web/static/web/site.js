@@ -40,17 +40,43 @@
     });
   }
 
-  // Upload size check before the file is sent (the server checks again).
-  function setupSizeCheck(input) {
+  // Upload size check before the file is sent (the server checks again). The forms are `novalidate`
+  // (the server's messages are clearer than the browser's), so setCustomValidity alone would not stop the
+  // upload: the form's submit handler refuses to send while any file is over the limit.
+  function sizeMessage(input) {
     var max = parseInt(input.getAttribute("data-max-bytes"), 10);
-    input.addEventListener("change", function () {
-      var big = Array.prototype.filter.call(input.files, function (f) { return f.size > max; });
-      var msg = big.length ? big[0].name + ": the file is " + big[0].size.toLocaleString() + " bytes; the limit is " + max.toLocaleString() + " bytes." : "";
-      input.setCustomValidity(msg);
-      var note = input.parentNode.querySelector(".size-error");
-      if (!note) { note = document.createElement("p"); note.className = "error size-error"; note.setAttribute("role", "alert"); input.parentNode.appendChild(note); }
-      note.textContent = msg;
-    });
+    var big = Array.prototype.filter.call(input.files || [], function (f) { return f.size > max; });
+    if (!big.length) { return ""; }
+    var mib = function (n) { return n >= 1048576 ? (n / 1048576).toFixed(1) + " MiB" : (n / 1024).toFixed(1) + " KiB"; };
+    return big[0].name + ": the file is " + mib(big[0].size) + " (" + big[0].size.toLocaleString("en") +
+      " bytes); the limit is " + mib(max) + " (" + max.toLocaleString("en") + " bytes). Nothing was sent.";
+  }
+
+  function showSizeMessage(input) {
+    var msg = sizeMessage(input);
+    input.setCustomValidity(msg);
+    var note = input.parentNode.querySelector(".size-error");
+    if (!note) { note = document.createElement("p"); note.className = "error size-error"; note.setAttribute("role", "alert"); input.parentNode.appendChild(note); }
+    note.textContent = msg;
+    return msg;
+  }
+
+  function setupSizeCheck(input) {
+    input.addEventListener("change", function () { showSizeMessage(input); });
+    var form = input.form;
+    if (form && !form.getAttribute("data-size-checked")) {
+      form.setAttribute("data-size-checked", "1");
+      form.addEventListener("submit", function (event) {
+        var inputs = form.querySelectorAll("input[type=file][data-max-bytes]");
+        for (var i = 0; i < inputs.length; i++) {
+          if (showSizeMessage(inputs[i])) {
+            event.preventDefault();
+            inputs[i].focus();
+            return;
+          }
+        }
+      });
+    }
   }
 
   document.addEventListener("DOMContentLoaded", function () {

@@ -1,0 +1,61 @@
+"""Reads about submissions that more than one door needs: how much of its limits a team has left."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.utils import timezone
+
+from leaderboard.challenges.models import Challenge, Team
+from leaderboard.submissions.models import Submission
+
+#: The daily limit counts charged submissions of the last 24 hours (a sliding window, not a UTC day).
+WINDOW = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A team's limits right now: what is used, what is left, and when the next slot opens."""
+
+    daily_limit: int
+    total_limit: int
+    used_today: int  # charged submissions in the last 24 hours
+    used_total: int
+    next_slot_at: datetime | None  # when a daily slot frees up (None: one is free now, or the total is used)
+
+    @property
+    def left_today(self) -> int:
+        return max(0, min(self.daily_limit - self.used_today, self.total_limit - self.used_total))
+
+    @property
+    def total_used_up(self) -> bool:
+        return self.used_total >= self.total_limit
+
+    @property
+    def daily_used_up(self) -> bool:
+        return self.used_today >= self.daily_limit
+
+
+def team_quota(*, challenge: Challenge, team: Team | None, now: datetime | None = None) -> Quota:
+    """The quota of ``team`` (a user with no team yet has used nothing)."""
+    now = now or timezone.now()
+    if team is None:
+        return Quota(challenge.daily_limit, challenge.total_limit, 0, 0, None)
+    charged = Submission.objects.filter(team=team, charged=True)
+    used_total = charged.count()
+    recent = sorted(charged.filter(created_at__gte=now - WINDOW).values_list("created_at", flat=True))
+    next_slot = None
+    if len(recent) >= challenge.daily_limit and used_total < challenge.total_limit:
+        # the slot opens when enough of the window's submissions have aged out to go under the limit
+        next_slot = recent[len(recent) - challenge.daily_limit] + WINDOW
+    return Quota(challenge.daily_limit, challenge.total_limit, len(recent), used_total, next_slot)
+
+
+def wait_text(when: datetime, now: datetime | None = None) -> str:
+    """'at 14:05 UTC (in 3 h 12 min)': when the next slot opens, in words."""
+    now = now or timezone.now()
+    minutes = max(1, int((when - now).total_seconds() // 60) + 1)
+    hours, minutes = divmod(minutes, 60)
+    span = f"{hours} h {minutes} min" if hours else f"{minutes} min"
+    return f"at {when.astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC (in {span})"

@@ -1,0 +1,241 @@
+"""The edges of the statistics: when a number is undefined, and what happens then (issue 11).
+
+Every rule here is stated once and used by the engine, the command line and the service alike:
+
+- **Too few units.** A bootstrap, a jackknife or a test needs at least :data:`MIN_UNITS` resampled units
+  (items, or groups for the grouped bootstrap). With fewer, the engine refuses with a message that says
+  so in the task's words (never an internal argument name).
+- **Few clusters.** With fewer than :data:`FEW_CLUSTERS` groups the cluster bootstrap is unreliable (too
+  few distinct resamples, undercoverage); :func:`design_warnings` says so, and the board tests a grouped
+  task's entries with the exact cluster sign-flip test (:func:`stats.compare.cluster_sign_flip`).
+- **Undefined point value.** A metric that the test set itself leaves undefined (ROC AUC with one class,
+  average precision without a positive item, R^2 with a constant truth, Cohen's kappa with one class) is
+  refused before anything is computed (:func:`truth_problem`); a point value still undefined for one
+  entry is refused by the engine, naming the entry.
+- **Undefined replicates.** Class-based metrics are resampled within each true class by default
+  (:func:`class_strata`), which keeps every class of the truth in every resample, so ROC AUC, average
+  precision, kappa and the macro averages stay defined. Where a replicate is still undefined (a grouped
+  task whose groups mix classes, R^2 on a resample of identical values) the rule is
+  :data:`UNDEFINED_RULE`: such resamples are left out (the bootstrap conditional on the metric being
+  defined), for every entry of a board alike so the comparison stays paired, their number is stated in
+  the signature (``undefined_resamples``), and more than :data:`UNDEFINED_LIMIT` of them is refused
+  (the command line) or warned about (a service board, which must not fail).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from stats.metrics import Metric, get_metric
+
+__all__ = [
+    "FEW_CLUSTERS",
+    "MIN_UNITS",
+    "UNDEFINED_LIMIT",
+    "UNDEFINED_RULE",
+    "class_strata",
+    "defined_rows",
+    "design_warnings",
+    "truth_problem",
+    "undefined_warning",
+]
+
+#: Fewest resampled units (items, or groups) for an interval or a test.
+MIN_UNITS = 2
+#: Below this many groups the cluster bootstrap is flagged and the board uses the exact cluster test.
+FEW_CLUSTERS = 30
+#: Largest share of undefined resamples that is dropped rather than refused.
+UNDEFINED_LIMIT = 0.05
+#: The rule for undefined replicates, as the signature states it.
+UNDEFINED_RULE = "drop-undefined-resamples"
+
+
+def _metric(metric: str | Metric) -> Metric:
+    return metric if isinstance(metric, Metric) else get_metric(metric)
+
+
+def units_problem(n_units: int, *, grouped: bool) -> str | None:
+    """Why ``n_units`` units are too few for an interval (``None`` when they are enough)."""
+    if n_units >= MIN_UNITS:
+        return None
+    what = "groups" if grouped else "items"
+    return (
+        f"at least {MIN_UNITS} {what} are needed to estimate an interval or test a difference "
+        f"(this test set has {n_units}); a single {what[:-1]} gives no estimate of its variability"
+    )
+
+
+def design_warnings(n_units: int, *, grouped: bool) -> list[str]:
+    """Warnings about the resampling design (few clusters)."""
+    if grouped and n_units < FEW_CLUSTERS:
+        return [
+            f"only {n_units} groups: the cluster bootstrap needs about {FEW_CLUSTERS} or more (with few "
+            "groups it has few distinct resamples and its intervals are too narrow); the paired tests use "
+            "the exact cluster sign-flip test instead"
+        ]
+    return []
+
+
+def truth_problem(
+    metric: str | Metric, truth: ArrayLike, *, labels: Sequence[Any] | None = None
+) -> str | None:
+    """Why ``metric`` is undefined on this test set whatever the predictions (``None`` if it is defined).
+
+    Parameters
+    ----------
+    metric : str or Metric
+    truth : array_like, shape (N,)
+        The hidden labels or values.
+    labels : sequence, optional
+        The label set; for binary-score metrics ``(negative, positive)``.
+    """
+    m = _metric(metric)
+    y = np.asarray(truth)
+    if y.shape[0] == 0:
+        return "the test set has no item"
+    if m.name in ("roc_auc", "average_precision"):
+        if labels is not None and len(labels) == 2:
+            positive = y.astype(str) == str(labels[1])
+        else:
+            try:
+                positive = y.astype(np.float64) == 1
+            except ValueError:
+                return None  # not 0/1: the metric itself says what it needs
+        n_pos = int(positive.sum())
+        if m.name == "roc_auc" and (n_pos == 0 or n_pos == y.shape[0]):
+            which = "positive" if n_pos == 0 else "negative"
+            return (
+                f"ROC AUC is undefined on this test set: it has no {which} item (the truth holds only one "
+                "class); an AUC compares positive with negative items"
+            )
+        if m.name == "average_precision" and n_pos == 0:
+            return "average precision is undefined on this test set: it has no positive item"
+    if m.name == "cohen_kappa" and np.unique(y.astype(str)).shape[0] < 2:
+        return (
+            "Cohen's kappa is undefined on this test set: the truth holds only one class (kappa is then 0 "
+            "or undefined for every entry)"
+        )
+    if m.prediction_kind == "value" and m.name == "r2":
+        try:
+            values = y.astype(np.float64)
+        except ValueError:
+            return None
+        if np.all(values == values[0]):
+            return "R^2 is undefined on this test set: every true value is the same (zero total variance)"
+    return None
+
+
+def class_strata(
+    metric: str | Metric, truth: ArrayLike, *, groups: ArrayLike | None = None, stratify: bool | None = None
+) -> tuple[NDArray[Any] | None, str]:
+    """The strata for resampling ``metric`` (each item's true class) and what was decided.
+
+    Parameters
+    ----------
+    stratify : bool or None
+        ``None`` (the default): stratify when the metric is class-based (``Metric.stratify_by_class``)
+        and it applies; ``True``: stratify by class whenever it applies; ``False``: never.
+
+    Returns
+    -------
+    (strata or None, decision)
+        ``decision`` is ``"class"`` (stratified by true class), ``"none"``, or
+        ``"none (groups mix classes)"`` when a group holds items of several classes, where whole groups
+        cannot be resampled within one class.
+    """
+    m = _metric(metric)
+    wanted = m.stratify_by_class if stratify is None else stratify
+    if not wanted or m.prediction_kind == "value":
+        return None, "none"
+    y = np.asarray(truth).astype(str)
+    if groups is not None:
+        g = np.asarray(groups).astype(str)
+        pairs = np.unique(np.stack([g, y]), axis=1)
+        if np.unique(pairs[0]).shape[0] != pairs.shape[1]:
+            return None, "none (groups mix classes)"
+    return y, "class"
+
+
+def defined_rows(replicates: ArrayLike, *, limit: float = UNDEFINED_LIMIT) -> tuple[NDArray[np.bool_], int]:
+    """Rows (resamples) in which every column is defined, and how many are not.
+
+    Parameters
+    ----------
+    limit : float, default :data:`UNDEFINED_LIMIT`
+        Largest share of undefined resamples accepted. A board built from stored scores passes 1.0 (it
+        must not fail; it warns instead, see :func:`undefined_warning`).
+
+    Raises
+    ------
+    ValueError
+        When more than ``limit`` of the resamples, or all but one, are undefined.
+    """
+    theta = np.asarray(replicates, dtype=np.float64)
+    keep = np.all(np.isfinite(theta.reshape(theta.shape[0], -1)), axis=1)
+    dropped = int((~keep).sum())
+    if dropped > limit * theta.shape[0] or keep.sum() < 2:
+        raise ValueError(
+            f"the metric is undefined in {dropped} of {theta.shape[0]} resamples (more than "
+            f"{UNDEFINED_LIMIT:.0%}): too few items of a class, or groups that mix classes; add items or "
+            "stratify the resampling by class"
+        )
+    return keep, dropped
+
+
+def order_positive(labels: Sequence[Any], positive: Any | None) -> tuple[list[Any], str]:
+    """The binary label set as ``[negative, positive]`` and a note saying how the positive was chosen.
+
+    Parameters
+    ----------
+    labels : sequence of two labels
+        The task's label set (any order).
+    positive : label or None
+        The positive class named by the organizer; ``None`` keeps the second label in sorted order
+        (the historical default, stated in the note).
+
+    Raises
+    ------
+    ValueError
+        When the label set does not hold two labels or ``positive`` is not one of them.
+    """
+    labs = [str(x) for x in labels]
+    if len(labs) != 2:
+        raise ValueError(f"a binary metric needs exactly two labels, the label set has {len(labs)}")
+    if positive is None or str(positive) == "":
+        ordered = sorted(labs)
+        return (
+            ordered,
+            f"positive class: '{ordered[1]}' (the second label in sorted order; name it to change)",
+        )
+    if str(positive) not in labs:
+        raise ValueError(f"the positive class '{positive}' is not in the label set ({', '.join(labs)})")
+    negative = labs[0] if labs[1] == str(positive) else labs[1]
+    return [negative, str(positive)], f"positive class: '{positive}'"
+
+
+def value_warnings(metric: str | Metric, values: Sequence[float], names: Sequence[str]) -> list[str]:
+    """Warnings about point values: an AUC below 0.5 usually means the positive class is the wrong one."""
+    m = _metric(metric)
+    out = []
+    if m.name == "roc_auc":
+        for name, value in zip(names, values, strict=True):
+            if value < 0.5:
+                out.append(
+                    f"'{name}': ROC AUC {value:.4f} is below 0.5 (worse than chance): is the positive class "
+                    "the right one? Its scores must be the probability of the positive class"
+                )
+    return out
+
+
+def undefined_warning(undefined: int, resamples: int) -> list[str]:
+    """A warning when more than :data:`UNDEFINED_LIMIT` of a board's resamples were dropped."""
+    if resamples and undefined > UNDEFINED_LIMIT * resamples:
+        return [
+            f"the metric is undefined in {undefined} of {resamples} resamples, which were left out: the "
+            "intervals hold conditionally on the metric being defined; stratify by class or add items"
+        ]
+    return []

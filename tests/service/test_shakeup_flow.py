@@ -1,0 +1,104 @@
+"""The shake-up report through the service: uploads, worker, both boards, the report, its doors and its
+visibility (organizers always, everyone after the reveal), and the site's and the API's CSV alike."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from leaderboard.challenges.services import challenge_reveal_private
+from leaderboard.rankings.models import BoardSnapshot, ShakeupReport
+from tests.service import web_support as ws
+from tests.service.api_support import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def board(django_capture_on_commit_callbacks) -> ws.Board:
+    return ws.make_board(django_capture_on_commit_callbacks, private_every=3)
+
+
+def test_report_is_built_from_both_boards(board: ws.Board) -> None:
+    report = ShakeupReport.objects.get(
+        task=board.task,
+        public_sequence=BoardSnapshot.objects.filter(task=board.task, split="public")
+        .latest("sequence")
+        .sequence,
+        private_sequence=BoardSnapshot.objects.filter(task=board.task, split="private")
+        .latest("sequence")
+        .sequence,
+    )
+    data = report.data
+    assert data["available"] is True
+    assert {t["name"] for t in data["teams"]} == {"alpha", "beta", "gamma"}
+    public = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    private = BoardSnapshot.objects.filter(task=board.task, split="private").latest("sequence")
+    pub_value = {r["name"]: r["value"] for r in public.rows}
+    priv_value = {r["name"]: r["value"] for r in private.rows}
+    for t in data["teams"]:
+        assert t["public_value"] == pytest.approx(pub_value[t["name"]])
+        assert t["private_value"] == pytest.approx(priv_value[t["name"]])
+        assert 0 < t["gap_p"] <= 1 and t["gap_p_holm"] >= t["gap_p"]
+        assert t["public_rank_set"] is not None and t["inside_rank_set"] in (True, False)
+    assert data["resplits"] == 1000 and 0 < data["p_reference_le_observed"] <= 1
+    assert data["spearman_interval"] is not None
+    assert report.svg.startswith("<?xml") and "alpha" in report.svg
+
+
+def test_visible_to_organizers_then_to_everyone_after_the_reveal(client: Client, board: ws.Board) -> None:
+    url = reverse("shakeup", args=[board.challenge.slug, board.task.slug])
+    api = f"/api/challenges/{board.challenge.slug}/shakeup/?task={board.task.slug}"
+    client.force_login(board.alice)
+    assert client.get(url).status_code == 404
+    assert client_for(board.alice).get(api).status_code == 404
+    assert Client().get(url).status_code == 404
+    organizer = Client()
+    organizer.force_login(board.organizer)
+    page = organizer.get(url).content.decode()
+    assert "Only the organizers see this page until the private board is revealed" in page
+    assert "Shake-up at the reveal" in page and "alpha" in page
+
+    challenge_reveal_private(challenge=board.challenge)
+    page = Client().get(url).content.decode()
+    assert "Only the organizers" not in page and "P(reference ≤ observed)" in page
+    body = client_for(None).get(api)
+    assert body.status_code == 200
+    assert body.json()["report"]["summary"]["teams"] == 3
+    chart = Client().get(reverse("shakeup_svg", args=[board.challenge.slug, board.task.slug]))
+    assert (
+        chart["Content-Type"].startswith("image/svg+xml")
+        and "default-src 'none'" in chart["Content-Security-Policy"]
+    )
+    api_chart = client_for(None).get(body.json()["svg_url"])
+    assert api_chart.status_code == 200 and api_chart.content == chart.content
+    # the board page links the report
+    board_page = Client().get(reverse("challenge", args=[board.challenge.slug]), {"split": "private"})
+    assert reverse("shakeup", args=[board.challenge.slug, board.task.slug]) in board_page.content.decode()
+
+
+def test_site_and_api_csv_are_the_same_bytes(board: ws.Board) -> None:
+    challenge_reveal_private(challenge=board.challenge)
+    site = Client().get(reverse("shakeup_csv", args=[board.challenge.slug, board.task.slug]))
+    api = client_for(None).get(
+        f"/api/challenges/{board.challenge.slug}/shakeup/?task={board.task.slug}&format=csv",
+        HTTP_ACCEPT="text/csv",
+    )
+    assert site.status_code == api.status_code == 200
+    assert site.content == api.content
+    header, *rows = site.content.decode().splitlines()
+    assert header.startswith("name,public_value,private_value,public_rank,private_rank,rank_change")
+    assert len(rows) == 3
+    # values at the board's precision (the test boards show 4 decimals), as on the boards themselves
+    values = [float(r.split(",")[1]) for r in rows] + [float(r.split(",")[2]) for r in rows]
+    assert all(round(v, 4) == v for v in values)
+
+
+def test_a_task_without_a_private_split_has_no_report(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    assert not ShakeupReport.objects.exists()
+    client.force_login(board.organizer)
+    assert client.get(reverse("shakeup", args=[board.challenge.slug, board.task.slug])).status_code == 404
