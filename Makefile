@@ -58,6 +58,7 @@ bench: install
 	$(BIN)/python -m stats.bench_jackknife
 	$(BIN)/python -m stats.bench_vision
 	$(BIN)/python -m stats.bench_io
+	$(BIN)/python -m stats.bench_scale
 
 ## The load test (PostgreSQL and Redis on 127.0.0.1; figures in docs/reliability.md, "Load").
 load: install

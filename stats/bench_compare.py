@@ -1,19 +1,23 @@
 """Benchmark of the comparison layer: ``python -m stats.bench_compare``.
 
-On K entries, N items and B resamples (default 200 x 10,000 x 10,000), with replicates from the engine
+On K entries, N items and B resamples (default 1,000 x 10,000 x 10,000), with replicates from the engine
 (the task's common weights, accuracy), it times in one process:
 
-1. everything a board rebuild computes from stored replicates: value and difference intervals, paired
-   bootstrap p-values against the leader, Holm, the marginal rank distribution, the max-t simultaneous
-   rank sets and best set (with step-down) - the target is under 1 s in total;
-2. McNemar's exact test of all entries against the leader;
-3. paired approximate randomization with R draws of all entries against the leader in matrix products
-   - the target is under 2 s;
+1. everything a board rebuild computes from stored replicates (``build_board``: value and difference
+   intervals, paired bootstrap p-values against the leader, Holm, the marginal rank distribution, the
+   max-t simultaneous rank sets and best set with step-down), its peak traced memory, and the same call
+   with the implementations of before issue 14 (``stats._baseline``: dense float32 max-t, stable argsort
+   ranks, sorted interval quantiles) measured in the same run - the targets are under 1 s and 300 MB;
+2. a board with one more entry (what a new submission costs: a full rebuild);
+3. McNemar's exact test of all entries against the leader;
+4. paired approximate randomization with R draws of all entries against the leader, against the
+   implementation of before issue 14 - the target is under 2 s;
 
 and the straightforward per-pair loops doing the same work: the max-t statistic pair by pair, the rank
 distribution resample by resample with ``scipy.stats.rankdata``, the bootstrap p-values and intervals
 entry by entry, and randomization entry by entry and draw by draw. The slow loops are timed on a subset
-(stated in the output) and extrapolated linearly. Figures: docs/benchmarks.md.
+(stated in the output) and extrapolated linearly. ``--no-baseline`` skips the old implementations (for
+large K). Figures: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -22,12 +26,17 @@ import argparse
 import os
 import platform
 import time
-from collections.abc import Callable
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 from scipy import stats as sps
 
+import stats.board as board_module
+import stats.intervals as intervals_module
+from stats import _baseline
 from stats.board import build_board
 from stats.compare import bootstrap_p_values, holm, mcnemar_exact, paired_randomization
 from stats.compare_ranks import rank_distribution, simultaneous_ranks
@@ -45,6 +54,29 @@ def _timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     return best, result
 
 
+def _peak_mib(fn: Callable[[], Any]) -> float:
+    tracemalloc.start()
+    try:
+        fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / 2**20
+
+
+@contextmanager
+def _before_issue_14() -> Iterator[None]:
+    """``build_board`` with the implementations of before issue 14 (stats._baseline)."""
+    saved = (board_module.simultaneous_ranks, board_module.rank_distribution, intervals_module._quantiles)
+    board_module.simultaneous_ranks = _baseline.simultaneous_ranks_v0
+    board_module.rank_distribution = _baseline.rank_distribution_v0
+    intervals_module._quantiles = _baseline.quantiles_v0
+    try:
+        yield
+    finally:
+        board_module.simultaneous_ranks, board_module.rank_distribution, intervals_module._quantiles = saved
+
+
 def _task(n: int, k: int, seed: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """Labels and K predictions whose accuracies spread from 0.80 to 0.86, errors partly shared."""
     rng = np.random.default_rng(seed)
@@ -60,34 +92,40 @@ def _task(n: int, k: int, seed: int) -> tuple[np.ndarray, list[np.ndarray]]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m stats.bench_compare", description=__doc__)
-    parser.add_argument("--entries", type=int, default=200)
+    parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--randomizations", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-baseline", action="store_true", help="skip the implementations before issue 14")
+    parser.add_argument("--no-loops", action="store_true", help="skip the per-pair loops")
     args = parser.parse_args(argv)
     k, n, b, r = args.entries, args.items, args.resamples, args.randomizations
     metric = get_metric("accuracy")
 
-    print(f"comparison benchmark: K={k} entries, N={n:,} items, B={b:,} resamples, R={r:,} randomizations")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}")
-    truth, preds = _task(n, k, args.seed)
+    print(f"comparison benchmark: K={k:,} entries, N={n:,} items, B={b:,} resamples, R={r:,} randomizations")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}, "
+        f"load average {os.getloadavg()[0]:.1f} at start"
+    )
+    truth, preds = _task(n, k + 1, args.seed)
     t_setup, scores = _timed(
         lambda: score_entries(truth, preds, metric=metric, resamples=b, seed=args.seed, jackknife=False)
     )
-    theta = np.column_stack([s.replicates for s in scores])
-    point = np.array([s.value for s in scores])
-    stats = [metric.item_statistics(truth, p) for p in preds]
+    theta_all = np.column_stack([s.replicates for s in scores])
+    point_all = np.array([s.value for s in scores])
+    # the board has entries 0..K-1; entry K is the "new submission" of case 2
+    theta, point = theta_all[:, :k], point_all[:k]
+    stats = [metric.item_statistics(truth, p) for p in preds[:k]]
     leader = int(np.argmax(point))
-    print(f"setup (engine, not timed below): replicates of {k} entries in {t_setup:.2f} s")
+    print(f"setup (engine, not timed below): replicates of {k + 1} entries in {t_setup:.1f} s")
     print()
 
-    # -- 1. from stored replicates ------------------------------------------------------------------
-    def board() -> Any:
+    def board(t: np.ndarray = theta, v: np.ndarray = point) -> Any:
         return build_board(
-            names=[f"e{j:03d}" for j in range(k)],
-            values=point,
-            replicates=theta,
+            names=[f"e{j:05d}" for j in range(t.shape[1])],
+            values=v,
+            replicates=t,
             higher_is_better=True,
             metric_name="accuracy",
             seed=args.seed,
@@ -96,135 +134,161 @@ def main(argv: list[str] | None = None) -> None:
             n_items=n,
         )
 
-    t_board, _ = _timed(board, repeat=3)
-    t_rd, _ = _timed(lambda: rank_distribution(theta, higher_is_better=True), repeat=3)
-    t_sim, sim = _timed(lambda: simultaneous_ranks(theta, point, higher_is_better=True), repeat=3)
-    t_single, _ = _timed(
-        lambda: simultaneous_ranks(theta, point, higher_is_better=True, stepdown=False), repeat=3
-    )
+    # -- 1. from stored replicates ------------------------------------------------------------------
+    t_board, new_board = _timed(board, repeat=2)
+    peak = _peak_mib(board)
+    t_rd, _ = _timed(lambda: rank_distribution(theta, higher_is_better=True), repeat=2)
+    t_sim, sim = _timed(lambda: simultaneous_ranks(theta, point, higher_is_better=True), repeat=2)
+    t_single, _ = _timed(lambda: simultaneous_ranks(theta, point, higher_is_better=True, stepdown=False))
     diff = theta - theta[:, [leader]]
-    t_p, _ = _timed(lambda: holm(bootstrap_p_values(diff, point - point[leader])), repeat=3)
-
-    # straightforward loops, same work
-    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    subset = pairs[:: max(1, len(pairs) // 400)]
-
-    def maxt_loop() -> None:
-        m = np.zeros(b)
-        for i, j in subset:
-            d = theta[:, i] - theta[:, j]
-            se = d.std(ddof=1)
-            if se > 0:
-                m = np.maximum(m, np.abs(d - (point[i] - point[j])) / se)
-        np.quantile(m, 0.95)
-
-    t_maxt_sub, _ = _timed(maxt_loop)
-    t_maxt_loop = t_maxt_sub * len(pairs) / len(subset) * sim.steps
-    rows = min(b, 300)
-    t_rank_sub, _ = _timed(lambda: [sps.rankdata(-theta[i], method="min") for i in range(rows)])
-    t_rank_loop = t_rank_sub * b / rows
-
-    def p_loop() -> None:
-        for j in range(k):
-            d = theta[:, j] - theta[:, leader]
-            np.percentile(d, [2.5, 97.5])
-            min(1.0, 2 * (1 + min((d <= 0).sum(), (d >= 0).sum())) / (1 + b))
-
-    t_p_loop, _ = _timed(p_loop)
-    loop_total = t_maxt_loop + t_rank_loop + t_p_loop
+    t_p, _ = _timed(lambda: holm(bootstrap_p_values(diff, point - point[leader])), repeat=2)
 
     print("1. board from stored replicates (intervals, p-values, Holm, rank distribution, max-t sets)")
     print(f"   build_board, all of it (percentile, bootstrap p)  {t_board:8.3f} s   (target < 1 s)")
+    print(f"     peak traced memory (tracemalloc)                {peak:8.0f} MiB (target < 300 MiB)")
     print(f"     rank distribution (B x K ranks, K x K table)    {t_rd:8.3f} s")
     print(f"     max-t simultaneous ranks + best set, step-down  {t_sim:8.3f} s   ({sim.steps} steps)")
     print(f"     max-t single step                               {t_single:8.3f} s")
     print(f"     bootstrap p-values + Holm, all vs leader        {t_p:8.3f} s")
-    print(
-        f"   per-pair loops: max-t {t_maxt_loop:.2f} s (timed on {len(subset)} of {len(pairs)} pairs, x{sim.steps} "
-        f"steps), rankdata per resample {t_rank_loop:.2f} s (timed on {rows} of {b} rows), "
-        f"p/intervals per entry {t_p_loop:.2f} s"
-    )
-    print(f"   loops total {loop_total:.2f} s -> ratio {loop_total / t_board:.0f}x")
+    if not args.no_baseline:
+        with _before_issue_14():
+            t_old_board, old_board = _timed(board)
+        t_old_rd, _ = _timed(lambda: _baseline.rank_distribution_v0(theta, higher_is_better=True))
+        t_old_sim, old_sim = _timed(
+            lambda: _baseline.simultaneous_ranks_v0(theta, point, higher_is_better=True)
+        )
+        same_sets = sum(
+            a.simultaneous_rank_interval == o.simultaneous_rank_interval
+            for a, o in zip(new_board.rows, old_board.rows, strict=True)
+        )
+        print("   before issue 14 (stats._baseline), same run:")
+        print(f"     build_board {t_old_board:8.3f} s -> ratio {t_old_board / t_board:.1f}x")
+        print(f"     rank distribution {t_old_rd:8.3f} s -> ratio {t_old_rd / t_rd:.1f}x")
+        print(
+            f"     max-t step-down {t_old_sim:8.3f} s ({old_sim.steps} steps, float32) -> ratio "
+            f"{t_old_sim / t_sim:.1f}x; critical values {old_sim.critical_value:.6f} (float32) vs "
+            f"{sim.critical_value:.6f}; simultaneous rank sets equal for {same_sets} of {k} entries"
+        )
+    if not args.no_loops:
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        subset = pairs[:: max(1, len(pairs) // 400)]
+
+        def maxt_loop() -> None:
+            m = np.zeros(b)
+            for i, j in subset:
+                d = theta[:, i] - theta[:, j]
+                se = d.std(ddof=1)
+                if se > 0:
+                    m = np.maximum(m, np.abs(d - (point[i] - point[j])) / se)
+            np.quantile(m, 0.95)
+
+        t_maxt_sub, _ = _timed(maxt_loop)
+        t_maxt_loop = t_maxt_sub * len(pairs) / len(subset) * sim.steps
+        rows = min(b, 300)
+        t_rank_sub, _ = _timed(lambda: [sps.rankdata(-theta[i], method="min") for i in range(rows)])
+        t_rank_loop = t_rank_sub * b / rows
+
+        def p_loop() -> None:
+            for j in range(k):
+                d = theta[:, j] - theta[:, leader]
+                np.percentile(d, [2.5, 97.5])
+                min(1.0, 2 * (1 + min((d <= 0).sum(), (d >= 0).sum())) / (1 + b))
+
+        t_p_loop, _ = _timed(p_loop)
+        loop_total = t_maxt_loop + t_rank_loop + t_p_loop
+        print(
+            f"   per-pair loops: max-t {t_maxt_loop:.1f} s (timed on {len(subset)} of {len(pairs)} pairs, "
+            f"x{sim.steps} steps), rankdata per resample {t_rank_loop:.2f} s (timed on {rows} of {b} rows), "
+            f"p/intervals per entry {t_p_loop:.2f} s; total {loop_total:.1f} s -> ratio "
+            f"{loop_total / t_board:.0f}x"
+        )
     print()
 
-    # -- 2. McNemar ----------------------------------------------------------------------------------
+    # -- 2. one more entry --------------------------------------------------------------------------
+    t_more, _ = _timed(lambda: board(theta_all, point_all))
+    print(
+        f"2. a new entry on the board of {k}: full rebuild with {k + 1} entries {t_more:8.3f} s (target < 0.5 s)"
+    )
+    print()
+
+    # -- 3. McNemar ----------------------------------------------------------------------------------
     def mcnemar_all() -> Any:
         c = np.column_stack([s[:, 0] for s in stats]) > 0.5
         return mcnemar_exact((c & ~c[:, [leader]]).sum(0), (~c & c[:, [leader]]).sum(0))
 
     t_mc, _ = _timed(mcnemar_all, repeat=3)
+    print("3. McNemar exact, all entries vs leader")
+    line = f"   vectorised {t_mc:.4f} s"
+    if not args.no_loops:
 
-    def mcnemar_loop() -> None:
-        for j in range(k):
-            a, bb = stats[j][:, 0] > 0.5, stats[leader][:, 0] > 0.5
-            nb, nc = int((a & ~bb).sum()), int((~a & bb).sum())
-            if nb + nc:
-                _ = sps.binomtest(nb, nb + nc).pvalue
+        def mcnemar_loop() -> None:
+            for j in range(k):
+                a, bb = stats[j][:, 0] > 0.5, stats[leader][:, 0] > 0.5
+                nb, nc = int((a & ~bb).sum()), int((~a & bb).sum())
+                if nb + nc:
+                    _ = sps.binomtest(nb, nb + nc).pvalue
 
-    t_mc_loop, _ = _timed(mcnemar_loop)
-    print("2. McNemar exact, all entries vs leader")
-    print(
-        f"   vectorised {t_mc:.4f} s; per-pair binomtest loop {t_mc_loop:.3f} s -> ratio {t_mc_loop / t_mc:.0f}x"
-    )
+        t_mc_loop, _ = _timed(mcnemar_loop)
+        line += f"; per-pair binomtest loop {t_mc_loop:.3f} s -> ratio {t_mc_loop / t_mc:.0f}x"
+    print(line)
     print()
 
-    # -- 3. approximate randomization ----------------------------------------------------------------
-    t_ar, _ = _timed(
-        lambda: paired_randomization(
-            stats, finalize=metric.finalize, reference=leader, randomizations=r, seed=args.seed
-        )
-    )
-    t_ar64, _ = _timed(
-        lambda: paired_randomization(
-            stats,
-            finalize=metric.finalize,
-            reference=leader,
-            randomizations=r,
-            seed=args.seed,
-            dtype=np.float64,
-        )
-    )
-    rng = np.random.default_rng(1)
-    draws = 200
-    a_col, l_col = stats[0][:, 0], stats[leader][:, 0]
+    # -- 4. approximate randomization ----------------------------------------------------------------
+    def rand(fn: Callable[..., Any] = paired_randomization, **kw: Any) -> Any:
+        return fn(stats, finalize=metric.finalize, reference=leader, randomizations=r, seed=args.seed, **kw)
 
-    def ar_draw_loop() -> None:
-        observed = abs(a_col.mean() - l_col.mean())
-        hits = 0
-        for _ in range(draws):
-            swap = rng.random(n) < 0.5
-            x = np.where(swap, l_col, a_col)
-            y = np.where(swap, a_col, l_col)
-            hits += abs(x.mean() - y.mean()) >= observed
-        (1 + hits) / (1 + draws)
-
-    t_loop_sub, _ = _timed(ar_draw_loop)
-    t_ar_loop = t_loop_sub * (r / draws) * (k - 1)
-    per_entry = 10
-
-    def ar_entry_loop() -> None:
-        for j in range(per_entry):
-            paired_randomization(
-                [stats[j], stats[leader]],
-                finalize=metric.finalize,
-                reference=1,
-                randomizations=r,
-                seed=args.seed,
-            )
-
-    t_entry_sub, _ = _timed(ar_entry_loop)
-    t_ar_entry = t_entry_sub * (k - 1) / per_entry
-    print(f"3. paired approximate randomization, R={r:,}, all {k - 1} entries vs leader")
-    print(f"   one swap matrix, matrix products (float32, exact)  {t_ar:8.3f} s   (target < 2 s)")
+    t_ar, new_rand = _timed(rand)
+    t_ar64, _ = _timed(lambda: rand(dtype=np.float64))
+    print(f"4. paired approximate randomization, R={r:,}, all {k - 1} entries vs leader")
+    print(f"   one swap matrix, moving items only (float32, exact) {t_ar:8.3f} s   (target < 2 s)")
     print(f"   same in float64                                   {t_ar64:8.3f} s")
-    print(
-        f"   entry by entry (same code, one pair at a time)     {t_ar_entry:8.2f} s   "
-        f"(timed on {per_entry} entries) -> ratio {t_ar_entry / t_ar:.0f}x"
-    )
-    print(
-        f"   entry by entry, draw by draw (numpy per draw)      {t_ar_loop:8.1f} s   "
-        f"(timed on {draws} draws of 1 entry) -> ratio {t_ar_loop / t_ar:.0f}x"
-    )
+    if not args.no_baseline:
+        t_ar_old, old_rand = _timed(lambda: rand(_baseline.paired_randomization_v0))
+        same = bool(np.array_equal(old_rand.counts, new_rand.counts))
+        print(
+            f"   before issue 14 (every item in the product)       {t_ar_old:8.3f} s -> ratio "
+            f"{t_ar_old / t_ar:.1f}x (same counts: {same})"
+        )
+    if not args.no_loops:
+        rng = np.random.default_rng(1)
+        draws = 200
+        a_col, l_col = stats[0][:, 0], stats[leader][:, 0]
+
+        def ar_draw_loop() -> None:
+            observed = abs(a_col.mean() - l_col.mean())
+            hits = 0
+            for _ in range(draws):
+                swap = rng.random(n) < 0.5
+                x = np.where(swap, l_col, a_col)
+                y = np.where(swap, a_col, l_col)
+                hits += abs(x.mean() - y.mean()) >= observed
+            (1 + hits) / (1 + draws)
+
+        t_loop_sub, _ = _timed(ar_draw_loop)
+        t_ar_loop = t_loop_sub * (r / draws) * (k - 1)
+        per_entry = 5
+
+        def ar_entry_loop() -> None:
+            for j in range(per_entry):
+                paired_randomization(
+                    [stats[j], stats[leader]],
+                    finalize=metric.finalize,
+                    reference=1,
+                    randomizations=r,
+                    seed=args.seed,
+                )
+
+        t_entry_sub, _ = _timed(ar_entry_loop)
+        t_ar_entry = t_entry_sub * (k - 1) / per_entry
+        print(
+            f"   entry by entry (same code, one pair at a time)     {t_ar_entry:8.1f} s   "
+            f"(timed on {per_entry} entries) -> ratio {t_ar_entry / t_ar:.0f}x"
+        )
+        print(
+            f"   entry by entry, draw by draw (numpy per draw)      {t_ar_loop:8.1f} s   "
+            f"(timed on {draws} draws of 1 entry) -> ratio {t_ar_loop / t_ar:.0f}x"
+        )
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

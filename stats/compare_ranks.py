@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import ndtri
 
 from stats.compare import _level
 
@@ -70,7 +71,7 @@ def min_ranks(values: npt.ArrayLike, *, higher_is_better: bool) -> IntArray:
     if x2.ndim != 2:
         raise ValueError("`values` must have shape (K,) or (B, K).")
     keyed = -x2 if higher_is_better else x2  # ascending order of `keyed` = best first
-    order = np.argsort(keyed, axis=1, kind="stable")
+    order = np.argsort(keyed, axis=1)  # ties share the smallest rank, so stability does not matter
     ordered = np.take_along_axis(keyed, order, axis=1)
     k = x2.shape[1]
     fresh = np.ones_like(ordered, dtype=bool)
@@ -134,12 +135,20 @@ def rank_distribution(
     b, k = x.shape
     # Rank the resamples in row chunks: the counts are the same, and memory stays O(chunk x K) instead of
     # several B x K int64 temporaries (K = 1,000, B = 10,000: about 0.6 GB at once).
-    offsets = np.arange(k)[None, :] * k
     counts = np.zeros(k * k, dtype=np.int64)
     step = max(1, _RANK_CHUNK_ELEMENTS // k)
     for start in range(0, b, step):
-        ranks = min_ranks(x[start : start + step], higher_is_better=higher_is_better)
-        counts += np.bincount((offsets + (ranks - 1)).ravel(), minlength=k * k)
+        keyed = -x[start : start + step] if higher_is_better else x[start : start + step]
+        # Sorted order of each resample; tied entries share the rank of the first of them, so the
+        # (faster, unstable) default argsort gives the same ranks as a stable one. Counted straight
+        # from the sorted positions: (entry, rank) pairs, with no ranks array put back in entry order.
+        order = np.argsort(keyed, axis=1)
+        ordered = np.take_along_axis(keyed, order, axis=1)
+        fresh = np.ones(ordered.shape, dtype=bool)
+        fresh[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        first = np.maximum.accumulate(np.where(fresh, np.arange(k), 0), axis=1)
+        # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
+        np.add.at(counts, (order * k + first).ravel(), 1)
     counts = counts.reshape(k, k)
     cumulative = np.cumsum(counts, axis=1)
     tail = (1 - confidence) / 2
@@ -189,33 +198,234 @@ class SimultaneousRanks:
     confidence: float
 
 
-def _pair_standard_errors(centred: FloatArray) -> FloatArray:
-    b = centred.shape[0]
-    cov = centred.T @ centred / (b - 1)
-    var = np.diag(cov)
-    se2 = var[:, None] + var[None, :] - 2 * cov
-    # cancellation: a pair of identical entries must get exactly 0
-    scale = var[:, None] + var[None, :]
-    se2 = np.where(se2 <= 1e-10 * scale, 0.0, se2)
+def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Bootstrap standard errors of all pairwise differences and of every entry, from one Gram matrix.
+
+    ``y`` is (B, K), the replicates minus any fixed per-entry shift (the point values): the covariance is
+    ``(y^T y - B m m^T) / (B - 1)`` with ``m`` the column means, which loses nothing to cancellation
+    because ``m`` (the bootstrap bias) is small next to the spread, and needs no centred copy of ``y``.
+    """
+    b, k = y.shape
+    m = y.mean(axis=0)
+    se2 = y.T @ y  # becomes the squared standard errors in place, row block by row block: at K = 5,000
+    # every K x K temporary is 200 MB
+    bm = b * m
+    var = np.empty(k)
+    for r0 in range(0, k, 256):
+        block = se2[r0 : r0 + 256]
+        block -= bm[r0 : r0 + 256, None] * m[None, :]
+        block /= b - 1
+    var[:] = np.maximum(np.diag(se2), 0.0)
+    for r0 in range(0, k, 256):
+        block = se2[r0 : r0 + 256]
+        scale = var[r0 : r0 + 256, None] + var[None, :]
+        block *= 2
+        np.subtract(scale, block, out=block)
+        # cancellation: a pair of identical entries must get exactly 0
+        block[block <= 1e-10 * scale] = 0.0
     np.fill_diagonal(se2, 0.0)
-    return np.sqrt(se2)
+    np.sqrt(se2, out=se2)
+    return se2, np.sqrt(var)
 
 
-def _max_abs_t(
-    deviations_t: npt.NDArray[np.floating], inverse_se: FloatArray, active: BoolArray
-) -> npt.NDArray[np.floating]:
-    """Per resample, the max over active pairs j < k of |dev_j - dev_k| / se_jk."""
-    k, b = deviations_t.shape
-    out = np.zeros(b, dtype=deviations_t.dtype)
+#: Relative tolerance of the max-t decision: a pair is separated when ``|t| > c (1 + 1e-9)``, so an exact
+#: tie of the observed statistic with the critical value (common with few items, where both are the same
+#: fraction computed in two orders) stays "not separated" whatever the floating-point rounding.
+_TIE = 1e-9
+#: Boards with at most this many pairs compute the max-t maxima densely (every pair, every resample).
+_DENSE_MAX_PAIRS = 2_000
+#: Steps with at most this many active pairs per entry are computed densely too (few pairs left: the
+#: pruned search would cross the fat tails of a low critical value for nothing).
+_DENSE_PER_ENTRY = 4
+#: Exceedances the pruned search may hold (about 40 bytes each); past it the step is computed densely.
+_MAX_EXCEEDANCES = 1 << 24
+#: Candidate (pair, resample) elements generated at once by the pruned search (memory about 60 bytes each).
+_CANDIDATE_CHUNK = 1 << 21
+#: Resamples handled per block by the pruned search.
+_ROW_BLOCK = 512
+
+
+def _dense_maxima(y: FloatArray, se: FloatArray, active: BoolArray) -> FloatArray:
+    """Per resample, the max over active pairs j < k of ``|y_j - y_k| / se_jk`` (float64, every pair).
+
+    ``y`` is (B, K): replicates minus point values. The reference computation, O(B K^2).
+    """
+    b, k = y.shape
+    yt = np.ascontiguousarray(y.T)
+    out = np.zeros(b)
     for j in range(k - 1):
         cols = np.flatnonzero(active[j, j + 1 :]) + j + 1
         if cols.size == 0:
             continue
-        block = deviations_t[cols] - deviations_t[j]
-        block *= inverse_se[j, cols].astype(deviations_t.dtype)[:, None]
+        block = yt[cols] - yt[j]
+        np.abs(block, out=block)
+        block /= se[j, cols][:, None]
         np.maximum(out, block.max(axis=0), out=out)
-        np.maximum(out, -block.min(axis=0), out=out)
     return out
+
+
+class _TooMany(Exception):
+    """The pruned search found more exceedances than it may hold."""
+
+
+class _Exceedances:
+    """Every (pair, resample) whose max-t statistic reaches a level, found without visiting all pairs.
+
+    For a pair ``(j, k)`` and resample ``b`` the statistic is ``z = (y_bj - y_bk) / se_jk`` (ordered, so
+    ``|z|`` is covered by the two orders). Write ``sd_j`` for the bootstrap standard deviation of entry
+    ``j`` and ``gamma`` for a lower bound of ``se_jk / (sd_j + sd_k)`` over the pairs searched. Then
+    ``z >= level`` implies ``(y_bj - h sd_j) >= (y_bk + h sd_k)`` with ``h = level * gamma``: entry ``j``
+    must lie in the upper tail of resample ``b`` and ``k`` in its lower tail, so per resample only the
+    entries with ``y_bj - h sd_j >= min_k (y_bk + h sd_k)`` and ``y_bk + h sd_k <= max_j (y_bj - h sd_j)``
+    are crossed, and the crossed pairs are checked exactly in float64. Pairs for which ``gamma`` would be
+    small (nearly identical entries, whose difference varies far less than either entry) are left out of
+    the bound and computed densely over all resamples. Nothing is approximated: the list holds exactly
+    the (pair, resample) statistics ``>= level``.
+    """
+
+    def __init__(self, y: FloatArray, se: FloatArray, sd: FloatArray) -> None:
+        self.y = y
+        self.se = se
+        k = y.shape[1]
+        self.sd = sd
+        iu, ju = np.triu_indices(k, 1)
+        ok = se[iu, ju] > 0
+        iu, ju = iu[ok], ju[ok]
+        ratio = se[iu, ju] / np.maximum(sd[iu] + sd[ju], np.finfo(float).tiny)
+        gamma = float(ratio.min(initial=1.0))
+        special = np.zeros(ratio.shape, dtype=bool)
+        budget = 2 * k
+        if ratio.size > budget:
+            typical = float(np.partition(ratio, budget)[budget])
+            if gamma < 0.75 * typical:
+                gamma = typical
+                special = ratio < typical
+        self.gamma = gamma * (1 - 1e-9)
+        self.special_j, self.special_k = iu[special], ju[special]
+        eligible = se > 0
+        np.fill_diagonal(eligible, False)
+        eligible[self.special_j, self.special_k] = False
+        eligible[self.special_k, self.special_j] = False
+        self.eligible = eligible
+        self.level = np.inf
+        self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
+        self.z = np.empty(0)
+
+    def search(self, level: float, active: BoolArray) -> None:
+        """Collect every (active pair, resample) with statistic ``>= level`` (``level > 0``).
+
+        ``active`` (upper triangle) are the pairs of the current step; later steps use subsets of them,
+        so the list serves them too. Raises :class:`_TooMany` past :data:`_MAX_EXCEEDANCES` entries.
+        """
+        y, se, sd = self.y, self.se, self.sd
+        b = y.shape[0]
+        h = level * self.gamma * (1 - 1e-9)
+        pairs_ok = self.eligible & (active | active.T)
+        found = 0
+        parts_j, parts_k, parts_b, parts_z = [], [], [], []
+        for r0 in range(0, b, _ROW_BLOCK):
+            yc = y[r0 : r0 + _ROW_BLOCK]
+            up = yc - h * sd
+            low = yc + h * sd
+            j_rows, j_cols = np.nonzero(up >= low.min(axis=1)[:, None])
+            k_rows, k_cols = np.nonzero(low <= up.max(axis=1)[:, None])
+            n_k = np.bincount(k_rows, minlength=yc.shape[0])
+            start_k = np.cumsum(n_k) - n_k
+            reps = n_k[j_rows]
+            ends = np.cumsum(reps)
+            first = 0
+            while first < j_rows.size:
+                base = 0 if first == 0 else int(ends[first - 1])
+                last = int(np.searchsorted(ends, base + _CANDIDATE_CHUNK, side="right"))
+                last = max(last, first + 1)
+                rr = reps[first:last]
+                total = int(rr.sum())
+                if total:
+                    jj = np.repeat(j_cols[first:last], rr)
+                    bb = np.repeat(j_rows[first:last], rr)
+                    within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
+                    kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
+                    keep = (up[bb, jj] >= low[bb, kk]) & pairs_ok[jj, kk]
+                    jj, kk, bb = jj[keep], kk[keep], bb[keep]
+                    z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
+                    hit = z >= level
+                    found += int(hit.sum())
+                    if found > _MAX_EXCEEDANCES:
+                        raise _TooMany
+                    parts_j.append(jj[hit])
+                    parts_k.append(kk[hit])
+                    parts_b.append(bb[hit] + r0)
+                    parts_z.append(z[hit])
+                first = last
+        yt = np.ascontiguousarray(y.T) if self.special_j.size else y.T
+        for start in range(0, self.special_j.size, 256):
+            sj = self.special_j[start : start + 256]
+            sk = self.special_k[start : start + 256]
+            on = active[sj, sk]
+            sj, sk = sj[on], sk[on]
+            block = yt[sj] - yt[sk]
+            np.abs(block, out=block)
+            block /= se[sj, sk][:, None]
+            pi, bi = np.nonzero(block >= level)
+            found += pi.size
+            if found > _MAX_EXCEEDANCES:
+                raise _TooMany
+            parts_j.append(sj[pi])
+            parts_k.append(sk[pi])
+            parts_b.append(bi)
+            parts_z.append(block[pi, bi])
+        pair_j = np.concatenate(parts_j) if parts_j else np.empty(0, dtype=np.intp)
+        pair_k = np.concatenate(parts_k) if parts_k else np.empty(0, dtype=np.intp)
+        self.pair_j = np.minimum(pair_j, pair_k)
+        self.pair_k = np.maximum(pair_j, pair_k)
+        self.rows = np.concatenate(parts_b) if parts_b else np.empty(0, dtype=np.intp)
+        self.z = np.concatenate(parts_z) if parts_z else np.empty(0)
+        self.level = level
+
+    def maxima(self, active: BoolArray) -> FloatArray:
+        """Per resample, the max over active pairs of the statistics ``>= level`` (0 where none)."""
+        out = np.zeros(self.y.shape[0])
+        use = active[self.pair_j, self.pair_k]
+        np.maximum.at(out, self.rows[use], self.z[use])
+        return out
+
+
+def _critical_value(
+    y: FloatArray,
+    se: FloatArray,
+    active: BoolArray,
+    confidence: float,
+    search: _Exceedances | None,
+) -> float:
+    """The ``confidence`` quantile (``method="higher"``) of the per-resample max over active pairs.
+
+    With ``search`` the maxima come from the exceedance list at a level ``lambda``. They equal the true
+    maxima wherever those reach ``lambda`` and are below ``lambda`` elsewhere, so the quantile is exact
+    whenever it is itself ``>= lambda`` (the count of maxima at or above any ``x >= lambda`` is then the
+    true count). Otherwise the level is lowered and the search repeated; below 1 the dense computation
+    takes over. The starting level is Bonferroni's normal quantile for the number of active pairs, just
+    below the usual max-t value.
+    """
+    n_active = int(active.sum())
+    if search is None or n_active <= max(_DENSE_MAX_PAIRS, _DENSE_PER_ENTRY * active.shape[0]):
+        return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
+    guess = 0.95 * float(ndtri(1 - (1 - confidence) / (2 * max(n_active, 1))))
+    try:
+        if not np.isfinite(search.level):
+            search.search(max(guess, 1.0), active)
+        while True:
+            critical = float(np.quantile(search.maxima(active), confidence, method="higher"))
+            if critical >= search.level:
+                return critical
+            level = min(guess, 0.9 * search.level)
+            if level < 1.0:
+                break
+            search.search(level, active)
+    except _TooMany:
+        search.level = np.inf  # the list is incomplete: never read it again
+        search.pair_j = search.pair_k = search.rows = np.empty(0, dtype=np.intp)
+        search.z = np.empty(0)
+    return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
 
 
 def simultaneous_ranks(
@@ -278,15 +488,16 @@ def simultaneous_ranks(
     p = _point(point, k)
     confidence = _level(confidence, name="confidence")
     sign = 1.0 if higher_is_better else -1.0
-    se = _pair_standard_errors(x - x.mean(axis=0))
+    # the statistics are computed and the critical value decided in float64 (in float32 the decision
+    # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
+    y = x - p  # deviations from the point values; the sign of the metric does not matter under |.|
+    se, sd = _pair_standard_errors(y)
     diff = sign * (p[:, None] - p[None, :])  # advantage of j over k
     with np.errstate(divide="ignore", invalid="ignore"):
         t_obs = np.where(se > 0, diff / se, np.sign(diff) * np.inf)
     t_obs = np.where((se == 0) & (diff == 0), 0.0, t_obs)
-    inverse_se = np.where(se > 0, 1.0 / np.where(se > 0, se, 1.0), 0.0)
-    # float32 halves the cost of the O(B K^2) max; the critical value needs no more precision
-    deviations_t = np.ascontiguousarray((x - p).T, dtype=np.float32)  # sign does not matter under |.|
     upper_pairs = np.triu(np.ones((k, k), dtype=bool), 1) & (se > 0)
+    search = None if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd)
     zero = (se == 0) & (diff != 0)
     np.fill_diagonal(zero, False)
     separated = zero.copy()  # symmetric
@@ -297,9 +508,8 @@ def simultaneous_ranks(
         steps += 1
         if not active.any():
             break
-        maxima = _max_abs_t(deviations_t, inverse_se, active)
-        critical = float(np.quantile(maxima, confidence, method="higher"))
-        newly = active & (np.abs(t_obs) > critical)
+        critical = _critical_value(y, se, active, confidence, search)
+        newly = active & (np.abs(t_obs) > critical * (1 + _TIE))
         if not newly.any():
             break
         separated |= newly | newly.T

@@ -63,6 +63,7 @@ __all__ = [
 #: Default number of bootstrap resamples (docs/adr/0002-default-interval.md).
 DEFAULT_RESAMPLES = 10_000
 _EXACT_FLOAT32 = 2**24
+_PRODUCT_BLOCK_ELEMENTS = 2**24
 
 FloatArray = NDArray[np.float64]
 
@@ -388,11 +389,19 @@ def _score_decomposable(
     s_sparse = _sparse_statistics(s_prod)
     n_shared = int(shared.sum())
     parts = []
+    # rows of a chunk multiplied at once: the float copy of W stays at 2^24 elements (64 MiB in float32)
+    # whatever N; below N = 65,536 that is the whole chunk. Fixed by N alone, so any split of the chunks
+    # over workers multiplies the same blocks and gets the same bits.
+    block = max(1, _PRODUCT_BLOCK_ELEMENTS // design.n_units)
     for _, w_chunk in chunk_iter:
-        if s_sparse is not None:  # (S.T @ W.T).T: the same integer sums, exact in either order
-            prod = np.asarray(s_sparse @ w_chunk.T.astype(dtype)).T.astype(np.float64)
-        else:
-            prod = (w_chunk.astype(dtype) @ s_prod).astype(np.float64)
+        blocks = []
+        for r in range(0, w_chunk.shape[0], block):
+            w_block = w_chunk[r : r + block]
+            if s_sparse is not None:  # (S.T @ W.T).T: the same integer sums, exact in either order
+                blocks.append(np.asarray(s_sparse @ w_block.T.astype(dtype)).T.astype(np.float64))
+            else:
+                blocks.append((w_block.astype(dtype) @ s_prod).astype(np.float64))
+        prod = np.concatenate(blocks)
         pooled = np.empty((prod.shape[0], k, m))
         pooled[:, :, shared] = prod[:, None, :n_shared]
         if own.size:

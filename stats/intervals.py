@@ -131,14 +131,27 @@ def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
     Same rule as ``numpy.quantile(method="linear")`` and ``scipy.stats.quantile`` (Hyndman-Fan type 7).
     """
     b = theta.shape[0]
-    srt = np.sort(theta, axis=0)
     pos = np.nan_to_num(np.clip(probs, 0.0, 1.0), nan=0.0) * (b - 1)
     lo = np.floor(pos).astype(np.intp)
     hi = np.minimum(lo + 1, b - 1)
     frac = pos - lo
-    cols = np.arange(theta.shape[1])
-    low_v = srt[lo, cols]
-    high_v = srt[hi, cols]
+    # Only a few order statistics per column are needed: select them (O(B) per column) instead of
+    # sorting every column (O(B log B)); the values are the same order statistics a sort gives.
+    needed = np.concatenate([lo, hi])  # (2P, K)
+    # a transposed copy (partitioned in place below), copied 64 columns at a time: a plain transpose of a
+    # large (B, K) array strides through memory and took several times longer
+    rows = np.empty((theta.shape[1], b))
+    for c in range(0, theta.shape[1], 64):
+        rows[c : c + 64] = theta[:, c : c + 64].T
+    picked = np.empty(needed.shape)
+    if np.all(needed == needed[:, :1]):
+        rows.partition(np.unique(needed[:, 0]), axis=1)
+        picked[:] = rows[:, needed[:, 0]].T
+    else:
+        for j in range(rows.shape[0]):
+            rows[j].partition(np.unique(needed[:, j]))
+            picked[:, j] = rows[j, needed[:, j]]
+    low_v, high_v = picked[: lo.shape[0]], picked[lo.shape[0] :]
     out = low_v + frac * (high_v - low_v)
     out = np.where(np.isnan(probs), np.nan, out)
     has_nan = np.isnan(theta).any(axis=0)

@@ -264,3 +264,50 @@ def test_no_django_import() -> None:
         "stats.cli, stats.signature; assert 'django' not in sys.modules, 'django imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- issue 14: bounded memory at large N --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "macro_f1", "rmse"])
+def test_product_in_row_blocks_gives_the_same_replicates(
+    metric: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At large N the rows of a chunk of W are multiplied a few at a time (the float copy of W stays
+    # bounded). The block is fixed by N alone, so a split of the chunks over workers still joins to the
+    # same bits; integer statistics (exact in float32) give the unblocked bits too.
+    import stats.engine as eng
+
+    rng = np.random.default_rng(2)
+    n = 90
+    truth = rng.integers(0, 3, n)
+    preds = [rng.integers(0, 3, n) for _ in range(3)]
+    kwargs = {"metric": metric, "labels": [0, 1, 2], "resamples": 600, "seed": 5}
+    unblocked = score_entries(truth, preds, **kwargs)
+    monkeypatch.setattr(eng, "_PRODUCT_BLOCK_ELEMENTS", 7 * n)  # 7 rows at a time
+    blocked = score_entries(truth, preds, **kwargs)
+    parts = [score_entries(truth, preds, chunks=range(a, a + 1), **kwargs) for a in range(3)]
+    for k in range(3):
+        joined = concatenate_chunks([p[k] for p in parts])
+        np.testing.assert_array_equal(joined.replicates, blocked[k].replicates)
+        if metric == "rmse":
+            np.testing.assert_allclose(blocked[k].replicates, unblocked[k].replicates, rtol=1e-12)
+        else:
+            np.testing.assert_array_equal(blocked[k].replicates, unblocked[k].replicates)
+
+
+def test_a_weight_matrix_too_large_for_the_cache_is_drawn_per_chunk(tmp_path, monkeypatch) -> None:
+    import stats.resampling as rs
+
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 2, 50)
+    pred = rng.integers(0, 2, 50)
+    fresh = score_entries(truth, [pred], metric="accuracy", resamples=400, seed=1)[0]
+    monkeypatch.setattr(rs, "CACHE_MAX_BYTES", 50 * 400 - 1)
+    big = score_entries(truth, [pred], metric="accuracy", resamples=400, seed=1, cache_dir=tmp_path)[0]
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    np.testing.assert_array_equal(big.replicates, fresh.replicates)
+    monkeypatch.setattr(rs, "CACHE_MAX_BYTES", 50 * 400)
+    cached = score_entries(truth, [pred], metric="accuracy", resamples=400, seed=1, cache_dir=tmp_path)[0]
+    assert len(list(tmp_path.glob("weights-*.npy"))) == 1  # written chunk by chunk into a memory map
+    np.testing.assert_array_equal(cached.replicates, fresh.replicates)

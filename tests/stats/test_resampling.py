@@ -160,3 +160,45 @@ def test_cache_key_depends_on_every_parameter() -> None:
         resample_design(10, resamples=10, seed=0, strata=np.arange(10) % 2).key(),
     }
     assert len(keys) == 6
+
+
+# --- issue 14: W drawn in bounded sub-blocks, the same bytes -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n_items", "strata"),
+    [(1, None), (7, None), (5_000, None), (70_001, None), (300, "three"), (2_000, "many")],
+)
+@pytest.mark.parametrize("block", [1, 64, 1 << 17])
+def test_weights_drawn_in_sub_blocks_have_the_bytes_of_the_single_draw(
+    n_items: int, strata: str | None, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The draw of a chunk is split into row blocks of at most `_DRAW_BLOCK` draws (bounded memory at
+    # N = 1,000,000); the bytes must equal the drawing before issue 14, which drew the chunk at once.
+    import stats.resampling as rs
+    from stats._baseline import draw_chunk_v0
+
+    monkeypatch.setattr(rs, "_DRAW_BLOCK", block)
+    labels = None
+    if strata == "three":
+        labels = np.arange(n_items) % 3
+    elif strata == "many":
+        labels = np.random.default_rng(0).integers(0, 40, n_items)
+    design = rs.resample_design(n_items, resamples=300, seed=12345, strata=labels)
+    for chunk in range(design.n_chunks):
+        np.testing.assert_array_equal(rs._draw_chunk(design, chunk), draw_chunk_v0(design, chunk))
+
+
+def test_the_low_word_carry_of_the_bounded_draw_is_exact() -> None:
+    # floor(raw * bound / 2**64) against Python's integers, on raws chosen to hit the carry of the low word
+    from stats.resampling import _bounded
+
+    rng = np.random.default_rng(4)
+    for bound in (1, 2, 3, 10_000, 999_983, 2**31 + 11, 2**32 - 1):
+        hi = rng.integers(0, 2**32, 2000, dtype=np.uint64)
+        # hi * bound mod 2**32 close to 2**32: the low word decides
+        lo = rng.integers(0, 2**32, 2000, dtype=np.uint64)
+        raw = (hi << np.uint64(32)) | lo
+        raw = np.concatenate([raw, np.array([2**64 - 1, 0, 2**63, 2**32 - 1], dtype=np.uint64)])
+        expected = [int(r) * bound >> 64 for r in raw.tolist()]
+        assert _bounded(raw.copy(), bound).tolist() == expected

@@ -1,0 +1,33 @@
+"""`make bench` runs three modules; at tiny sizes they must run and print their ratios (no timings asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stats import bench, bench_compare, bench_scale
+
+
+def test_bench_compare_prints_the_baseline_ratios(capsys: pytest.CaptureFixture[str]) -> None:
+    bench_compare.main(["--entries", "12", "--items", "300", "--resamples", "200", "--randomizations", "100"])
+    out = capsys.readouterr().out
+    assert "before issue 14 (stats._baseline), same run" in out
+    assert "same counts: True" in out
+    assert "simultaneous rank sets equal for 12 of 12 entries" in out
+
+
+def test_bench_scale_prints_three_sizes_each(capsys: pytest.CaptureFixture[str]) -> None:
+    bench_scale.main(
+        [
+            *("--entries", "5", "8", "12"),
+            *("--resamples", "100", "150", "200"),
+            *("--items", "200", "300", "400"),
+            *("--engine-resamples", "100", "--randomizations", "50"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert out.count(" board ") == 6 and out.count("  N=") == 3
+
+
+def test_bench_engine_checks_the_bytes_of_w(capsys: pytest.CaptureFixture[str]) -> None:
+    bench.main(["--items", "300", "--entries", "3", "--resamples", "300"])
+    assert "same bytes: True" in capsys.readouterr().out
