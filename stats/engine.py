@@ -243,32 +243,17 @@ def score_entries(
     if problem is not None:
         raise ValueError(problem)
 
-    if weights is not None:
-        if groups is not None or strata is not None or chunks is not None or cache_dir is not None:
-            raise ValueError("`weights` excludes `groups`, `strata`, `chunks` and `cache_dir`.")
-        w_explicit = np.asarray(weights)
-        if w_explicit.ndim != 2 or w_explicit.shape[1] != n_items or w_explicit.shape[0] == 0:
-            raise ValueError("`weights` must have shape (B, N) with N the number of items.")
-        if not np.issubdtype(w_explicit.dtype, np.integer) or w_explicit.min() < 0:
-            raise ValueError("`weights` must hold non-negative integer counts.")
-        design = resample_design(n_items, resamples=w_explicit.shape[0], seed=0)
-        span = range(design.n_chunks)
-        chunk_iter: Any = ((c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES]) for c in span)
-        signature = Signature(
-            metric=metric_obj.name, method="bootstrap", resamples=design.resamples, seed=None, confidence=None
-        ).with_extra(weights="explicit")
-    else:
-        design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
-        too_few = units_problem(design.n_units, grouped=design.grouped)
-        if too_few is not None:
-            raise ValueError(too_few)
-        span = range(design.n_chunks) if chunks is None else chunks
-        chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
-        signature = Signature(
-            metric=metric_obj.name, method="bootstrap", resamples=resamples, seed=seed, confidence=None
-        ).with_extra(**design.describe())
-    if chunks is not None:
-        signature = signature.with_extra(chunks=f"{span.start}:{span.stop}")
+    design, span, chunk_iter, signature = _resampling(
+        metric_obj.name,
+        n_items,
+        resamples=resamples,
+        seed=seed,
+        groups=groups,
+        strata=strata,
+        weights=weights,
+        chunks=chunks,
+        cache_dir=cache_dir,
+    )
     if metric_obj.prediction_kind == "score" and labels is not None and len(labels) == 2:
         signature = signature.with_extra(positive=labels[1])
 
@@ -336,31 +321,64 @@ def score_item_statistics(
         names = [f"entry-{k}" for k in range(len(per_entry))]
     elif len(names) != len(per_entry):
         raise ValueError("`names` must have one name per entry of `statistics`.")
+    design, span, chunk_iter, signature = _resampling(
+        metric_obj.name,
+        n_items,
+        resamples=resamples,
+        seed=seed,
+        groups=groups,
+        strata=strata,
+        weights=weights,
+        chunks=chunks,
+        cache_dir=cache_dir,
+    )
+    return _score_decomposable(metric_obj, per_entry, names, design, span, chunk_iter, signature, jackknife)
+
+
+def _resampling(
+    metric_name: str,
+    n_items: int,
+    *,
+    resamples: int,
+    seed: int,
+    groups: ArrayLike | None,
+    strata: ArrayLike | None,
+    weights: NDArray[np.integer[Any]] | None,
+    chunks: range | None,
+    cache_dir: str | os.PathLike[str] | None,
+) -> tuple[ResampleDesign, range, Any, Signature]:
+    """The resamples of a scoring: the design, the chunks to compute, their weights and the signature.
+
+    Explicit ``weights`` (B x N counts) stand for the task's W (tests, oracles); otherwise W is drawn from
+    the seed (grouped and stratified as asked), refusing fewer than two resampling units.
+    """
     if weights is not None:
         if groups is not None or strata is not None or chunks is not None or cache_dir is not None:
             raise ValueError("`weights` excludes `groups`, `strata`, `chunks` and `cache_dir`.")
         w_explicit = np.asarray(weights)
         if w_explicit.ndim != 2 or w_explicit.shape[1] != n_items or w_explicit.shape[0] == 0:
             raise ValueError("`weights` must have shape (B, N) with N the number of items.")
+        if not np.issubdtype(w_explicit.dtype, np.integer) or w_explicit.min() < 0:
+            raise ValueError("`weights` must hold non-negative integer counts.")
         design = resample_design(n_items, resamples=w_explicit.shape[0], seed=0)
         span = range(design.n_chunks)
         chunk_iter: Any = ((c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES]) for c in span)
         signature = Signature(
-            metric=metric_obj.name, method="bootstrap", resamples=design.resamples, seed=None, confidence=None
+            metric=metric_name, method="bootstrap", resamples=design.resamples, seed=None, confidence=None
         ).with_extra(weights="explicit")
-    else:
-        design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
-        too_few = units_problem(design.n_units, grouped=design.grouped)
-        if too_few is not None:
-            raise ValueError(too_few)
-        span = range(design.n_chunks) if chunks is None else chunks
-        chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
-        signature = Signature(
-            metric=metric_obj.name, method="bootstrap", resamples=resamples, seed=seed, confidence=None
-        ).with_extra(**design.describe())
-        if chunks is not None:
-            signature = signature.with_extra(chunks=f"{span.start}:{span.stop}")
-    return _score_decomposable(metric_obj, per_entry, names, design, span, chunk_iter, signature, jackknife)
+        return design, span, chunk_iter, signature
+    design = resample_design(n_items, resamples=resamples, seed=seed, groups=groups, strata=strata)
+    too_few = units_problem(design.n_units, grouped=design.grouped)
+    if too_few is not None:
+        raise ValueError(too_few)
+    span = range(design.n_chunks) if chunks is None else chunks
+    chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
+    signature = Signature(
+        metric=metric_name, method="bootstrap", resamples=resamples, seed=seed, confidence=None
+    ).with_extra(**design.describe())
+    if chunks is not None:
+        signature = signature.with_extra(chunks=f"{span.start}:{span.stop}")
+    return design, span, chunk_iter, signature
 
 
 def _score_decomposable(
