@@ -108,6 +108,20 @@ class BoardRow:
     bar: Bar | None
     diff_bar: Bar | None
     is_leader: bool
+    decimals: int = 4  # the board's precision (the numbers are rounded to it already)
+
+    @property
+    def diff_low_shown(self) -> str:
+        """The difference interval's lower bound as drawn. At the board's precision a bound just above zero
+        rounds to 0; when the verdict decided the difference is positive (this row is "the best"), it is
+        drawn ">0", so the interval shown and the verdict never seem to disagree."""
+        return _bound_text(self.data.get("diff_low"), self.decimals, ">0" if self.verdict == "best" else "")
+
+    @property
+    def diff_high_shown(self) -> str:
+        """The upper bound as drawn: "<0" where the verdict decided the difference is negative."""
+        decided = self.verdict == "worse than the best"
+        return _bound_text(self.data.get("diff_high"), self.decimals, "<0" if decided else "")
 
     @property
     def verdict(self) -> str | None:
@@ -427,7 +441,13 @@ def board_view(
             f"{fmt(r.get('diff_low'), digits)} to {fmt(r.get('diff_high'), digits)}",
         )
         out.append(
-            BoardRow(data=r, bar=bar, diff_bar=diff_bar, is_leader=r.get("submission_id") in leader_ids)
+            BoardRow(
+                data=r,
+                bar=bar,
+                diff_bar=diff_bar,
+                is_leader=r.get("submission_id") in leader_ids,
+                decimals=digits,
+            )
         )
     first = 0 if page is None else (page - 1) * ROWS_PER_PAGE
     return BoardView(
@@ -650,3 +670,20 @@ def _percent(share: float) -> str:
     if share < 0.005:
         return "<1%"
     return f"{share * 100:.0f}%"
+
+
+def signed_text(value: Any, digits: int = 4) -> str:
+    """A difference with its sign: ``+0.0123``, ``\u22120.0123``, ``0`` for zero."""
+    text = fmt(value, digits)
+    if text != "\u2013" and not text.startswith("-") and text.strip("0.") != "":
+        return "+" + text
+    return text.replace("-", "\u2212")
+
+
+def _bound_text(value: Any, digits: int, decided: str) -> str:
+    """An interval bound at the board's precision; ``decided`` (">0" or "<0") replaces a bound that rounds
+    to zero on the side the verdict decided (the unrounded bound is strictly on that side)."""
+    text = signed_text(value, digits)
+    if decided and value is not None and text.strip("0.\u2212+") == "":
+        return decided
+    return text

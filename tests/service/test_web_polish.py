@@ -180,3 +180,21 @@ def test_cross_task_page_has_an_entries_by_tasks_table(
     # alpha: 5 and 7 wrong of 60 on the two tasks
     cells = re.findall(r'<td class="num">([^<]+)</td>', body_rows[0][1])
     assert cells[:2] == [f"{55 / 60:.4f}", f"{53 / 60:.4f}"]
+
+
+def test_a_bound_rounded_to_zero_on_the_decided_side_is_drawn_as_such() -> None:
+    # At one decimal, a difference interval [0.004, 0.2] of a row the verdict calls "the best" was drawn
+    # [0.0, +0.2] next to "significantly better": the page seemed to contradict itself.
+    from leaderboard.web.boards import board_view
+
+    rows = [
+        {"name": "a", "rank": 1, "value": 0.9, "verdict": "best", "diff": 0.1, "diff_low": 0.0,
+         "diff_high": 0.2, "compared_with": "b", "submission_id": 1},
+        {"name": "b", "rank": 2, "value": 0.8, "verdict": "worse than the best", "diff": -0.1,
+         "diff_low": -0.2, "diff_high": -0.0, "compared_with": "a", "submission_id": 2},
+        {"name": "c", "rank": 2, "value": 0.8, "verdict": "could be the best", "diff": -0.1,
+         "diff_low": -0.2, "diff_high": 0.0, "compared_with": "a", "submission_id": 3},
+    ]  # fmt: skip
+    view = board_view(rows=rows, signature={"decimals": 1, "confidence": 0.95})
+    shown = {r.data["name"]: (r.diff_low_shown, r.diff_high_shown) for r in view.rows}
+    assert shown == {"a": (">0", "+0.2"), "b": ("\u22120.2", "<0"), "c": ("\u22120.2", "0.0")}

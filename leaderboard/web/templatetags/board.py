@@ -30,10 +30,7 @@ def pval_eq(value: Any) -> str:
 
 @register.filter
 def signed(value: Any, digits: int = 4) -> str:
-    text = boards.fmt(value, digits)
-    if text != "\u2013" and not text.startswith("-") and text.strip("0.") != "":
-        return "+" + text
-    return text.replace("-", "\u2212")
+    return boards.signed_text(value, digits)
 
 
 @register.filter
