@@ -391,7 +391,10 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
 def _entries_by_tasks(challenge: Challenge, data: dict[str, Any]) -> dict[str, Any] | None:
     """The entries x tasks table of values (what a Papers-with-Code reader looks for first), ordered by
     average rank, from the values the summary was computed on (one board snapshot per task)."""
-    names, scores, slugs = list(data.get("keys") or {}), data.get("scores"), data.get("tasks")
+    keys, scores, slugs = data.get("keys") or {}, data.get("scores"), data.get("tasks")
+    # The score columns follow the entries' keys in sorted order (engine.build_summary); the stored
+    # name -> key mapping is a JSON object, whose order PostgreSQL's jsonb does not keep.
+    names = sorted(keys, key=lambda name: keys[name])
     if not names or not scores or not slugs:
         return None
     titles = dict(challenge.tasks.filter(slug__in=slugs).values_list("slug", "title"))
