@@ -68,6 +68,7 @@ from leaderboard.challenges.services import (
     team_join,
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
+from leaderboard.rankings.exports import board_csv
 from leaderboard.rankings.precision import (
     challenge_decimals,
     public_rows,
@@ -776,12 +777,15 @@ class LeaderboardView(JSONErrorsMixin, APIView):
                 )
                 caches["boards"].set(key, body, BOARD_CACHE_SECONDS)
             return HttpResponse(body, content_type=JSONRenderer.media_type)  # type: ignore[return-value]
-        response = Response(s.BoardOutputSerializer(board()).data)
         if csv:
-            response["Content-Disposition"] = (
-                f'attachment; filename="{challenge.slug}-{task.slug}-{split}.csv"'
-            )
-        return response
+            # The whole board in the site's CSV schema, from the same writer: the API's download and the
+            # site's board.csv are the same bytes for the same snapshot (rankings.exports).
+            text = board_csv(snapshot.rows, decimals) if snapshot else board_csv([], decimals)
+            download = HttpResponse(text, content_type="text/csv; charset=utf-8")
+            name = f"{challenge.slug}-{task.slug}-{split}" + (f"-{snapshot.sequence}" if snapshot else "")
+            download["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+            return download  # type: ignore[return-value]
+        return Response(s.BoardOutputSerializer(board()).data)
 
 
 class SummaryView(APIView):

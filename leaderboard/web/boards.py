@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from leaderboard.rankings.exports import normalise_row
+
 # Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
 SORT_KEYS: dict[str, str] = {
     "rank": "rank",
@@ -349,33 +351,6 @@ def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] 
         if mcnemar is not None
         else "",
     }
-
-
-def normalise_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Flat keys for a stored row, whether the snapshot holds the flat names or ``stats.board``'s shape."""
-    d = dict(row)
-    pairs = {
-        "interval": ("low", "high"),
-        "rank_interval": ("rank_low", "rank_high"),
-        "simultaneous_rank_interval": ("rank_sim_low", "rank_sim_high"),
-        "difference_interval": ("diff_low", "diff_high"),
-    }
-    for key, (lo, hi) in pairs.items():
-        value = row.get(key)
-        if lo not in d and isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
-            d[lo], d[hi] = value[0], value[1]
-    for old, new in (("difference", "diff"), ("adjusted_p_value", "p_adjusted")):
-        if new not in d and old in row:
-            d[new] = row[old]
-    if "verdict" in row:
-        d.setdefault("compared_with_name", row.get("compared_with"))
-    elif not d.get("is_leader"):
-        d.setdefault("compared_with_name", "the leader")  # a snapshot written before verdicts existed
-    runs = row.get("runs")
-    if isinstance(runs, Mapping):
-        for key in ("mean", "sd", "min", "max"):
-            d.setdefault(f"run_{key}", runs.get(key))
-    return d
 
 
 #: Rows per page of a drawn board; ``page=None`` draws every row.

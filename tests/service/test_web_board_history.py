@@ -81,3 +81,20 @@ def test_bibtex_pins_the_snapshot(client: Client, board: ws.Board) -> None:
     assert f"snapshot {snap.sequence})" in bib and f"sequence={snap.sequence}" in bib
     assert "howpublished = {\\url{http://testserver/c/pets/?task=main&split=public&sequence=" in bib
     assert bib.count("{") == bib.count("}") and bib.rstrip().endswith("}")
+
+
+def test_the_api_and_the_site_download_the_same_csv_bytes(client: Client, board: ws.Board) -> None:
+    # The two downloads had two schemas (the API packed intervals as "low;high" and prefixed negative
+    # numbers with an apostrophe); one writer now serves both (issue 13).
+    from tests.service.api_support import client_for
+
+    site = client.get(reverse("board_download", args=[board.challenge.slug, board.task.slug, "csv"]))
+    api = client_for(None).get(
+        f"/api/challenges/{board.challenge.slug}/leaderboard/?task={board.task.slug}&format=csv"
+    )
+    assert site.status_code == api.status_code == 200
+    assert site.content == api.content
+    assert site["Content-Disposition"] == api["Content-Disposition"]
+    header = site.content.decode().splitlines()[0].split(",")
+    assert header[:3] == ["rank", "rank_low", "rank_high"] and "diff_low" in header and "verdict" in header
+    assert "'-" not in site.content.decode()  # negative numbers stay numbers

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 import threading
@@ -20,7 +18,7 @@ from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
-from leaderboard.core.exports import neutralise
+from leaderboard.rankings.exports import board_csv
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import (
     challenge_decimals,
@@ -38,15 +36,6 @@ from leaderboard.scoring.models import Split
 from leaderboard.web import boards
 from leaderboard.web.selectors import DETAILS_HIDDEN, challenge_phase, home_challenges, score_details
 from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
-
-#: The verdict (max-t comparisons with the best) comes first; p_value and p_adjusted are the pair test
-#: against the observed leader (alone / corrected over the K - 1 comparisons with it), not the verdict.
-CSV_COLUMNS = [
-    "rank", "rank_low", "rank_high", "rank_sim_low", "rank_sim_high", "name", "team", "is_baseline",
-    "verdict", "compared_with", "value", "low", "high", "interval_method", "diff", "diff_low", "diff_high",
-    "in_best_set", "items_needed", "n_runs", "seed_sd", "test_set_sd", "p_value", "p_adjusted",
-    "submission_id",
-]  # fmt: skip
 
 
 @require_GET
@@ -256,15 +245,8 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
         as_json = JsonResponse(payload, json_dumps_params={"indent": 2})
         as_json["Content-Disposition"] = f'attachment; filename="{filename}.json"'
         return as_json
-    buffer = io.StringIO()
-    extra = sorted(
-        {k for r in rows for k, v in r.items() if k not in CSV_COLUMNS and not isinstance(v, dict | list)}
-    )
-    writer = csv.writer(buffer)
-    writer.writerow(CSV_COLUMNS + extra)
-    for r in rows:
-        writer.writerow([neutralise("" if r.get(c) is None else r.get(c)) for c in CSV_COLUMNS + extra])
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    # one CSV schema and writer for this download and the API's ?format=csv (the same bytes)
+    response = HttpResponse(board_csv(snapshot.rows, decimals), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
     return response
 
