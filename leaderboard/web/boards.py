@@ -192,6 +192,7 @@ class BoardView:
     leader_id: Any = None
     runner_up_id: Any = None
     board_total: int = 0  # rows on the whole board, before a search filtered them
+    headline: str = ""  # the board's answer in one sentence (who leads, and who cannot be told apart)
     #: Decimals of the numbers drawn: the board's precision when its signature states one.
     decimals: int = 4
 
@@ -454,6 +455,7 @@ def board_view(
         any_items_needed=any(r.get("items_needed") is not None for r in rows),
         any_baseline=any(r.get("is_baseline") for r in rows),
         board_total=len(rows),
+        headline=board_headline(rows, alpha=signature.get("alpha")),
         leader_id=by_rank[0] if by_rank else None,
         runner_up_id=by_rank[1] if len(by_rank) > 1 else None,
         decimals=int(signature.get("decimals") or 4),
@@ -662,3 +664,32 @@ def _bound_text(value: Any, digits: int, decided: str) -> str:
     if decided and value is not None and text.strip("0.\u2212+") == "":
         return decided
     return text
+
+
+def board_headline(rows: Sequence[Mapping[str, Any]], *, alpha: Any = None) -> str:
+    """The board in one sentence, from the rows' verdicts (max-t comparisons with the best):
+    "knn-3 leads; 2 entries cannot be told apart from it on this test set."
+
+    Entries sharing rank 1 share the lead. Empty for a board without verdicts (older snapshots)."""
+    if not rows or not any("verdict" in r for r in rows):
+        return ""
+    leaders = [str(r.get("name", "")) for r in rows if r.get("rank") == 1]
+    if not leaders:
+        return ""
+    if any(r.get("verdict") == "best" for r in rows):
+        return f"{leaders[0]} is the best: significantly better than every other entry on this test set."
+    others = sum(1 for r in rows if r.get("verdict") == "could be the best" and r.get("rank") != 1)
+    level = f" (at \u03b1 = {float(alpha):g})" if isinstance(alpha, int | float) else ""
+    if len(leaders) == 1:
+        lead = f"{leaders[0]} leads"
+    elif len(leaders) == 2:
+        lead = f"{leaders[0]} and {leaders[1]} share the lead"
+    else:
+        lead = f"{', '.join(leaders[:-1])} and {leaders[-1]} share the lead"
+    if len(leaders) > 1 and others == 0:
+        return f"{lead}; no other entry can be told apart from them on this test set{level}."
+    if others == 0:
+        return f"{lead}; every other entry is significantly worse on this test set{level}."
+    told = "it" if len(leaders) == 1 else "them"
+    noun = "entry" if others == 1 else "entries"
+    return f"{lead}; {others} other {noun} cannot be told apart from {told} on this test set{level}."

@@ -198,3 +198,52 @@ def test_a_bound_rounded_to_zero_on_the_decided_side_is_drawn_as_such() -> None:
     view = board_view(rows=rows, signature={"decimals": 1, "confidence": 0.95})
     shown = {r.data["name"]: (r.diff_low_shown, r.diff_high_shown) for r in view.rows}
     assert shown == {"a": (">0", "+0.2"), "b": ("\u22120.2", "<0"), "c": ("\u22120.2", "0.0")}
+
+
+def test_the_board_says_in_one_line_who_leads_and_who_cannot_be_told_apart(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    # issue 13: whether the gap is real could not be read in ten seconds
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    html = client.get(reverse("challenge", args=[board.challenge.slug])).content.decode()
+    line = re.search(r'<p class="verdict board-verdict" id="board-verdict">([^<]+)</p>', html)
+    assert line is not None
+    from leaderboard.rankings.models import BoardSnapshot
+
+    rows = BoardSnapshot.objects.filter(task=board.task).latest("sequence").rows
+    could = [r["name"] for r in rows if r["verdict"] == "could be the best" and r["rank"] != 1]
+    leader = next(r["name"] for r in rows if r["rank"] == 1)
+    assert line.group(1).startswith(f"{leader} leads; ") or line.group(1).startswith(f"{leader} is the best")
+    if could:
+        assert f"{len(could)} other entr" in line.group(1)
+
+
+def test_board_headline_wording() -> None:
+    from leaderboard.web.boards import board_headline
+
+    row = lambda name, rank, verdict: {"name": name, "rank": rank, "verdict": verdict}  # noqa: E731
+    assert board_headline([row("a", 1, "best"), row("b", 2, "worse than the best")]) == (
+        "a is the best: significantly better than every other entry on this test set."
+    )
+    assert (
+        board_headline(
+            [
+                row("a", 1, "could be the best"),
+                row("b", 2, "could be the best"),
+                row("c", 3, "could be the best"),
+            ],
+            alpha=0.05,
+        )
+        == "a leads; 2 other entries cannot be told apart from it on this test set (at \u03b1 = 0.05)."
+    )
+    assert (
+        board_headline(
+            [
+                row("a", 1, "could be the best"),
+                row("b", 1, "could be the best"),
+                row("c", 3, "worse than the best"),
+            ]
+        )
+        == "a and b share the lead; no other entry can be told apart from them on this test set."
+    )
+    assert board_headline([{"name": "a", "rank": 1}]) == ""  # a snapshot written before verdicts
