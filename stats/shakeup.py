@@ -34,10 +34,13 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sps
 
+from stats.compare import holm
+from stats.compare_ranks import min_ranks
 from stats.signature import Signature
 
 FloatArray = NDArray[np.float64]
 Finalize = Callable[[Any], Any]
+ArrayLike1D = Sequence[float] | FloatArray
 
 #: Re-splits drawn per block: the masks of one block are ``block x N`` float64.
 _BLOCK = 128
@@ -134,30 +137,6 @@ def _finite(x: float) -> float | None:
 
 def _pair(p: tuple[float, float] | None) -> list[float | None] | None:
     return None if p is None else [_finite(p[0]), _finite(p[1])]
-
-
-def competition_ranks(values: ArrayLike1D, *, higher_is_better: bool) -> NDArray[np.int64]:
-    """Ranks 1, 2, 2, 4 (ties share the smallest rank), along the last axis."""
-    v = np.asarray(values, dtype=np.float64)
-    oriented = -v if higher_is_better else v
-    # rank = 1 + number of entries strictly better
-    return 1 + (oriented[..., None, :] < oriented[..., :, None]).sum(axis=-1)
-
-
-ArrayLike1D = Sequence[float] | FloatArray
-
-
-def holm(p: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (monotone, capped at 1)."""
-    arr = np.asarray(p, dtype=np.float64)
-    m = arr.size
-    order = np.argsort(arr, kind="stable")
-    adjusted = np.empty(m)
-    running = 0.0
-    for i, j in enumerate(order):
-        running = max(running, min(1.0, (m - i) * arr[j]))
-        adjusted[j] = running
-    return adjusted.tolist()
 
 
 def _rowwise_spearman(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -273,10 +252,10 @@ def shakeup(
             "No per-item statistics for this metric: the re-split reference and the gap p-values are not "
             "computed."
         )
-    gap_p_holm = holm(gap_p.tolist()) if gap_p is not None else None
+    gap_p_holm = holm(gap_p) if gap_p is not None else None
 
-    pub_rank = competition_ranks(pub, higher_is_better=higher_is_better)
-    priv_rank = competition_ranks(priv, higher_is_better=higher_is_better)
+    pub_rank = min_ranks(pub, higher_is_better=higher_is_better)
+    priv_rank = min_ranks(priv, higher_is_better=higher_is_better)
     sets = list(public_rank_sets) if public_rank_sets is not None else [None] * k
     best = list(private_best_set) if private_best_set is not None else [None] * k
     teams = []

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from stats.compare import holm
+from stats.compare_ranks import min_ranks as competition_ranks
 from stats.metrics import get_metric
-from stats.shakeup import competition_ranks, holm, shakeup
+from stats.shakeup import shakeup
 
 ACC = get_metric("accuracy")
 
