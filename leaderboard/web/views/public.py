@@ -351,26 +351,27 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
     split, private_visible = _split_of(request, challenge)
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
+    tasks = list(challenge.tasks.all())
     # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
-    data = public_summary(summ.data, challenge_decimals(list(challenge.tasks.all()))) if summ else {}
+    data = public_summary(summ.data, challenge_decimals(tasks)) if summ else {}
     return render(
         request,
         "web/summary.html",
         {
             "challenge": challenge,
             "split": split,
-            "has_private": challenge.tasks.filter(has_private_split=True).exists(),
+            "has_private": any(t.has_private_split for t in tasks),
             "private_visible": private_visible,
             "summary": summ,
             "data": data,
             "signature_items": _readable_signature(data.get("signature") if summ else None),
-            "matrix": _entries_by_tasks(challenge, data) if summ else None,
+            "matrix": _entries_by_tasks(tasks, data) if summ else None,
             "data_json": json.dumps(data, indent=2, default=str) if summ else "",
         },
     )
 
 
-def _entries_by_tasks(challenge: Challenge, data: dict[str, Any]) -> dict[str, Any] | None:
+def _entries_by_tasks(tasks: list[Task], data: dict[str, Any]) -> dict[str, Any] | None:
     """The entries x tasks table of values (what a Papers-with-Code reader looks for first), ordered by
     average rank, from the values the summary was computed on (one board snapshot per task)."""
     keys, scores, slugs = data.get("keys") or {}, data.get("scores"), data.get("tasks")
@@ -379,7 +380,7 @@ def _entries_by_tasks(challenge: Challenge, data: dict[str, Any]) -> dict[str, A
     names = sorted(keys, key=lambda name: keys[name])
     if not names or not scores or not slugs:
         return None
-    titles = dict(challenge.tasks.filter(slug__in=slugs).values_list("slug", "title"))
+    titles = {t.slug: t.title for t in tasks}
     column = {name: i for i, name in enumerate(names)}
     order = [e["name"] for e in data.get("entries", []) if e.get("name") in column] or names
     average = {e["name"]: e.get("average_rank") for e in data.get("entries", [])}
