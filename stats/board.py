@@ -306,9 +306,14 @@ class Board:
         }
 
 
-def default_interval(*, zero_one: bool, grouped: bool, has_counts: bool, has_jackknife: bool) -> str:
+def default_interval(
+    *, zero_one: bool, grouped: bool, has_counts: bool, has_jackknife: bool, metric: str | None = None
+) -> str:
     """The interval a metric gets by default, chosen by measured coverage (docs/stats.md, "Coverage grid").
 
+    - a metric of the registry that names its own (``Metric.default_interval``: basic for detection AP,
+      percentile for mIoU, from the vision coverage simulation), that one (BCa without a jackknife
+      falls back to percentile);
     - a plain proportion (0/1 metric, independent items, counts known): Wilson's score interval, whose
       worst coverage on the grid is close to nominal, where every bootstrap interval undercovers near 0
       and 1 with few items (an entry with every item right gets the one-sided ``[l, 1]``, not
@@ -323,6 +328,12 @@ def default_interval(*, zero_one: bool, grouped: bool, has_counts: bool, has_jac
     >>> default_interval(zero_one=True, grouped=True, has_counts=True, has_jackknife=True)
     'bca'
     """
+    if metric is not None:
+        from stats.metrics import METRICS
+
+        own = METRICS[metric].default_interval if metric in METRICS else None
+        if own is not None:
+            return "percentile" if own == "bca" and not has_jackknife else own
     if zero_one and not grouped and has_counts:
         return "wilson"
     return "bca" if has_jackknife else "percentile"
@@ -542,7 +553,11 @@ def build_board(
     has_counts = zero_one and n_items is not None and not grouped
     method = (
         default_interval(
-            zero_one=zero_one, grouped=grouped, has_counts=has_counts, has_jackknife=jack is not None
+            zero_one=zero_one,
+            grouped=grouped,
+            has_counts=has_counts,
+            has_jackknife=jack is not None,
+            metric=metric_name,
         )
         if requested == "auto"
         else requested

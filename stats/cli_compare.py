@@ -195,8 +195,8 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
     """Run ``leaderboard``; returns the exit code."""
     out = out or sys.stdout
     metric = get_metric(args.metric)
-    # a vision metric's own interval (chosen by measured coverage), else the board's "auto" rule
-    args.interval = args.interval or metric.default_interval or "auto"
+    # "auto": the metric's own interval where it names one (vision), else Wilson / BCa (stats.board)
+    args.interval = args.interval or "auto"
     if metric.task_kind != "items":
         names = list(args.predictions)
         if len(set(names)) != len(names):
@@ -252,7 +252,7 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         replicates=theta[keep],
         groups=truth_groups,
         jackknife=np.column_stack([s.jackknife for s in scores])
-        if args.interval in ("bca", "auto")
+        if all(len(s.jackknife) for s in scores)
         else None,
         higher_is_better=metric.higher_is_better,
         metric_name=metric.name,
