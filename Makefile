@@ -53,12 +53,12 @@ slow: install
 	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
 
 bench: install
-	$(BIN)/python -m stats.bench
-	$(BIN)/python -m stats.bench_compare
-	$(BIN)/python -m stats.bench_jackknife
-	$(BIN)/python -m stats.bench_vision
-	$(BIN)/python -m stats.bench_io
-	$(BIN)/python -m stats.bench_scale
+	$(BIN)/python -m tests.benchmarks.bench
+	$(BIN)/python -m tests.benchmarks.bench_compare
+	$(BIN)/python -m tests.benchmarks.bench_jackknife
+	$(BIN)/python -m tests.benchmarks.bench_vision
+	$(BIN)/python -m tests.benchmarks.bench_io
+	$(BIN)/python -m tests.benchmarks.bench_scale
 
 ## The load test (PostgreSQL and Redis on 127.0.0.1; figures in docs/reliability.md, "Load").
 load: install

@@ -1,7 +1,7 @@
 """A COCO-val-sized detection upload through the service: ``python deploy/bench_vision_upload.py``.
 
 5,000 images, 80 classes, 500,000 detections (~50 MB of results JSON, scores to 3 decimals; the
-generator of ``stats.bench_vision``). Measured in one process, on a fresh SQLite database in a temporary
+generator of ``tests.benchmarks.bench_vision``). Measured in one process, on a fresh SQLite database in a temporary
 data directory, scoring in-process as the embedded default does:
 
 1. the organizer's task creation (the COCO annotation file parsed and checked, the task stored);
@@ -29,7 +29,8 @@ from pathlib import Path
 
 
 def _generate(n_images: int, n_detections: int, directory: str) -> tuple[str, str]:
-    from stats.bench_vision import synthetic_coco
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the generator lives in tests/benchmarks/
+    from tests.benchmarks.bench_vision import synthetic_coco
 
     gt, dets = synthetic_coco(n_images, 80, n_detections)
     gt_path, det_path = Path(directory) / "instances.json", Path(directory) / "results.json"

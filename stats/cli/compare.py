@@ -4,7 +4,7 @@
 :func:`stats.board.build_board`); ``cd`` compares entries across tasks from a score table and can write
 the critical-difference diagram (see :mod:`stats.crosstask`, :mod:`stats.cddiagram`).
 
-Both are registered on :func:`stats.cli.build_parser` by :func:`add_comparison_parsers`. Bad input
+Both are registered on :func:`stats.cli.main.build_parser` by :func:`add_comparison_parsers`. Bad input
 exits with code 2 and ``file:line:column: message`` on stderr (raised as :class:`stats.io.InputError`).
 """
 
@@ -24,9 +24,9 @@ import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
 from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
-from stats.cli_edges import Sampling, add_edge_arguments, sampling_for, warn
-from stats.cli_inputs import add_label_arguments, read_inputs
-from stats.cli_vision import add_vision_arguments, score_vision
+from stats.cli.edges import Sampling, add_edge_arguments, sampling_for, warn
+from stats.cli.inputs import add_label_arguments, read_inputs
+from stats.cli.vision import add_vision_arguments, score_vision
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from numpy.typing import NDArray
 
 from stats.checks import class_strata, design_warnings, order_positive
-from stats.cli_inputs import Inputs
+from stats.cli.inputs import Inputs
 
 __all__ = ["Sampling", "add_edge_arguments", "sampling_for", "warn"]
 

@@ -16,10 +16,10 @@ from typing import Any, TextIO
 
 from stats import __version__
 from stats.checks import order_positive, truth_problem, value_warnings
-from stats.cli_compare import add_comparison_parsers
-from stats.cli_edges import add_edge_arguments, sampling_for, warn
-from stats.cli_inputs import add_label_arguments, read_inputs
-from stats.cli_vision import add_vision_arguments, default_interval, score_vision
+from stats.cli.compare import add_comparison_parsers
+from stats.cli.edges import add_edge_arguments, sampling_for, warn
+from stats.cli.inputs import add_label_arguments, read_inputs
+from stats.cli.vision import add_vision_arguments, default_interval, score_vision
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for

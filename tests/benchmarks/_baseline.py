@@ -1,6 +1,6 @@
 """The implementations before issue 14, kept as the named baseline of ``make bench`` and of tests.
 
-Not used by the product. ``python -m stats.bench`` and ``python -m stats.bench_compare`` time the current
+Not used by the product. ``python -m tests.benchmarks.bench`` and ``python -m tests.benchmarks.bench_compare`` time the current
 code against these in the same run; the tests check that the current code gives the same numbers (the
 same bytes of ``W``, the same rank counts and interval bounds; the max-t sets differ only where float32
 rounding flipped a decision, see ``tests/stats/test_compare_ranks_maxt.py``).

@@ -1,4 +1,4 @@
-"""Benchmark of the engine against ``scipy.stats.bootstrap``: ``python -m stats.bench``.
+"""Benchmark of the engine against ``scipy.stats.bootstrap``: ``python -m tests.benchmarks.bench``.
 
 Runs in one process, side by side, on N items, K entries and B resamples (default 10,000 x 50 x
 10,000):
@@ -9,7 +9,7 @@ Runs in one process, side by side, on N items, K entries and B resamples (defaul
 2. the engine end to end for accuracy, including drawing W, with BCa intervals;
 3. the engine with W cached on disk, for one new entry and for all K;
 4. macro-F1 with 10 classes for all K, W cached;
-5. drawing W alone against the drawing of before issue 14 (``stats._baseline.draw_chunk_v0``), and
+5. drawing W alone against the drawing of before issue 14 (``tests.benchmarks._baseline.draw_chunk_v0``), and
    checks that their bytes are equal.
 
 It prints wall times, the ratio to the baseline and the throughput in resample x item x entry per
@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from stats._baseline import draw_chunk_v0
 from stats.engine import score_entries
 from stats.intervals import intervals_for
 from stats.resampling import _draw_chunk, resample_design, unit_weights
+from tests.benchmarks._baseline import draw_chunk_v0
 
 
 def _timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
@@ -68,7 +68,9 @@ def _data(n: int, k: int, classes: int, seed: int) -> tuple[np.ndarray, list[np.
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m stats.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.bench", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--entries", type=int, default=50)
     parser.add_argument("--resamples", type=int, default=10_000)
@@ -78,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kb = k if args.baseline_entries <= 0 else min(args.baseline_entries, k)
     work = float(n) * k * b
 
-    print(f"stats.bench: N={n} items, K={k} entries, B={b} resamples")
+    print(f"tests.benchmarks.bench: N={n} items, K={k} entries, B={b} resamples")
     print(
         f"python {platform.python_version()}, numpy {np.__version__}, cores {os.cpu_count()}, "
         f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}, "
@@ -148,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{label:<62} {seconds:>8.3f} {base / seconds:>11.1f} {amount / seconds:>17.3g}")
     print(f"\npeak traced memory of the end-to-end run (tracemalloc): {peak:.0f} MiB")
     print(
-        f"drawing W alone ({b} x {n}): {t_draw:.3f} s; before issue 14 (stats._baseline): {t_draw_old:.3f} s "
+        f"drawing W alone ({b} x {n}): {t_draw:.3f} s; before issue 14 (tests.benchmarks._baseline): {t_draw_old:.3f} s "
         f"-> ratio {t_draw_old / t_draw:.1f}x; same bytes: {same}"
     )
     print("targets: end to end >= 8x, cached >= 50x, one new entry < 0.2 s, macro-F1 all entries < 2 s")

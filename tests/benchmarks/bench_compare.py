@@ -1,4 +1,4 @@
-"""Benchmark of the comparison layer: ``python -m stats.bench_compare``.
+"""Benchmark of the comparison layer: ``python -m tests.benchmarks.bench_compare``.
 
 On K entries, N items and B resamples (default 1,000 x 10,000 x 10,000), with replicates from the engine
 (the task's common weights, accuracy), it times in one process:
@@ -6,7 +6,7 @@ On K entries, N items and B resamples (default 1,000 x 10,000 x 10,000), with re
 1. everything a board rebuild computes from stored replicates (``build_board``: value and difference
    intervals, paired bootstrap p-values against the leader, Holm, the marginal rank distribution, the
    max-t simultaneous rank sets and best set with step-down), its peak traced memory, and the same call
-   with the implementations of before issue 14 (``stats._baseline``: dense float32 max-t, stable argsort
+   with the implementations of before issue 14 (``tests.benchmarks._baseline``: dense float32 max-t, stable argsort
    ranks, sorted interval quantiles) measured in the same run - the targets are under 1 s and 300 MB;
 2. a board with one more entry (what a new submission costs: a full rebuild);
 3. McNemar's exact test of all entries against the leader;
@@ -36,12 +36,12 @@ from scipy import stats as sps
 
 import stats.board as board_module
 import stats.intervals as intervals_module
-from stats import _baseline
 from stats.board import build_board
 from stats.compare import bootstrap_p_values, holm, mcnemar_exact, paired_randomization
 from stats.compare_ranks import rank_distribution, simultaneous_ranks
 from stats.engine import score_entries
 from stats.metrics import get_metric
+from tests.benchmarks import _baseline
 
 
 def _timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
@@ -66,7 +66,7 @@ def _peak_mib(fn: Callable[[], Any]) -> float:
 
 @contextmanager
 def _before_issue_14() -> Iterator[None]:
-    """``build_board`` with the implementations of before issue 14 (stats._baseline)."""
+    """``build_board`` with the implementations of before issue 14 (tests.benchmarks._baseline)."""
     saved = (board_module.simultaneous_ranks, board_module.rank_distribution, intervals_module._quantiles)
     board_module.simultaneous_ranks = _baseline.simultaneous_ranks_v0
     board_module.rank_distribution = _baseline.rank_distribution_v0
@@ -91,7 +91,7 @@ def _task(n: int, k: int, seed: int) -> tuple[np.ndarray, list[np.ndarray]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m stats.bench_compare", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.bench_compare", description=__doc__)
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--resamples", type=int, default=10_000)
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
             a.simultaneous_rank_interval == o.simultaneous_rank_interval
             for a, o in zip(new_board.rows, old_board.rows, strict=True)
         )
-        print("   before issue 14 (stats._baseline), same run:")
+        print("   before issue 14 (tests.benchmarks._baseline), same run:")
         print(f"     build_board {t_old_board:8.3f} s -> ratio {t_old_board / t_board:.1f}x")
         print(f"     rank distribution {t_old_rd:8.3f} s -> ratio {t_old_rd / t_rd:.1f}x")
         print(

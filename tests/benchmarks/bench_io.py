@@ -2,7 +2,7 @@
 
 Command (from the repository root)::
 
-    .venv/bin/python -m stats.bench_io [--rows 1000000] [--parquet-rows 5000000]
+    .venv/bin/python -m tests.benchmarks.bench_io [--rows 1000000] [--parquet-rows 5000000]
 
 Each case runs in a fresh Python process (so its peak RSS is its own) and prints wall time, the peak traced
 by ``tracemalloc`` and the growth of the peak RSS over the process's RSS before the call (the file's bytes
@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 #: Long label names, so that 1,000,000 rows (the default largest task) make a 45 MB file.
@@ -36,6 +37,9 @@ LABELS = [
     "a small bird on a high branch",
     "a fish in a pond at sunset 4",
 ]
+
+#: the repository root: the cases run as ``python -m tests.benchmarks.bench_io`` from it
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _csv(rows: int, bad_row: int | None = None) -> tuple[list[str], bytes]:
@@ -128,9 +132,17 @@ def main(argv: list[str] | None = None) -> int:
     cases = CASES + (["parquet rows (line-precise reader)"] if args.old_parquet else [])
     results = []
     for case in cases:
-        command = [sys.executable, "-m", "stats.bench_io", "--case", case, "--rows", str(args.rows)]
+        command = [
+            sys.executable,
+            "-m",
+            "tests.benchmarks.bench_io",
+            "--case",
+            case,
+            "--rows",
+            str(args.rows),
+        ]
         command += ["--parquet-rows", str(args.parquet_rows)]
-        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
         print(json.dumps(results[-1]), flush=True)
     by = {r["case"]: r for r in results}

@@ -1,5 +1,5 @@
 """Benchmark of the leave-one-out (jackknife) values of ROC AUC and average precision:
-``python -m stats.bench_jackknife``.
+``python -m tests.benchmarks.bench_jackknife``.
 
 Side by side in one process, for one entry of N items (default 20,000, 1% to 50% positives):
 
@@ -37,7 +37,7 @@ def _old_leave_one_out(metric_name: str, ranked: RankedScores, n: int) -> np.nda
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stats.bench_jackknife", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.bench_jackknife", description=__doc__)
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--positives", type=float, default=0.1, help="share of positive items")
     parser.add_argument("--seed", type=int, default=0)

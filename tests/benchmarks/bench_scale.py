@@ -1,4 +1,4 @@
-"""How the costs grow with N, K and B: ``python -m stats.bench_scale`` (issue 14).
+"""How the costs grow with N, K and B: ``python -m tests.benchmarks.bench_scale`` (issue 14).
 
 Three sizes each, one process:
 
@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from stats.bench_compare import _task
 from stats.board import build_board
 from stats.compare import paired_randomization
 from stats.compare_ranks import _pair_standard_errors, rank_distribution, simultaneous_ranks
 from stats.engine import score_entries
 from stats.metrics import get_metric
+from tests.benchmarks.bench_compare import _task
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -78,7 +78,7 @@ def _board_row(theta: np.ndarray, point: np.ndarray, n: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m stats.bench_scale", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.bench_scale", description=__doc__)
     parser.add_argument("--entries", type=int, nargs=3, default=[250, 1000, 5000])
     parser.add_argument("--resamples", type=int, nargs=3, default=[2500, 5000, 10_000])
     parser.add_argument("--items", type=int, nargs=3, default=[10_000, 100_000, 1_000_000])

@@ -1,4 +1,4 @@
-"""Benchmarks of the vision metrics (issue 12): ``python -m stats.bench_vision [--quick]``.
+"""Benchmarks of the vision metrics (issue 12): ``python -m tests.benchmarks.bench_vision [--quick]``.
 
 Detection, COCO-val shape: 5,000 images, 80 classes, ~36,000 objects (1% crowd, every area range),
 500,000 detections with scores rounded to 3 decimals. Measured: parsing the results JSON, the per-image
@@ -209,7 +209,9 @@ def bench_segmentation(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stats.bench_vision", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.bench_vision", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--quick", action="store_true", help="a tenth of the sizes (a smoke run)")
     parser.add_argument("--no-pycocotools", action="store_true", help="skip the pycocotools baseline")
     parser.add_argument("--only", choices=["detection", "segmentation"])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from stats import bench, bench_compare, bench_scale
+from tests.benchmarks import bench, bench_compare, bench_scale
 
 
 def test_bench_compare_prints_the_baseline_ratios(capsys: pytest.CaptureFixture[str]) -> None:
     bench_compare.main(["--entries", "12", "--items", "300", "--resamples", "200", "--randomizations", "100"])
     out = capsys.readouterr().out
-    assert "before issue 14 (stats._baseline), same run" in out
+    assert "before issue 14 (tests.benchmarks._baseline), same run" in out
     assert "same counts: True" in out
     assert "simultaneous rank sets equal for 12 of 12 entries" in out
 

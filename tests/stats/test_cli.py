@@ -120,7 +120,7 @@ def test_parser_has_subcommands_and_validates() -> None:
     args = parser.parse_args(["score", "--truth", "t.csv", "--metric", "accuracy", "p.csv"])
     assert (args.resamples, args.seed, args.confidence, args.interval) == (10000, 0, 0.95, None)
     # no --interval: the metric's own default (chosen by measured coverage), else BCa
-    from stats.cli_vision import default_interval
+    from stats.cli.vision import default_interval
     from stats.metrics import get_metric
 
     assert default_interval(get_metric("accuracy"), args.interval) == "bca"

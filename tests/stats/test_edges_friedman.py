@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from stats.cli_compare import cd_table, run_cd
+from stats.cli.compare import cd_table, run_cd
 from stats.crosstask import compare_across_tasks, friedman
 
 # Friedman (1937), Table V / Siegel & Castellan (1988), Table M: exact null distribution of the Friedman

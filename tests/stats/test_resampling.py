@@ -176,7 +176,7 @@ def test_weights_drawn_in_sub_blocks_have_the_bytes_of_the_single_draw(
     # The draw of a chunk is split into row blocks of at most `_DRAW_BLOCK` draws (bounded memory at
     # N = 1,000,000); the bytes must equal the drawing before issue 14, which drew the chunk at once.
     import stats.resampling as rs
-    from stats._baseline import draw_chunk_v0
+    from tests.benchmarks._baseline import draw_chunk_v0
 
     monkeypatch.setattr(rs, "_DRAW_BLOCK", block)
     labels = None

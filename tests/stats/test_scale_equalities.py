@@ -1,15 +1,15 @@
-"""Issue 14: the faster computations give the numbers of the implementations before it (stats._baseline)."""
+"""Issue 14: the faster computations give the numbers of the implementations before it (tests.benchmarks._baseline)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from stats._baseline import paired_randomization_v0, quantiles_v0, rank_counts_v0
 from stats.compare import paired_randomization
 from stats.compare_ranks import rank_distribution
 from stats.intervals import _quantiles, bootstrap_bounds
 from stats.metrics import get_metric
+from tests.benchmarks._baseline import paired_randomization_v0, quantiles_v0, rank_counts_v0
 
 
 def _entries(metric: str, k: int, n: int, seed: int) -> tuple[list[np.ndarray], object]:
