@@ -23,11 +23,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stats.checks import FEW_CLUSTERS
+from stats.checks import (
+    FEW_CLUSTERS,
+    check_choice,
+    check_count,
+    check_jackknife,
+    check_level,
+    check_replicates,
+    check_vector,
+)
 from stats.compare import (
     CORRECTIONS,
-    _count,
-    _level,
     adjust_p_values,
     bootstrap_p_values,
     cluster_sign_flip,
@@ -381,8 +387,7 @@ def _resolve_test(
     grouped: bool,
     few_clusters: bool | None = None,
 ) -> str:
-    if test not in TESTS:
-        raise ValueError(f"`test` must be one of {TESTS}, got {test!r}.")
+    check_choice(test, TESTS, name="test")
     if test == "cluster-sign-flip" and not (has_items and has_finalize and few_clusters is not None):
         raise ValueError("`test` 'cluster-sign-flip' needs `item_statistics`, `finalize` and `groups`.")
     if test == "auto":
@@ -501,31 +506,17 @@ def build_board(
     k = len(names)
     if k < 1 or len(set(names)) != k:
         raise ValueError("`names` must hold at least one name, all unique.")
-    point = np.asarray(values, dtype=np.float64)
-    if point.shape != (k,) or not np.all(np.isfinite(point)):
-        raise ValueError(f"`values` must be a finite array of shape ({k},), one value per name.")
-    theta = np.asarray(replicates, dtype=np.float64)
-    if theta.ndim != 2 or theta.shape[1] != k or theta.shape[0] < 2:
-        raise ValueError(f"`replicates` must have shape (B, {k}) with B >= 2, one column per name.")
-    if not np.all(np.isfinite(theta)):
-        raise ValueError("`replicates` must be finite.")
+    point = check_vector(values, name="values", length=k, what="values, one per name")
+    theta = check_replicates(replicates, k=k)
     b = theta.shape[0]
-    confidence = _level(confidence, name="confidence")
-    alpha = _level(alpha, name="alpha")
-    power = _level(power, name="power")
-    seed = _count(seed, name="seed")
-    if correction not in CORRECTIONS:
-        raise ValueError(f"`correction` must be one of {CORRECTIONS}, got {correction!r}.")
-    if best_set_method not in BEST_SET_METHODS:
-        raise ValueError(f"`best_set_method` must be one of {BEST_SET_METHODS}, got {best_set_method!r}.")
-    jack: FloatArray | None = None
-    if jackknife is not None:
-        jack = np.asarray(jackknife, dtype=np.float64)
-        if jack.ndim != 2 or jack.shape[1] != k or jack.shape[0] < 2:
-            raise ValueError(f"`jackknife` must have shape (n_units, {k}) with n_units >= 2.")
-    requested = "auto" if interval is None else interval
-    if requested not in INTERVALS:
-        raise ValueError(f"`interval` must be one of {INTERVALS}, got {requested!r}.")
+    confidence = check_level(confidence, name="confidence")
+    alpha = check_level(alpha, name="alpha")
+    power = check_level(power, name="power")
+    seed = check_count(seed, name="seed")
+    check_choice(correction, CORRECTIONS, name="correction")
+    check_choice(best_set_method, BEST_SET_METHODS, name="best_set_method")
+    jack = None if jackknife is None else check_jackknife(jackknife, k=k)
+    requested = check_choice("auto" if interval is None else interval, INTERVALS, name="interval")
     if requested == "bca" and jack is None:
         raise ValueError("`interval` 'bca' needs `jackknife` (leave-one-out values from the engine).")
     stats_list: list[FloatArray] | None = None
@@ -544,7 +535,7 @@ def build_board(
             if not np.allclose(check, point, rtol=1e-9, atol=1e-12):
                 raise ValueError("`values` disagree with `finalize` of the pooled `item_statistics`.")
     if n_items is not None:
-        n_items = _count(n_items, name="n_items", minimum=1)
+        n_items = check_count(n_items, name="n_items", minimum=1)
     if runs is not None and len(runs) != k:
         raise ValueError(f"`runs` must hold {k} entries (None where an entry has no runs).")
     n_groups = None if groups is None else len(np.unique(np.asarray(groups)))

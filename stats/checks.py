@@ -20,23 +20,37 @@ Every rule here is stated once and used by the engine, the command line and the 
   defined), for every entry of a board alike so the comparison stays paired, their number is stated in
   the signature (``undefined_resamples``), and more than :data:`UNDEFINED_LIMIT` of them is refused
   (the command line) or warned about (a service board, which must not fail).
+
+It also holds the package's **argument checks** (:func:`check_level`, :func:`check_count`,
+:func:`check_choice`, :func:`check_probabilities`, :func:`check_vector`, :func:`check_replicates`,
+:func:`check_jackknife`): every public function of ``stats`` validates its arguments through them, so a
+bad argument gets the same message (naming the argument as the caller spelled it) wherever it is passed.
+Each returns the value converted (a float, an int, a float64 array).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats.metrics import Metric, get_metric
+if TYPE_CHECKING:
+    from stats.metrics import Metric
 
 __all__ = [
     "FEW_CLUSTERS",
     "MIN_UNITS",
     "UNDEFINED_LIMIT",
     "UNDEFINED_RULE",
+    "check_choice",
+    "check_count",
+    "check_jackknife",
+    "check_level",
+    "check_probabilities",
+    "check_replicates",
+    "check_vector",
     "class_strata",
     "defined_rows",
     "design_warnings",
@@ -54,7 +68,158 @@ UNDEFINED_LIMIT = 0.05
 UNDEFINED_RULE = "drop-undefined-resamples"
 
 
+FloatArray = NDArray[np.float64]
+
+
+# --------------------------------------------------------------------------------------------------
+# argument checks
+
+
+def check_level(value: Any, *, name: str) -> float:
+    """A level strictly between 0 and 1 (a confidence, a test's ``alpha``, a power).
+
+    Examples
+    --------
+    >>> check_level(0.95, name="confidence")
+    0.95
+    >>> check_level(1, name="alpha")
+    Traceback (most recent call last):
+    ...
+    ValueError: `alpha` must be a number strictly between 0 and 1, got 1.
+    """
+    message = f"`{name}` must be a number strictly between 0 and 1, got {value!r}."
+    if isinstance(value, bool | str | bytes):
+        raise ValueError(message)
+    try:
+        level = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if not 0.0 < level < 1.0:
+        raise ValueError(message)
+    return level
+
+
+def check_count(value: Any, *, name: str, minimum: int = 0) -> int:
+    """An integer (a Python or numpy integer, not a bool or a float) of at least ``minimum``.
+
+    Used for seeds, numbers of resamples, items and randomizations, counts of a 2 x 2 table, indices.
+
+    Examples
+    --------
+    >>> check_count(10_000, name="resamples", minimum=1)
+    10000
+    >>> check_count(2.5, name="resamples", minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `resamples` must be an integer >= 1, got 2.5.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def check_choice(value: Any, allowed: Sequence[str], *, name: str) -> str:
+    """One of the ``allowed`` names.
+
+    Examples
+    --------
+    >>> check_choice("student", ("bca", "percentile"), name="method")
+    Traceback (most recent call last):
+    ...
+    ValueError: `method` must be one of bca, percentile, got 'student'.
+    """
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"`{name}` must be one of {', '.join(allowed)}, got {value!r}.")
+    return value
+
+
+def check_probabilities(values: ArrayLike, *, name: str = "p_values") -> FloatArray:
+    """A one-dimensional array of probabilities in [0, 1] (no NaN)."""
+    p = np.asarray(values, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"`{name}` must be a one-dimensional array of probabilities.")
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError(f"`{name}` must contain only probabilities in [0, 1] (no NaN).")
+    return p
+
+
+def check_vector(
+    values: ArrayLike, *, name: str, length: int | None = None, minimum: int = 1, what: str = "values"
+) -> FloatArray:
+    """A one-dimensional finite array: ``length`` values, or at least ``minimum`` of them.
+
+    ``what`` names the values in the message (``"run scores"``, ``"values, one per entry"``).
+
+    Examples
+    --------
+    >>> check_vector([0.8, float("nan")], name="runs", minimum=2, what="run scores")
+    Traceback (most recent call last):
+    ...
+    ValueError: `runs` must be a one-dimensional array of at least 2 finite run scores.
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    if length is not None:
+        if arr.shape != (length,) or not np.all(np.isfinite(arr)):
+            raise ValueError(f"`{name}` must be a finite array of shape ({length},) of {what}.")
+    elif arr.ndim != 1 or arr.size < minimum or not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` must be a one-dimensional array of at least {minimum} finite {what}.")
+    return arr
+
+
+def check_replicates(
+    replicates: ArrayLike,
+    *,
+    name: str = "replicates",
+    k: int | None = None,
+    one_dimensional: bool = False,
+    finite: bool = True,
+) -> FloatArray:
+    """Bootstrap replicates as a (B, K) array with B >= 2 (one column per entry).
+
+    Parameters
+    ----------
+    k : int, optional
+        The number of columns required (one per entry).
+    one_dimensional : bool, default False
+        Accept shape (B,) as one column.
+    finite : bool, default True
+        Refuse NaN and infinite replicates (``False``: a bootstrap interval whose bounds become NaN).
+    """
+    arr = np.asarray(replicates, dtype=np.float64)
+    if one_dimensional and arr.ndim == 1:
+        arr = arr[:, None]
+    columns = "K" if k is None else str(k)
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1 or (k is not None and arr.shape[1] != k):
+        shapes = f"(B,) or (B, {columns})" if one_dimensional else f"(B, {columns})"
+        raise ValueError(f"`{name}` must have shape {shapes} with B >= 2 resamples, one column per entry.")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` must be finite (no NaN or infinite replicates).")
+    return arr
+
+
+def check_jackknife(jackknife: ArrayLike, *, k: int, name: str = "jackknife") -> FloatArray:
+    """Leave-one-out values as an (n_units, K) array with n_units >= 2 (shape (n,) when K = 1).
+
+    A NaN is an undefined leave-one-out value (leaving out the only positive item of an AUC) and is left
+    out of BCa's acceleration (:func:`stats.intervals.bca_constants`); an infinite value is refused.
+    """
+    arr = np.asarray(jackknife, dtype=np.float64)
+    if arr.ndim == 1 and k == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] != k or arr.shape[0] < 2:
+        raise ValueError(f"`{name}` must have shape (n_units, {k}) with n_units >= 2, one column per entry.")
+    if np.any(np.isinf(arr)):
+        raise ValueError(f"`{name}` must not hold infinite values (NaN marks an undefined one).")
+    return arr
+
+
+# --------------------------------------------------------------------------------------------------
+# the edges
+
+
 def _metric(metric: str | Metric) -> Metric:
+    from stats.metrics import Metric, get_metric
+
     return metric if isinstance(metric, Metric) else get_metric(metric)
 
 

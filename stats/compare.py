@@ -29,6 +29,15 @@ import numpy.typing as npt
 from scipy import special
 from scipy import stats as sps
 
+from stats.checks import (
+    check_choice,
+    check_count,
+    check_jackknife,
+    check_level,
+    check_probabilities,
+    check_replicates,
+    check_vector,
+)
 from stats.intervals import Interval, bca_constants, bootstrap_bounds
 from stats.signature import Signature
 
@@ -60,32 +69,6 @@ __all__ = [
     "paired_randomization",
     "randomization_weights",
 ]
-
-
-# --------------------------------------------------------------------------------------------------
-# validation helpers
-
-
-def _probabilities(p_values: npt.ArrayLike, *, name: str = "p_values") -> FloatArray:
-    p = np.asarray(p_values, dtype=np.float64)
-    if p.ndim != 1:
-        raise ValueError(f"`{name}` must be a one-dimensional array of probabilities.")
-    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise ValueError(f"`{name}` must contain only probabilities in [0, 1] (no NaN).")
-    return p
-
-
-def _level(value: float, *, name: str) -> float:
-    value = float(value)
-    if not (0.0 < value < 1.0):
-        raise ValueError(f"`{name}` must lie strictly between 0 and 1, got {value!r}.")
-    return value
-
-
-def _count(value: int, *, name: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"`{name}` must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -121,7 +104,7 @@ def holm(p_values: npt.ArrayLike) -> FloatArray:
     >>> holm([0.01, 0.04, 0.03, 0.005]).round(3).tolist()
     [0.03, 0.06, 0.06, 0.02]
     """
-    p = _probabilities(p_values)
+    p = check_probabilities(p_values)
     m = p.size
     if m == 0:
         return p.copy()
@@ -160,7 +143,7 @@ def benjamini_hochberg(p_values: npt.ArrayLike) -> FloatArray:
     >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.005]).round(3).tolist()
     [0.02, 0.04, 0.04, 0.02]
     """
-    p = _probabilities(p_values)
+    p = check_probabilities(p_values)
     m = p.size
     if m == 0:
         return p.copy()
@@ -181,9 +164,8 @@ def adjust_p_values(p_values: npt.ArrayLike, *, correction: str = "holm") -> Flo
         return holm(p_values)
     if correction == "bh":
         return benjamini_hochberg(p_values)
-    if correction == "none":
-        return _probabilities(p_values).copy()
-    raise ValueError(f"`correction` must be one of {CORRECTIONS}, got {correction!r}.")
+    check_choice(correction, CORRECTIONS, name="correction")
+    return check_probabilities(p_values).copy()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -282,10 +264,10 @@ def paired_gap(*, both: int, only_a: int, only_b: int, neither: int) -> PairedGa
     (0.0056, 0.0068, 0.0134)
     """
     cells = {
-        "both": _count(both, name="both"),
-        "only_a": _count(only_a, name="only_a"),
-        "only_b": _count(only_b, name="only_b"),
-        "neither": _count(neither, name="neither"),
+        "both": check_count(both, name="both"),
+        "only_a": check_count(only_a, name="only_a"),
+        "only_b": check_count(only_b, name="only_b"),
+        "neither": check_count(neither, name="neither"),
     }
     n = sum(cells.values())
     if n == 0:
@@ -304,8 +286,8 @@ def paired_gap(*, both: int, only_a: int, only_b: int, neither: int) -> PairedGa
 
 
 def _z_sum(alpha: float, power: float) -> tuple[float, float]:
-    alpha = _level(alpha, name="alpha")
-    power = _level(power, name="power")
+    alpha = check_level(alpha, name="alpha")
+    power = check_level(power, name="power")
     return float(special.ndtri(1 - alpha / 2)), float(special.ndtri(power))
 
 
@@ -407,7 +389,7 @@ def items_needed(
        little power comes great responsibility. *EMNLP 2020*, 9263-9274.
     """
     z_a, z_b = _z_sum(alpha, power)
-    n_items = _count(n_items, name="n_items", minimum=1)
+    n_items = check_count(n_items, name="n_items", minimum=1)
     g = np.abs(np.asarray(gap, dtype=np.float64)).ravel()
     se = np.asarray(standard_error, dtype=np.float64).ravel()
     if g.shape != se.shape:
@@ -478,15 +460,12 @@ def bootstrap_p_values(
     .. [4] Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero. *Statistical
        Applications in Genetics and Molecular Biology* 9(1), Article 39.
     """
-    d = np.asarray(differences, dtype=np.float64)
-    one = d.ndim == 1
-    if one:
-        d = d[:, None]
-    if d.ndim != 2 or d.shape[0] < 2:
-        raise ValueError("`differences` must have shape (B,) or (B, K) with B >= 2.")
+    check_choice(rule, BOOTSTRAP_RULES, name="rule")
+    one = np.ndim(differences) == 1
+    d = check_replicates(differences, name="differences", one_dimensional=True)
     t = np.broadcast_to(np.asarray(point, dtype=np.float64), (d.shape[1],)).copy()
-    if not np.all(np.isfinite(d)) or not np.all(np.isfinite(t)):
-        raise ValueError("`differences` and `point` must be finite.")
+    if not np.all(np.isfinite(t)):
+        raise ValueError("`point` must be finite.")
     b = d.shape[0]
     if rule == "percentile":
         low = (d <= 0).sum(axis=0)
@@ -501,15 +480,10 @@ def bootstrap_p_values(
         up = (d >= twice - tol).sum(axis=0)
         down = (d <= twice + tol).sum(axis=0)
         p = np.minimum(1.0, 2.0 * (1 + np.minimum(up, down)) / (1 + b))
-    elif rule == "bca":
+    else:  # "bca"
         if jackknife is None:
             raise ValueError("`jackknife` is required when `rule` is 'bca'.")
-        jk = np.asarray(jackknife, dtype=np.float64)
-        if jk.ndim == 1:
-            jk = jk[:, None]
-        if jk.ndim != 2 or jk.shape[1] != d.shape[1] or np.any(np.isinf(jk)):
-            raise ValueError("`jackknife` must be finite with shape (N,) or (N, K) matching `differences`.")
-        z0, a = bca_constants(d, t, jk)
+        z0, a = bca_constants(d, t, check_jackknife(jackknife, k=d.shape[1]))
         share = (d <= 0).sum(axis=0) / b
         g = np.clip(share, 0.5 / b, 1 - 0.5 / b)
         w = special.ndtri(g) - z0
@@ -523,8 +497,6 @@ def bootstrap_p_values(
         # no replicate on one side of 0: every BCa quantile lies on the other side
         p = np.where((share == 0) | (share == 1), 0.0, p)
         p = np.maximum(p, 1.0 / (1 + b))
-    else:
-        raise ValueError(f"`rule` must be one of {BOOTSTRAP_RULES}, got {rule!r}.")
     degenerate = np.all(d == 0, axis=0) & (t == 0)
     p = np.where(degenerate, 1.0, p)
     return p[0] if one else p
@@ -554,9 +526,9 @@ def randomization_weights(n_items: int, *, randomizations: int, seed: int) -> np
     Rows are generated in fixed chunks of :data:`RANDOMIZATION_CHUNK` rows, chunk ``c`` from
     ``numpy.random.default_rng([seed, 0x53574150, c])``, so any prefix and any batching give the same rows.
     """
-    n_items = _count(n_items, name="n_items", minimum=1)
-    randomizations = _count(randomizations, name="randomizations", minimum=1)
-    seed = _count(seed, name="seed")
+    n_items = check_count(n_items, name="n_items", minimum=1)
+    randomizations = check_count(randomizations, name="randomizations", minimum=1)
+    seed = check_count(seed, name="seed")
     out = np.empty((randomizations, n_items), dtype=np.uint8)
     for c, start in enumerate(range(0, randomizations, RANDOMIZATION_CHUNK)):
         stop = min(start + RANDOMIZATION_CHUNK, randomizations)
@@ -651,11 +623,11 @@ def paired_randomization(
     if not all(np.all(np.isfinite(a)) for a in arrays):
         raise ValueError("`statistics` must be finite.")
     k = len(arrays)
-    reference = _count(reference, name="reference")
+    reference = check_count(reference, name="reference")
     if reference >= k:
         raise ValueError(f"`reference` must be an index below {k}, got {reference}.")
-    randomizations = _count(randomizations, name="randomizations", minimum=1)
-    seed = _count(seed, name="seed")
+    randomizations = check_count(randomizations, name="randomizations", minimum=1)
+    seed = check_count(seed, name="seed")
     n, m = shape
     ref = arrays[reference]
     pooled_ref = ref.sum(axis=0)  # (m,)
@@ -780,13 +752,12 @@ def paired_difference(
     ----------
     .. [1] Efron, B. & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, Chapman & Hall.
     """
-    a = np.asarray(replicates_a, dtype=np.float64)
-    b = np.asarray(replicates_b, dtype=np.float64)
-    if a.ndim != 1 or a.shape != b.shape or a.size < 2:
-        raise ValueError("`replicates_a` and `replicates_b` must be one-dimensional, of one length >= 2.")
-    if method not in BOOTSTRAP_RULES:
-        raise ValueError(f"`method` must be one of {BOOTSTRAP_RULES}, got {method!r}.")
-    confidence = _level(confidence, name="confidence")
+    a = check_vector(replicates_a, name="replicates_a", minimum=2, what="replicates")
+    b = check_vector(
+        replicates_b, name="replicates_b", length=a.size, what="replicates, as many as `replicates_a`"
+    )
+    check_choice(method, BOOTSTRAP_RULES, name="method")
+    confidence = check_level(confidence, name="confidence")
     d = a - b
     point = float(value_a) - float(value_b)
     jack = None

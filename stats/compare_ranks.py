@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
 
-from stats.compare import _level
+from stats.checks import check_level, check_replicates, check_vector
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -36,22 +36,6 @@ __all__ = [
     "rank_distribution",
     "simultaneous_ranks",
 ]
-
-
-def _theta(theta: npt.ArrayLike, *, name: str = "theta") -> FloatArray:
-    arr = np.asarray(theta, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
-        raise ValueError(f"`{name}` must have shape (B, K) with B >= 2 resamples and K >= 1 entries.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must be finite (no NaN or inf replicates).")
-    return arr
-
-
-def _point(point: npt.ArrayLike, k: int) -> FloatArray:
-    arr = np.asarray(point, dtype=np.float64)
-    if arr.shape != (k,) or not np.all(np.isfinite(arr)):
-        raise ValueError(f"`point` must be a finite array of shape ({k},), one value per entry.")
-    return arr
 
 
 def min_ranks(values: npt.ArrayLike, *, higher_is_better: bool) -> IntArray:
@@ -130,8 +114,8 @@ def rank_distribution(
     .. [1] Hall, P. & Miller, H. (2009). Using the bootstrap to quantify the authority of an empirical
        ranking. *The Annals of Statistics* 37(6B), 3929-3959.
     """
-    x = _theta(theta)
-    confidence = _level(confidence, name="confidence")
+    x = check_replicates(theta, name="theta")
+    confidence = check_level(confidence, name="confidence")
     b, k = x.shape
     # Rank the resamples in row chunks: the counts are the same, and memory stays O(chunk x K) instead of
     # several B x K int64 temporaries (K = 1,000, B = 10,000: about 0.6 GB at once).
@@ -483,10 +467,10 @@ def simultaneous_ranks(
     .. [2] Romano, J. P. & Wolf, M. (2005). Exact and approximate stepdown methods for multiple
        hypothesis testing. *JASA* 100(469), 94-108.
     """
-    x = _theta(theta)
+    x = check_replicates(theta, name="theta")
     k = x.shape[1]
-    p = _point(point, k)
-    confidence = _level(confidence, name="confidence")
+    p = check_vector(point, name="point", length=k, what="values, one per entry")
+    confidence = check_level(confidence, name="confidence")
     sign = 1.0 if higher_is_better else -1.0
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from stats.compare import _count, _level
+from stats.checks import check_count, check_level, check_vector
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
@@ -34,10 +34,7 @@ _RUN_STREAM = 0x5255_4E53  # "RUNS"
 
 
 def _runs(values: npt.ArrayLike, *, name: str, minimum: int = 1) -> FloatArray:
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.ndim != 1 or arr.size < minimum or not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must be a one-dimensional array of at least {minimum} finite run scores.")
-    return arr
+    return check_vector(values, name=name, minimum=minimum, what="run scores")
 
 
 @dataclass(frozen=True)
@@ -154,9 +151,9 @@ def compare_runs(
     """
     a = _runs(runs_a, name="runs_a", minimum=2)
     b = _runs(runs_b, name="runs_b", minimum=2)
-    confidence = _level(confidence, name="confidence")
-    resamples = _count(resamples, name="resamples", minimum=1)
-    seed = _count(seed, name="seed")
+    confidence = check_level(confidence, name="confidence")
+    resamples = check_count(resamples, name="resamples", minimum=1)
+    seed = check_count(seed, name="seed")
     welch = sps.ttest_ind(a, b, equal_var=False)
     sign = 1.0 if higher_is_better else -1.0
     point = float(_prob_beats(sign * a[None, :], sign * b[None, :])[0])
@@ -231,11 +228,9 @@ def two_level_replicates(
     >>> round(float(r.std()), 3)  # sd of the mean of 3 runs: 0.02 / sqrt(3) = 0.0115
     0.012
     """
-    theta = np.asarray(item_replicates, dtype=np.float64)
-    if theta.ndim != 1 or theta.size < 2:
-        raise ValueError("`item_replicates` must be a one-dimensional array of at least 2 replicates.")
+    theta = check_vector(item_replicates, name="item_replicates", minimum=2, what="replicates")
     runs = _runs(run_values, name="run_values", minimum=2)
-    seed = _count(seed, name="seed")
+    seed = check_count(seed, name="seed")
     r = runs.size
     rng = np.random.default_rng([seed, _RUN_STREAM, zlib.crc32(key.encode())])
     draws = rng.integers(0, r, size=(theta.size, r))

@@ -23,7 +23,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from stats.compare import _level, holm
+from stats.checks import check_choice, check_level
+from stats.compare import holm
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
@@ -271,7 +272,7 @@ def nemenyi_critical_difference(n_entries: int, n_tasks: int, *, alpha: float = 
     """
     if n_entries < 2 or n_tasks < 1:
         raise ValueError("`n_entries` must be >= 2 and `n_tasks` >= 1.")
-    alpha = _level(alpha, name="alpha")
+    alpha = check_level(alpha, name="alpha")
     q = float(sps.studentized_range.ppf(1 - alpha, n_entries, np.inf) / np.sqrt(2))
     return q, q * float(np.sqrt(n_entries * (n_entries + 1) / (6 * n_tasks)))
 
@@ -421,9 +422,8 @@ def compare_across_tasks(
     names = tuple(str(x) for x in names)
     if len(names) != k or len(set(names)) != k:
         raise ValueError(f"`names` must hold {k} unique names, one per column of `scores`.")
-    alpha = _level(alpha, name="alpha")
-    if posthoc not in POSTHOCS:
-        raise ValueError(f"`posthoc` must be one of {POSTHOCS}, got {posthoc!r}.")
+    alpha = check_level(alpha, name="alpha")
+    check_choice(posthoc, POSTHOCS, name="posthoc")
     fr = friedman(arr, higher_is_better=higher_is_better)
     ranks = fr.average_ranks
     q, cd = nemenyi_critical_difference(k, n, alpha=alpha)

@@ -36,7 +36,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from stats.intervals import DEFAULT_CONFIDENCE, Interval, _check_confidence
+from stats.checks import check_level
+from stats.intervals import DEFAULT_CONFIDENCE, Interval
 from stats.metrics import auc_placements, get_metric
 from stats.signature import Signature
 
@@ -85,7 +86,7 @@ def delong_interval(
     signature: Signature | None = None,
 ) -> Interval:
     """DeLong's normal interval of one entry's ROC AUC, ``AUC +- z se`` clipped to [0, 1]."""
-    confidence = _check_confidence(confidence)
+    confidence = check_level(confidence, name="confidence")
     aucs, cov = delong_covariance(truth, [scores], labels=labels)
     se = float(np.sqrt(max(cov[0, 0], 0.0)))
     z = float(special.ndtri(1.0 - (1.0 - confidence) / 2.0))

@@ -33,7 +33,14 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 from scipy import stats as sps
 
-from stats.checks import UNDEFINED_RULE, defined_rows
+from stats.checks import (
+    UNDEFINED_RULE,
+    check_choice,
+    check_jackknife,
+    check_level,
+    check_replicates,
+    defined_rows,
+)
 from stats.metrics import get_metric
 from stats.signature import Signature
 
@@ -100,29 +107,6 @@ class _Scored(Protocol):
     def pooled(self) -> FloatArray | None: ...
     @property
     def signature(self) -> Signature: ...
-
-
-def _check_confidence(confidence: float) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, float | int | np.floating):
-        raise ValueError("`confidence` must be a number strictly between 0 and 1.")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError("`confidence` must be a number strictly between 0 and 1.")
-    return float(confidence)
-
-
-def _check_method(method: str, allowed: Sequence[str]) -> str:
-    if method not in allowed:
-        raise ValueError(f"`method` must be one of {', '.join(allowed)} (got {method!r}).")
-    return method
-
-
-def _as_2d(replicates: ArrayLike) -> tuple[FloatArray, bool]:
-    theta = np.asarray(replicates, dtype=np.float64)
-    if theta.ndim == 1:
-        return theta[:, None], True
-    if theta.ndim != 2:
-        raise ValueError("`replicates` must have shape (B,) or (B, K).")
-    return theta, False
 
 
 def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
@@ -224,19 +208,15 @@ def bootstrap_bounds(
     -------
     low, high : ndarray, shape (K,) (shape (1,) for one-dimensional input)
     """
-    confidence = _check_confidence(confidence)
-    _check_method(method, BOOTSTRAP_METHODS)
-    theta, _ = _as_2d(replicates)
-    if theta.shape[0] < 2:
-        raise ValueError("`replicates` must hold at least two resamples.")
+    confidence = check_level(confidence, name="confidence")
+    check_choice(method, BOOTSTRAP_METHODS, name="method")
+    theta = check_replicates(replicates, one_dimensional=True, finite=False)
     pt = np.broadcast_to(np.asarray(point, dtype=np.float64), (theta.shape[1],))
     alpha = (1.0 - confidence) / 2.0
     if method == "bca":
         if jackknife is None:
             raise ValueError("`jackknife` is required for `method` 'bca'.")
-        jack, _ = _as_2d(jackknife)
-        if jack.shape[1] != theta.shape[1] or jack.shape[0] < 2:
-            raise ValueError("`jackknife` must have shape (n, K) with n >= 2 and K as `replicates`.")
+        jack = check_jackknife(jackknife, k=theta.shape[1])
         p_low, p_high = _bca_probabilities(theta, pt, jack, alpha)
     else:
         p_low = np.full(theta.shape[1], alpha)
@@ -284,8 +264,8 @@ def proportion_bounds(
     -------
     low, high : ndarray
     """
-    confidence = _check_confidence(confidence)
-    _check_method(method, PROPORTION_METHODS)
+    confidence = check_level(confidence, name="confidence")
+    check_choice(method, PROPORTION_METHODS, name="method")
     x, nn = _check_counts(successes, n)
     p = x / nn
     if method == "wald":
@@ -397,8 +377,8 @@ def intervals_for(
     -------
     list of Interval, each carrying its Signature.
     """
-    confidence = _check_confidence(confidence)
-    _check_method(method, get_args(IntervalMethod))
+    confidence = check_level(confidence, name="confidence")
+    check_choice(method, get_args(IntervalMethod), name="method")
     if not scores:
         return []
     undefined = 0

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from stats import _fastio
+from stats.checks import check_count
 from stats.metrics import PredictionKind
 
 __all__ = [
@@ -285,8 +286,7 @@ def _read_csv(text: str, name: str) -> _Table:
 def _load(source: Source, name: str | None, max_bytes: int) -> tuple[str, bytes]:
     """The file's display name and bytes, after the checks both readers share (size, empty, archive,
     UTF-16)."""
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
-        raise ValueError("`max_bytes` must be a positive integer.")
+    check_count(max_bytes, name="max_bytes", minimum=1)
     display = _display_name(source, name)
     data = _read_bytes(source, display, max_bytes)
     if not data.strip():
@@ -469,8 +469,8 @@ def read_truth(
     display, data = _load(source, name, max_bytes)
     if group_column in ("id", "label"):
         raise ValueError("`group_column` must not be 'id' or 'label'.")
-    if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1):
-        raise ValueError("`max_rows` must be a positive integer.")
+    if max_rows is not None:
+        check_count(max_rows, name="max_rows", minimum=1)
     options = {"kind": kind, "label_set": label_set, "group_column": group_column, "max_rows": max_rows}
     try:
         return _fast_truth(data, display, max_bytes=max_bytes, **options)  # type: ignore[arg-type]

@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats.checks import check_count
+
 __all__ = [
     "ALGORITHM",
     "CACHE_MAX_BYTES",
@@ -58,16 +60,6 @@ CACHE_MAX_BYTES = 2**31
 ALGORITHM = "pcg64-seedsequence-lemire64-chunk256-v1"
 _MASK32 = np.uint64(0xFFFFFFFF)
 _SHIFT32 = np.uint64(32)
-
-
-def _check_nonnegative_int(value: object, name: str, *, positive: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        kind = "positive" if positive else "non-negative"
-        raise ValueError(f"`{name}` must be a {kind} integer.")
-    if int(value) < (1 if positive else 0):
-        kind = "positive" if positive else "non-negative"
-        raise ValueError(f"`{name}` must be a {kind} integer.")
-    return int(value)
 
 
 def _codes(values: ArrayLike, n_items: int, name: str) -> tuple[NDArray[np.intp], int]:
@@ -177,9 +169,9 @@ def resample_design(
     -------
     ResampleDesign
     """
-    n_items = _check_nonnegative_int(n_items, "n_items", positive=True)
-    resamples = _check_nonnegative_int(resamples, "resamples", positive=True)
-    seed = _check_nonnegative_int(seed, "seed")
+    n_items = check_count(n_items, name="n_items", minimum=1)
+    resamples = check_count(resamples, name="resamples", minimum=1)
+    seed = check_count(seed, name="seed")
     if groups is None:
         unit_of_item = np.arange(n_items, dtype=np.intp)
         n_units = n_items

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
-from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
+from stats.checks import UNDEFINED_RULE, check_level, defined_rows, value_warnings
 from stats.cli.edges import Sampling, add_edge_arguments, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
 from stats.cli.vision import add_vision_arguments, score_vision
@@ -41,12 +41,9 @@ EXIT_OK = 0
 
 def _level(text: str) -> float:
     try:
-        value = float(text)
+        return check_level(float(text), name="level")
     except ValueError:
         raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1")
-    return value
 
 
 def _integer(minimum: int) -> Any:

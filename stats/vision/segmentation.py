@@ -42,6 +42,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats.checks import check_count
 from stats.io import InputError
 from stats.metrics import (
     _mean_class_accuracy_finalize,
@@ -470,8 +471,7 @@ def validate_truth_archive(
         that is neither a class in ``[0, C-1]`` nor ``ignore_index`` (the value is quoted: this message
         is for the organizer only).
     """
-    if num_classes < 1:
-        raise ValueError("`num_classes` must be a positive integer.")
+    check_count(num_classes, name="num_classes", minimum=1)
     for image_id in truth.image_ids:
         mask = truth.decode(image_id)
         try:

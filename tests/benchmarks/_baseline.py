@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from stats.compare import RANDOMIZATION_CHUNK, RandomizationResult, _count, _level, _swap_chunk
-from stats.compare_ranks import RankDistribution, SimultaneousRanks, _point, _theta
+from stats.checks import check_count, check_level, check_replicates, check_vector
+from stats.compare import RANDOMIZATION_CHUNK, RandomizationResult, _swap_chunk
+from stats.compare_ranks import RankDistribution, SimultaneousRanks
 from stats.resampling import ResampleDesign
 
 FloatArray = npt.NDArray[np.float64]
@@ -82,7 +83,7 @@ def quantiles_v0(theta: FloatArray, probs: FloatArray) -> FloatArray:
 
 def rank_counts_v0(theta: npt.ArrayLike, *, higher_is_better: bool) -> npt.NDArray[np.int64]:
     """The K x K rank counts, ranking every resample with a stable argsort (before issue 14)."""
-    x = _theta(theta)
+    x = check_replicates(theta, name="theta")
     b, k = x.shape
     offsets = np.arange(k)[None, :] * k
     counts = np.zeros(k * k, dtype=np.int64)
@@ -138,10 +139,10 @@ def simultaneous_critical_values_v0(
 ) -> tuple[list[float], BoolArray]:
     """The max-t step-down as before issue 14 (dense, float32): the critical value of each step and the
     ``better`` matrix. ``max_steps`` stops early (to time a single step of a large board)."""
-    x = _theta(theta)
+    x = check_replicates(theta, name="theta")
     k = x.shape[1]
-    p = _point(point, k)
-    confidence = _level(confidence, name="confidence")
+    p = check_vector(point, name="point", length=k, what="values, one per entry")
+    confidence = check_level(confidence, name="confidence")
     sign = 1.0 if higher_is_better else -1.0
     se = _pair_standard_errors_v0(x - x.mean(axis=0))
     diff = sign * (p[:, None] - p[None, :])
@@ -191,11 +192,11 @@ def paired_randomization_v0(
     if not all(np.all(np.isfinite(a)) for a in arrays):
         raise ValueError("`statistics` must be finite.")
     k = len(arrays)
-    reference = _count(reference, name="reference")
+    reference = check_count(reference, name="reference")
     if reference >= k:
         raise ValueError(f"`reference` must be an index below {k}, got {reference}.")
-    randomizations = _count(randomizations, name="randomizations", minimum=1)
-    seed = _count(seed, name="seed")
+    randomizations = check_count(randomizations, name="randomizations", minimum=1)
+    seed = check_count(seed, name="seed")
     n, m = shape
     ref = arrays[reference]
     delta = np.stack([a - ref for a in arrays], axis=1)  # (N, K, m)
@@ -255,7 +256,7 @@ def simultaneous_ranks_v0(
     stepdown: bool = True,
 ) -> SimultaneousRanks:
     """:func:`stats.compare_ranks.simultaneous_ranks` as before issue 14 (dense, float32)."""
-    x = _theta(theta)
+    x = check_replicates(theta, name="theta")
     k = x.shape[1]
     criticals, better = simultaneous_critical_values_v0(
         x, point, higher_is_better=higher_is_better, confidence=confidence, stepdown=stepdown

@@ -111,7 +111,7 @@ def test_items_needed_zero_gap_is_none() -> None:
 
 
 def test_items_needed_validation() -> None:
-    with pytest.raises(ValueError, match="`alpha` must lie strictly between 0 and 1"):
+    with pytest.raises(ValueError, match="`alpha` must be a number strictly between 0 and 1"):
         items_needed_mcnemar(gap=0.1, discordant=0.2, alpha=1.5)
     with pytest.raises(ValueError, match="`discordant` must be at least"):
         items_needed_mcnemar(gap=0.5, discordant=0.1)

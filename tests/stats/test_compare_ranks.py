@@ -139,5 +139,5 @@ def test_validation_names_the_parameter() -> None:
         rank_distribution(np.ones(5), higher_is_better=True)
     with pytest.raises(ValueError, match="`point` must be a finite array of shape"):
         simultaneous_ranks(np.ones((5, 2)), [1.0], higher_is_better=True)
-    with pytest.raises(ValueError, match="`confidence` must lie strictly between 0 and 1"):
+    with pytest.raises(ValueError, match="`confidence` must be a number strictly between 0 and 1"):
         simultaneous_ranks(np.ones((5, 2)), [1.0, 1.0], higher_is_better=True, confidence=95)

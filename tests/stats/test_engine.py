@@ -245,7 +245,7 @@ def test_cache_gives_the_same_scores(accuracy_task, tmp_path) -> None:
         ({"weights": np.ones((3, 2), dtype=np.uint8)}, r"`weights` must have shape \(B, N\)"),
         ({"weights": np.ones((3, 300)), "groups": np.zeros(300)}, "`weights` excludes"),
         ({"metric": "nope"}, "`metric` must be one of"),
-        ({"resamples": -3}, "`resamples` must be a positive integer."),
+        ({"resamples": -3}, "`resamples` must be an integer >= 1"),
     ],
 )
 def test_validation(accuracy_task, kwargs, message) -> None:

@@ -105,7 +105,7 @@ def test_nan_replicates_give_nan_bounds() -> None:
         (lambda: wilson_interval(11, 10), "`successes` must be an integer between 0 and `n`."),
         (
             lambda: wilson_interval(1, 10, confidence=1.5),
-            "`confidence` must be a number strictly between 0 and 1.",
+            "`confidence` must be a number strictly between 0 and 1, got 1.5.",
         ),
         (
             lambda: bootstrap_bounds(np.ones(10), point=1, method="bca"),
@@ -117,7 +117,7 @@ def test_nan_replicates_give_nan_bounds() -> None:
         ),
         (
             lambda: bootstrap_bounds(np.ones(1), point=1, method="percentile"),
-            "`replicates` must hold at least two",
+            r"`replicates` must have shape \(B,\) or \(B, K\) with B >= 2",
         ),
     ],
 )

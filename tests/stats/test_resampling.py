@@ -102,10 +102,10 @@ def test_strata_must_be_constant_within_groups() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n_items": 0}, "`n_items` must be a positive integer."),
-        ({"resamples": 0}, "`resamples` must be a positive integer."),
-        ({"resamples": 2.5}, "`resamples` must be a positive integer."),
-        ({"seed": -1}, "`seed` must be a non-negative integer."),
+        ({"n_items": 0}, "`n_items` must be an integer >= 1, got 0."),
+        ({"resamples": 0}, "`resamples` must be an integer >= 1"),
+        ({"resamples": 2.5}, "`resamples` must be an integer >= 1"),
+        ({"seed": -1}, "`seed` must be an integer >= 0, got -1."),
         ({"groups": [1, 2]}, r"`groups` must hold one value per item \(5\), got shape \(2,\)."),
     ],
 )
