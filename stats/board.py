@@ -30,6 +30,7 @@ from stats.checks import (
     check_jackknife,
     check_level,
     check_replicates,
+    check_statistics,
     check_vector,
 )
 from stats.compare import (
@@ -521,12 +522,7 @@ def build_board(
         raise ValueError("`interval` 'bca' needs `jackknife` (leave-one-out values from the engine).")
     stats_list: list[FloatArray] | None = None
     if item_statistics is not None:
-        if len(item_statistics) != k:
-            raise ValueError(f"`item_statistics` must hold {k} arrays, one per name.")
-        stats_list = [np.asarray(s, dtype=np.float64) for s in item_statistics]
-        stats_list = [s[:, None] if s.ndim == 1 else s for s in stats_list]
-        if any(s.ndim != 2 or s.shape != stats_list[0].shape for s in stats_list):
-            raise ValueError("`item_statistics` must be arrays of one common shape (N, m).")
+        stats_list = check_statistics(item_statistics, name="item_statistics", k=k, one_dimensional=True)
         if n_items is not None and n_items != stats_list[0].shape[0]:
             raise ValueError("`n_items` disagrees with the number of rows of `item_statistics`.")
         n_items = stats_list[0].shape[0]

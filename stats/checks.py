@@ -50,6 +50,7 @@ __all__ = [
     "check_level",
     "check_probabilities",
     "check_replicates",
+    "check_statistics",
     "check_vector",
     "class_strata",
     "defined_rows",
@@ -211,6 +212,40 @@ def check_jackknife(jackknife: ArrayLike, *, k: int, name: str = "jackknife") ->
     if np.any(np.isinf(arr)):
         raise ValueError(f"`{name}` must not hold infinite values (NaN marks an undefined one).")
     return arr
+
+
+def check_statistics(
+    statistics: Sequence[ArrayLike],
+    *,
+    name: str = "statistics",
+    k: int | None = None,
+    one_dimensional: bool = False,
+    finite: bool = False,
+) -> list[FloatArray]:
+    """Per-item sufficient statistics of K entries: K arrays of one common shape (N, m) with N >= 1.
+
+    Parameters
+    ----------
+    k : int, optional
+        The number of entries required (otherwise at least one).
+    one_dimensional : bool, default False
+        Accept shape (N,) as one statistic per item (m = 1).
+    finite : bool, default False
+        Refuse NaN and infinite statistics.
+    """
+    arrays = [np.asarray(s, dtype=np.float64) for s in statistics]
+    if k is not None and len(arrays) != k:
+        raise ValueError(f"`{name}` must hold {k} arrays, one per entry.")
+    if not arrays:
+        raise ValueError(f"`{name}` must hold at least one entry.")
+    if one_dimensional:
+        arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
+    shape = arrays[0].shape
+    if any(a.ndim != 2 or a.shape != shape for a in arrays) or shape[0] < 1:
+        raise ValueError(f"`{name}` must be arrays of one common shape (N, m) with N >= 1, one per entry.")
+    if finite and not all(np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError(f"`{name}` must be finite.")
+    return arrays
 
 
 # --------------------------------------------------------------------------------------------------

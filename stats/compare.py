@@ -36,6 +36,7 @@ from stats.checks import (
     check_level,
     check_probabilities,
     check_replicates,
+    check_statistics,
     check_vector,
 )
 from stats.intervals import Interval, bca_constants, bootstrap_bounds
@@ -613,15 +614,8 @@ def paired_randomization(
     .. [3] Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero. *Statistical
        Applications in Genetics and Molecular Biology* 9(1), Article 39.
     """
-    if len(statistics) < 1:
-        raise ValueError("`statistics` must hold at least one entry.")
-    arrays = [np.asarray(s, dtype=np.float64) for s in statistics]
-    arrays = [a[:, None] if a.ndim == 1 else a for a in arrays]
+    arrays = check_statistics(statistics, one_dimensional=True, finite=True)
     shape = arrays[0].shape
-    if any(a.ndim != 2 or a.shape != shape for a in arrays) or shape[0] < 1:
-        raise ValueError("`statistics` must be arrays of one common shape (N, m) with N >= 1.")
-    if not all(np.all(np.isfinite(a)) for a in arrays):
-        raise ValueError("`statistics` must be finite.")
     k = len(arrays)
     reference = check_count(reference, name="reference")
     if reference >= k:

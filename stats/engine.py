@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats.checks import MIN_UNITS, truth_problem, units_problem
+from stats.checks import MIN_UNITS, check_statistics, truth_problem, units_problem
 from stats.intervals import DEFAULT_CONFIDENCE, Interval, IntervalMethod, interval_for
 from stats.metrics import Metric, get_metric
 from stats.resampling import (
@@ -311,11 +311,7 @@ def score_item_statistics(
     metric_obj = metric if isinstance(metric, Metric) else get_metric(metric)
     if metric_obj.rank_based or metric_obj.task_kind == "detection":
         raise ValueError(f"`{metric_obj.name}` is not decomposable: it has no per-item statistics.")
-    per_entry = [np.asarray(s, dtype=np.float64) for s in statistics]
-    if not per_entry:
-        raise ValueError("`statistics` must hold at least one entry.")
-    if any(s.ndim != 2 or s.shape != per_entry[0].shape or s.shape[0] == 0 for s in per_entry):
-        raise ValueError("`statistics` must be non-empty matrices of one common shape (N, m).")
+    per_entry = check_statistics(statistics)
     n_items = per_entry[0].shape[0]
     if names is None:
         names = [f"entry-{k}" for k in range(len(per_entry))]
