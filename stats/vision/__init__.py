@@ -19,7 +19,7 @@ Segmentation (:mod:`stats.vision.segmentation`)
     ``image_statistics(truth_mask, pred_mask, num_classes=..., ignore_index=255,
     reduce_zero_label=False) -> (3C+1,)``; ``read_mask_archive(source, image_ids=..., ...)`` yields
     ``(image_id, mask)``; ``segmentation_statistics(truth_archive, pred_archive, ...) -> (N, 3C+1)``;
-    ``score_segmentation_entries(statistics, metric=..., ...) -> list[EntryScore]``; ``miou``,
+    ``stats.engine.score_item_statistics(statistics, metric="miou", ...) -> list[EntryScore]``; ``miou``,
     ``pixel_accuracy``, ``mean_class_accuracy``, ``per_class_iou`` as registry metrics.
 """
 
