@@ -35,7 +35,8 @@ demo: migrate
 serve: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-## make test: install, lint (ruff), types (mypy), then the whole pytest suite (slow simulations excluded).
+## make test: install, lint (ruff), types (mypy), then the whole pytest suite (slow simulations excluded)
+## and the docstring examples.
 test: install lint types unit
 
 lint: install
@@ -45,8 +46,10 @@ lint: install
 types: install
 	$(BIN)/mypy stats leaderboard
 
+## unit: the pytest suite, then the docstring examples of stats/ and of docs/stats-api.md (doctests).
 unit: install
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules --doctest-glob=stats-api.md stats docs/stats-api.md
 
 ## The slow calibration simulations (coverage, type I error), whose figures are in docs/.
 slow: install

@@ -502,6 +502,22 @@ def build_board(
        *The Review of Economic Studies* 91(1), 476-518.
     .. [2] Everingham, M., Van Gool, L., Williams, C. K. I., Winn, J. & Zisserman, A. (2010). The
        PASCAL Visual Object Classes (VOC) challenge. *IJCV* 88(2), 303-338.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stats.engine import score_entries
+    >>> truth = np.array([0, 1, 1, 0, 1, 1, 0, 1, 0, 1] * 20)
+    >>> rng = np.random.default_rng(0)
+    >>> preds = [np.where(rng.random(200) < p, 1 - truth, truth) for p in (0.1, 0.2, 0.22)]
+    >>> scores = score_entries(truth, preds, metric="accuracy", names=["a", "b", "c"], resamples=2000, seed=7)
+    >>> board = build_board(
+    ...     names=[s.name for s in scores], values=[s.value for s in scores],
+    ...     replicates=np.column_stack([s.replicates for s in scores]),
+    ...     jackknife=np.column_stack([s.jackknife for s in scores]),
+    ...     higher_is_better=True, metric_name="accuracy", seed=7)
+    >>> [(r.name, r.rank, r.value, r.verdict) for r in board.rows]
+    [('a', 1, 0.895, 'best'), ('c', 2, 0.815, 'worse than the best'), ('b', 3, 0.78, 'worse than the best')]
     """
     names = tuple(str(n) for n in names)
     k = len(names)

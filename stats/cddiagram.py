@@ -56,6 +56,16 @@ def cd_diagram_svg(result: CrossTaskResult, *, title: str | None = None, width: 
     ----------
     .. [1] Demsar, J. (2006). Statistical comparisons of classifiers over multiple data sets. *JMLR* 7,
        1-30, Section 4 (Figures 1 and 2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stats.crosstask import compare_across_tasks
+    >>> table = np.array([[0.81, 0.79, 0.70], [0.90, 0.88, 0.85], [0.75, 0.76, 0.60],
+    ...                   [0.66, 0.61, 0.58], [0.92, 0.90, 0.91]])
+    >>> svg = cd_diagram_svg(compare_across_tasks(table, names=["a", "b", "c"]), title="3 entries, 5 tasks")
+    >>> svg.startswith(b"<?xml") and b"</svg>" in svg
+    True
     """
     if not isinstance(result, CrossTaskResult):
         raise TypeError("`result` must be a CrossTaskResult (see stats.crosstask.compare_across_tasks).")

@@ -160,6 +160,11 @@ def adjust_p_values(p_values: npt.ArrayLike, *, correction: str = "holm") -> Flo
     """Adjust a family of p-values: ``"holm"`` (default, family-wise), ``"bh"`` (FDR) or ``"none"``.
 
     The default is argued in ``docs/adr/0003-comparison-defaults.md``.
+
+    Examples
+    --------
+    >>> adjust_p_values([0.01, 0.04, 0.03], correction="bh").round(3).tolist()
+    [0.03, 0.04, 0.04]
     """
     if correction == "holm":
         return holm(p_values)
@@ -388,6 +393,11 @@ def items_needed(
     ----------
     .. [1] Card, D., Henderson, P., Khandelwal, U., Jia, R., Mahowald, K. & Jurafsky, D. (2020). With
        little power comes great responsibility. *EMNLP 2020*, 9263-9274.
+
+    Examples
+    --------
+    >>> items_needed(gap=[0.02, 0.0], standard_error=[0.01, 0.01], n_items=200)
+    [393, None]
     """
     z_a, z_b = _z_sum(alpha, power)
     n_items = check_count(n_items, name="n_items", minimum=1)
@@ -460,6 +470,15 @@ def bootstrap_p_values(
        statistical significance in NLP. *EMNLP-CoNLL 2012*, 995-1005.
     .. [4] Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero. *Statistical
        Applications in Genetics and Molecular Biology* 9(1), Article 39.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.random.default_rng(0).normal(0.03, 0.01, size=2000)  # replicates of a difference of 0.03
+    >>> int((d <= 0).sum())  # replicates at or below 0
+    5
+    >>> float(bootstrap_p_values(d, 0.03))  # 2 (1 + 5) / (1 + B)
+    0.005997001499250375
     """
     check_choice(rule, BOOTSTRAP_RULES, name="rule")
     one = np.ndim(differences) == 1
@@ -613,6 +632,17 @@ def paired_randomization(
        significance testing for MT. *ACL Workshop on Intrinsic and Extrinsic Evaluation Measures*.
     .. [3] Phipson, B. & Smyth, G. K. (2010). Permutation p-values should never be zero. *Statistical
        Applications in Genetics and Molecular Biology* 9(1), Article 39.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stats.metrics import get_metric
+    >>> acc = get_metric("accuracy")
+    >>> truth = np.array([0, 1, 1, 0, 1, 1, 0, 1])
+    >>> stats_ab = [acc.item_statistics(truth, np.array(p)) for p in ([0, 1, 1, 0, 1, 0, 0, 1], [1, 1, 1, 0, 0, 0, 0, 1])]
+    >>> r = paired_randomization(stats_ab, finalize=acc.finalize, reference=0, randomizations=999, seed=0)
+    >>> r.observed.tolist(), r.p_values.round(3).tolist()
+    ([0.0, -0.25], [1.0, 0.504])
     """
     arrays = check_statistics(statistics, one_dimensional=True, finite=True)
     shape = arrays[0].shape
@@ -745,6 +775,16 @@ def paired_difference(
     References
     ----------
     .. [1] Efron, B. & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, Chapman & Hall.
+
+    Examples
+    --------
+    >>> from stats.engine import score_entries
+    >>> truth = [0, 1, 1, 0, 1, 1, 0, 1]
+    >>> a, b = score_entries(truth, [[0, 1, 1, 0, 1, 0, 0, 1], [1, 1, 1, 0, 0, 0, 0, 1]], metric="accuracy",
+    ...                      resamples=1000, seed=1)
+    >>> d = paired_difference(a.replicates, b.replicates, value_a=a.value, value_b=b.value)
+    >>> d.difference, d.interval.low, d.interval.high, round(d.p_value, 3)
+    (0.25, 0.0, 0.5, 0.176)
     """
     a = check_vector(replicates_a, name="replicates_a", minimum=2, what="replicates")
     b = check_vector(

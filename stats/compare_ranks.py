@@ -113,6 +113,14 @@ def rank_distribution(
     ----------
     .. [1] Hall, P. & Miller, H. (2009). Using the bootstrap to quantify the authority of an empirical
        ranking. *The Annals of Statistics* 37(6B), 3929-3959.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = np.random.default_rng(1).normal([0.80, 0.79, 0.70], 0.01, size=(2000, 3))
+    >>> rd = rank_distribution(theta, higher_is_better=True)
+    >>> rd.low.tolist(), rd.high.tolist()
+    ([1, 1, 3], [2, 2, 3])
     """
     x = check_replicates(theta, name="theta")
     confidence = check_level(confidence, name="confidence")
@@ -466,6 +474,14 @@ def simultaneous_ranks(
        *The Review of Economic Studies* 91(1), 476-518.
     .. [2] Romano, J. P. & Wolf, M. (2005). Exact and approximate stepdown methods for multiple
        hypothesis testing. *JASA* 100(469), 94-108.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = np.random.default_rng(1).normal([0.80, 0.79, 0.70], 0.01, size=(2000, 3))
+    >>> sr = simultaneous_ranks(theta, [0.80, 0.79, 0.70], higher_is_better=True)
+    >>> sr.lower.tolist(), sr.upper.tolist(), sr.best.tolist()
+    ([1, 1, 3], [2, 2, 3], [True, True, False])
     """
     x = check_replicates(theta, name="theta")
     k = x.shape[1]

@@ -208,6 +208,15 @@ def friedman(scores: npt.ArrayLike, *, higher_is_better: bool = True) -> Friedma
        1-30.
     .. [4] Hollander, M., Wolfe, D. A. & Chicken, E. (2014). *Nonparametric Statistical Methods*, 3rd
        ed., Section 7.1 (tie correction; exact null distribution by enumeration).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = np.array([[0.81, 0.79, 0.70], [0.90, 0.88, 0.85], [0.75, 0.76, 0.60],
+    ...                   [0.66, 0.61, 0.58], [0.92, 0.90, 0.91]])  # 5 tasks x 3 entries
+    >>> fr = friedman(table)
+    >>> fr.average_ranks.tolist(), round(fr.chi2, 2), round(fr.exact_p, 4)
+    ([1.2, 2.0, 2.8], 6.4, 0.0394)
     """
     arr = _scores(scores)
     n, k = arr.shape
@@ -416,6 +425,15 @@ def compare_across_tasks(
        80-83.
     .. [4] Benavoli, A., Corani, G. & Mangili, F. (2016). Should we really use post-hoc tests based on
        mean-ranks? *JMLR* 17(5), 1-10.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = np.array([[0.81, 0.79, 0.70], [0.90, 0.88, 0.85], [0.75, 0.76, 0.60],
+    ...                   [0.66, 0.61, 0.58], [0.92, 0.90, 0.91]])  # 5 tasks x 3 entries
+    >>> result = compare_across_tasks(table, names=["a", "b", "c"])
+    >>> result.cliques  # entries the post-hoc test cannot tell apart
+    (('a', 'b'), ('b', 'c'))
     """
     arr = _scores(scores)
     n, k = arr.shape

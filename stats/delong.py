@@ -85,7 +85,15 @@ def delong_interval(
     confidence: float = DEFAULT_CONFIDENCE,
     signature: Signature | None = None,
 ) -> Interval:
-    """DeLong's normal interval of one entry's ROC AUC, ``AUC +- z se`` clipped to [0, 1]."""
+    """DeLong's normal interval of one entry's ROC AUC, ``AUC +- z se`` clipped to [0, 1].
+
+    Examples
+    --------
+    >>> truth = [0, 0, 1, 1, 0, 1, 0, 1]
+    >>> iv = delong_interval(truth, [0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.3, 0.7])
+    >>> round(iv.low, 3), round(iv.high, 3)
+    (0.764, 1.0)
+    """
     confidence = check_level(confidence, name="confidence")
     aucs, cov = delong_covariance(truth, [scores], labels=labels)
     se = float(np.sqrt(max(cov[0, 0], 0.0)))
@@ -156,7 +164,15 @@ class DelongTest:
 def delong_test(
     truth: ArrayLike, scores_a: ArrayLike, scores_b: ArrayLike, *, labels: Sequence[Any] | None = None
 ) -> DelongTest:
-    """DeLong's paired test of "the two entries have equal AUC" (two-sided)."""
+    """DeLong's paired test of "the two entries have equal AUC" (two-sided).
+
+    Examples
+    --------
+    >>> truth = [0, 0, 1, 1, 0, 1, 0, 1]
+    >>> t = delong_test(truth, [0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.3, 0.7], [0.2, 0.3, 0.6, 0.7, 0.1, 0.8, 0.5, 0.4])
+    >>> t.auc_a, t.auc_b, t.p_value
+    (0.9375, 0.9375, 1.0)
+    """
     aucs, cov = delong_covariance(truth, [scores_a, scores_b], labels=labels)
     var = float(cov[0, 0] + cov[1, 1] - 2.0 * cov[0, 1])
     se = float(np.sqrt(max(var, 0.0)))

@@ -307,6 +307,17 @@ def score_item_statistics(
     Returns
     -------
     list of EntryScore
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stats.metrics import get_metric
+    >>> truth = np.array([0, 1, 1, 0, 1, 1, 0, 1])
+    >>> s = get_metric("accuracy").item_statistics(truth, np.array([0, 1, 1, 0, 1, 0, 0, 1]))
+    >>> s.shape  # per item: correct (0/1) and the item count
+    (8, 2)
+    >>> score_item_statistics([s], metric="accuracy", resamples=1000, seed=1)[0].value
+    0.875
     """
     metric_obj = metric if isinstance(metric, Metric) else get_metric(metric)
     if metric_obj.rank_based or metric_obj.task_kind == "detection":

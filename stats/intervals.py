@@ -207,6 +207,14 @@ def bootstrap_bounds(
     Returns
     -------
     low, high : ndarray, shape (K,) (shape (1,) for one-dimensional input)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = np.random.default_rng(0).normal([0.80, 0.75], 0.02, size=(1000, 2))  # B x K replicates
+    >>> low, high = bootstrap_bounds(theta, point=[0.80, 0.75], method="percentile")
+    >>> low.round(3).tolist(), high.round(3).tolist()
+    ([0.759, 0.712], [0.837, 0.789])
     """
     confidence = check_level(confidence, name="confidence")
     check_choice(method, BOOTSTRAP_METHODS, name="method")
@@ -305,7 +313,14 @@ def wilson_interval(successes: int, n: int, *, confidence: float = DEFAULT_CONFI
 
 
 def clopper_pearson_interval(successes: int, n: int, *, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
-    """The exact (conservative) Clopper-Pearson interval for ``successes`` of ``n`` [4]_."""
+    """The exact (conservative) Clopper-Pearson interval for ``successes`` of ``n`` [4]_.
+
+    Examples
+    --------
+    >>> iv = clopper_pearson_interval(845, 1000)
+    >>> round(iv.low, 3), round(iv.high, 3)
+    (0.821, 0.867)
+    """
     return _proportion_interval(successes, n, "clopper_pearson", confidence, None)
 
 
@@ -352,7 +367,17 @@ def interval_for(
     method: str = DEFAULT_METHOD,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> Interval:
-    """The interval of one scored entry (an :class:`stats.engine.EntryScore`)."""
+    """The interval of one scored entry (an :class:`stats.engine.EntryScore`).
+
+    Examples
+    --------
+    >>> from stats.engine import score_entries
+    >>> (score,) = score_entries([0, 1, 1, 0, 1, 1, 0, 1], [[0, 1, 1, 0, 1, 0, 0, 1]], metric="accuracy",
+    ...                          resamples=1000, seed=1)
+    >>> iv = interval_for(score)
+    >>> iv.method, iv.low, iv.high
+    ('bca', 0.5, 1.0)
+    """
     return intervals_for([score], method=method, confidence=confidence)[0]
 
 
@@ -376,6 +401,15 @@ def intervals_for(
     Returns
     -------
     list of Interval, each carrying its Signature.
+
+    Examples
+    --------
+    >>> from stats.engine import score_entries
+    >>> truth = [0, 1, 1, 0, 1, 1, 0, 1]
+    >>> scores = score_entries(truth, [[0, 1, 1, 0, 1, 0, 0, 1], [1, 1, 1, 0, 0, 0, 0, 1]],
+    ...                        metric="accuracy", resamples=1000, seed=1)
+    >>> [(iv.low, iv.high) for iv in intervals_for(scores, method="percentile")]
+    [(0.625, 1.0), (0.25, 1.0)]
     """
     confidence = check_level(confidence, name="confidence")
     check_choice(method, get_args(IntervalMethod), name="method")

@@ -465,6 +465,13 @@ def read_truth(
     Raises
     ------
     InputError
+
+    Examples
+    --------
+    >>> import io
+    >>> t = read_truth(io.BytesIO(b"id,label\\n1,cat\\n2,dog\\n3,cat\\n"), name="truth.csv")
+    >>> t.ids.tolist(), t.labels.tolist()
+    (['1', '2', '3'], ['cat', 'dog', 'cat'])
     """
     display, data = _load(source, name, max_bytes)
     if group_column in ("id", "label"):
@@ -645,6 +652,13 @@ def read_predictions(
     ------
     InputError
         Quoting only the file's own values, ids and positions, never a hidden label.
+
+    Examples
+    --------
+    >>> import io
+    >>> read_predictions(io.BytesIO(b"id,prediction\\n3,dog\\n1,cat\\n2,dog\\n"), item_ids=["1", "2", "3"],
+    ...                  kind="label", label_set=["cat", "dog"], name="run.csv").tolist()  # the truth's order
+    ['cat', 'dog', 'dog']
     """
     if kind in ("label", "ranked_labels") and label_set is None:
         raise ValueError("`label_set` is required for label predictions.")

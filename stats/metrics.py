@@ -287,6 +287,12 @@ def get_metric(name: str) -> Metric:
     ------
     ValueError
         If no metric has that name; the message lists the known names.
+
+    Examples
+    --------
+    >>> m = get_metric("macro_f1")
+    >>> m.name, m.higher_is_better, m.prediction_kind
+    ('macro_f1', True, 'label')
     """
     try:
         return METRICS[name]

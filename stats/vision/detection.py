@@ -925,6 +925,19 @@ def score_detection_entries(
     """One detection metric for K entries: :func:`detection_scores` with ``metrics=[metric]``.
 
     Returns a list of :class:`stats.engine.EntryScore`, like :func:`stats.engine.score_entries`.
+
+    Examples
+    --------
+    >>> from stats.vision.detection_io import parse_coco_results, parse_coco_truth
+    >>> truth = parse_coco_truth(b'{"images": [{"id": 1}, {"id": 2}], "categories": [{"id": 1, "name": "cat"}], '
+    ...     b'"annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "area": 100},'
+    ...     b' {"id": 2, "image_id": 2, "category_id": 1, "bbox": [5, 5, 40, 40], "area": 1600}]}')
+    >>> task = DetectionTask(truth)
+    >>> entry = task.match(parse_coco_results(
+    ...     b'[{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}]', truth))
+    >>> (score,) = score_detection_entries(task, [entry], metric="coco_ap50", resamples=200, seed=0)
+    >>> round(score.value, 4), score.replicates.shape  # one of the two objects found
+    (0.505, (200,))
     """
     return detection_scores(task, entries, metrics=[metric], **kwargs)[metric]
 

@@ -241,6 +241,14 @@ def parse_coco_truth(
         Naming the file and the record: a missing section, a duplicate or unknown id, an annotation id
         below 1, a box that is not four finite numbers with positive width and height, a missing or
         non-finite ``area``, an ``iscrowd`` other than 0/1.
+
+    Examples
+    --------
+    >>> truth = parse_coco_truth(b'{"images": [{"id": 1}, {"id": 2}], "categories": [{"id": 1, "name": "cat"}], '
+    ...     b'"annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "area": 100}]}',
+    ...     name="instances.json")
+    >>> truth.image_ids.tolist(), truth.category_names
+    ([1, 2], ('cat',))
     """
     disp = _display_name(source, name)
     data = _maybe_gunzip(_read_bytes(source, disp, max_bytes), disp, max_bytes)
@@ -497,6 +505,15 @@ def parse_coco_results(
         Naming the file, the record (0-based index in the list; for JSON also its line and column, for
         CSV its line) and what is wrong: unknown image or category id, a box that is not four finite
         numbers with positive width and height, a non-finite score, a missing key.
+
+    Examples
+    --------
+    >>> truth = parse_coco_truth(b'{"images": [{"id": 1}], "categories": [{"id": 1, "name": "cat"}], '
+    ...     b'"annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "area": 100}]}')
+    >>> dets = parse_coco_results(b'[{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}]',
+    ...                           truth, name="results.json")
+    >>> dets.n_detections, dets.score.tolist()
+    (1, [0.9])
     """
     image_ids, category_ids = (
         (truth.image_ids, truth.category_ids) if isinstance(truth, DetectionTruth) else truth
