@@ -375,9 +375,7 @@ def _resplit(
 SLOPE_CHART_TEAMS = 30
 
 
-def slope_chart_svg(
-    report: ShakeupReport, *, title: str | None = None, higher_is_better: bool = True
-) -> bytes:
+def slope_chart_svg(report: ShakeupReport, *, title: str | None = None) -> bytes:
     """A slope chart of the public and private ranks of the public board's top teams, as SVG bytes.
 
     Each team is a line from its public rank (left) to its private rank (right); a line that leaves the

@@ -209,7 +209,7 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, col
 
 
-def _json_error(text: str, exc: json.JSONDecodeError, name: str) -> InputError:
+def _json_error(exc: json.JSONDecodeError, name: str) -> InputError:
     return InputError(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno, column=exc.colno)
 
 
@@ -256,7 +256,7 @@ def parse_coco_truth(
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _json_error(text, exc, disp) from None
+        raise _json_error(exc, disp) from None
     if not isinstance(doc, dict):
         raise InputError(
             "the annotation file must be a JSON object with images, categories, annotations", file=disp
