@@ -52,6 +52,7 @@ __all__ = [
     "check_replicates",
     "check_statistics",
     "check_vector",
+    "check_weights",
     "class_strata",
     "defined_rows",
     "design_warnings",
@@ -246,6 +247,34 @@ def check_statistics(
     if finite and not all(np.all(np.isfinite(a)) for a in arrays):
         raise ValueError(f"`{name}` must be finite.")
     return arrays
+
+
+def check_weights(
+    weights: ArrayLike, *, n_items: int, name: str = "weights", counts: bool = True, min_rows: int = 1
+) -> NDArray[Any]:
+    """Resample weights ``W``: shape (B, N), one row per resample and one column per item (or image).
+
+    Parameters
+    ----------
+    counts : bool, default True
+        Require non-negative integer counts (what the bootstrap draws).
+    min_rows : int, default 1
+        Fewest resamples (0 accepts an empty chunk).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_weights(np.ones((3, 2), dtype=np.uint8), n_items=5)
+    Traceback (most recent call last):
+    ...
+    ValueError: `weights` must have shape (B, N) with N = 5 items, one column per item.
+    """
+    w = np.asarray(weights)
+    if w.ndim != 2 or w.shape[1] != n_items or w.shape[0] < min_rows:
+        raise ValueError(f"`{name}` must have shape (B, N) with N = {n_items} items, one column per item.")
+    if counts and (not np.issubdtype(w.dtype, np.integer) or (w.size and w.min() < 0)):
+        raise ValueError(f"`{name}` must hold non-negative integer counts.")
+    return w
 
 
 # --------------------------------------------------------------------------------------------------

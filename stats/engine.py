@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats.checks import MIN_UNITS, check_statistics, truth_problem, units_problem
+from stats.checks import MIN_UNITS, check_statistics, check_weights, truth_problem, units_problem
 from stats.intervals import DEFAULT_CONFIDENCE, Interval, IntervalMethod, interval_for
 from stats.metrics import Metric, get_metric
 from stats.resampling import (
@@ -362,11 +362,7 @@ def _resampling(
     if weights is not None:
         if groups is not None or strata is not None or chunks is not None or cache_dir is not None:
             raise ValueError("`weights` excludes `groups`, `strata`, `chunks` and `cache_dir`.")
-        w_explicit = np.asarray(weights)
-        if w_explicit.ndim != 2 or w_explicit.shape[1] != n_items or w_explicit.shape[0] == 0:
-            raise ValueError("`weights` must have shape (B, N) with N the number of items.")
-        if not np.issubdtype(w_explicit.dtype, np.integer) or w_explicit.min() < 0:
-            raise ValueError("`weights` must hold non-negative integer counts.")
+        w_explicit = check_weights(weights, n_items=n_items)
         design = resample_design(n_items, resamples=w_explicit.shape[0], seed=0)
         span = range(design.n_chunks)
         chunk_iter: Any = ((c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES]) for c in span)

@@ -30,6 +30,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats.checks import check_weights
+
 __all__ = [
     "METRICS",
     "Metric",
@@ -213,10 +215,8 @@ class Metric:
         -------
         replicates : ndarray, shape (B,)
         """
-        w = np.asarray(weights)
         truth_arr = np.asarray(truth)
-        if w.ndim != 2 or w.shape[1] != truth_arr.shape[0]:
-            raise ValueError("`weights` must have shape (B, N) with N the number of items.")
+        w = check_weights(weights, n_items=truth_arr.shape[0], counts=False, min_rows=0)
         if self._finalize is not None:
             stats = self.item_statistics(truth_arr, prediction, labels=labels)
             return self.finalize(w.astype(np.float64) @ stats)

@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from stats.checks import check_weights
 from stats.vision.detection_io import Detections, DetectionTruth
 
 __all__ = [
@@ -580,11 +581,7 @@ def detection_replicates(
         resample holds no non-ignored object in its area range (pycocotools reports -1 there), a class
         without objects in the resample (per-class AP).
     """
-    w = np.asarray(weights)
-    if w.ndim != 2 or w.shape[1] != task.n_images:
-        raise ValueError(f"`weights` must have shape (B, {task.n_images}).")
-    if not np.issubdtype(w.dtype, np.integer) or (w.size and w.min() < 0):
-        raise ValueError("`weights` must hold non-negative integer counts.")
+    w = check_weights(weights, n_items=task.n_images, min_rows=0)
     need = _needed(stats)
     b, n, k = w.shape[0], task.n_images, task.n_classes
     wf = w.astype(np.float64)
@@ -848,9 +845,7 @@ def detection_scores(
     if weights is not None:
         if chunks is not None or cache_dir is not None:
             raise ValueError("`weights` excludes `chunks` and `cache_dir`.")
-        w_explicit = np.asarray(weights)
-        if w_explicit.ndim != 2 or w_explicit.shape[1] != n or w_explicit.shape[0] == 0:
-            raise ValueError(f"`weights` must have shape (B, {n}).")
+        w_explicit = check_weights(weights, n_items=n)
         chunk_iter: Any = (
             (c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES])
             for c in range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
