@@ -44,7 +44,7 @@ lint: install
 	$(BIN)/ruff format --check .
 
 types: install
-	$(BIN)/mypy stats leaderboard
+	$(BIN)/mypy stats leaderboard tests/benchmarks
 
 ## unit: the pytest suite, then the docstring examples of stats/ and of docs/stats-api.md (doctests).
 unit: install
