@@ -23,8 +23,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
-from stats.checks import UNDEFINED_RULE, check_level, defined_rows, value_warnings
-from stats.cli.edges import Sampling, add_edge_arguments, sampling_for, warn
+from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
+from stats.cli.edges import Sampling, add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
 from stats.cli.vision import add_vision_arguments, score_vision
 from stats.compare import CORRECTIONS
@@ -37,26 +37,6 @@ from stats.metrics import METRICS, get_metric
 __all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
 
 EXIT_OK = 0
-
-
-def _level(text: str) -> float:
-    try:
-        return check_level(float(text), name="level")
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1") from None
-
-
-def _integer(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}")
-        return value
-
-    return parse
 
 
 def add_comparison_parsers(subparsers: Any) -> None:
@@ -75,9 +55,9 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
     add_label_arguments(lb)
     lb.add_argument("--group-column", help="column of the truth file holding each item's group")
-    lb.add_argument("--resamples", type=_integer(2), default=DEFAULT_RESAMPLES)
-    lb.add_argument("--seed", type=_integer(0), default=0)
-    lb.add_argument("--confidence", type=_level, default=DEFAULT_CONFIDENCE)
+    lb.add_argument("--resamples", type=integer(2), default=DEFAULT_RESAMPLES)
+    lb.add_argument("--seed", type=integer(0), default=0)
+    lb.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE)
     lb.add_argument(
         "--interval",
         choices=["auto", "bca", "percentile", "basic", "wilson"],
@@ -85,12 +65,12 @@ def add_comparison_parsers(subparsers: Any) -> None:
         help="interval of the values (default: a detection or segmentation metric's own, chosen by measured "
         "coverage; else auto: Wilson for plain proportions, else BCa; docs/stats.md)",
     )
-    lb.add_argument("--alpha", type=_level, default=0.05, help="level of the tests (default 0.05)")
+    lb.add_argument("--alpha", type=level, default=0.05, help="level of the tests (default 0.05)")
     lb.add_argument("--correction", choices=CORRECTIONS, default="holm")
     lb.add_argument("--test", choices=TESTS, default="auto", help="test behind the p-values")
     lb.add_argument("--best-set", choices=BEST_SET_METHODS, default="max-t", dest="best_set")
-    lb.add_argument("--randomizations", type=_integer(1), default=10_000)
-    lb.add_argument("--power", type=_level, default=0.8)
+    lb.add_argument("--randomizations", type=integer(1), default=10_000)
+    lb.add_argument("--power", type=level, default=0.8)
     lb.add_argument("--format", choices=["table", "json"], default="table")
     add_edge_arguments(lb)
     add_vision_arguments(lb)
@@ -104,7 +84,7 @@ def add_comparison_parsers(subparsers: Any) -> None:
         ),
     )
     cd.add_argument("--scores", required=True, help="CSV: task,<entry>,<entry>,...")
-    cd.add_argument("--alpha", type=_level, default=0.05)
+    cd.add_argument("--alpha", type=level, default=0.05)
     cd.add_argument("--posthoc", choices=POSTHOCS, default="nemenyi")
     cd.add_argument(
         "--lower-is-better", action="store_true", help="smaller scores are better (errors, losses)"

@@ -1,5 +1,6 @@
 """What ``score`` and ``leaderboard`` share about the edges: stratification, the positive class and
-warnings (issue 11; the rules are in :mod:`stats.checks`)."""
+warnings (issue 11; the rules are in :mod:`stats.checks`), and the argument types of every subcommand
+(:func:`level`, :func:`integer`: the checks of :mod:`stats.checks` as argparse types)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,30 @@ from typing import Any, TextIO
 
 from numpy.typing import NDArray
 
-from stats.checks import class_strata, design_warnings, order_positive
+from stats.checks import check_count, check_level, class_strata, design_warnings, order_positive
 from stats.cli.inputs import Inputs
 
-__all__ = ["Sampling", "add_edge_arguments", "sampling_for", "warn"]
+__all__ = ["Sampling", "add_edge_arguments", "integer", "level", "sampling_for", "warn"]
+
+
+def level(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1 (``--confidence``, ``--alpha``, ``--power``)."""
+    try:
+        return check_level(float(text), name="level")
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1") from None
+
+
+def integer(minimum: int) -> Any:
+    """An argparse type: an integer of at least ``minimum`` (``--resamples``, ``--seed``)."""
+
+    def parse(text: str) -> int:
+        try:
+            return check_count(int(text), name="value", minimum=minimum)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}") from None
+
+    return parse
 
 
 def add_edge_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from stats import __version__
 from stats.checks import order_positive, truth_problem, value_warnings
 from stats.cli.compare import add_comparison_parsers
-from stats.cli.edges import add_edge_arguments, sampling_for, warn
+from stats.cli.edges import add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
 from stats.cli.vision import add_vision_arguments, default_interval, score_vision
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
@@ -30,36 +30,6 @@ __all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_INPUT = 2
-
-
-def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError("must be a number strictly between 0 and 1")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a positive integer") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a non-negative integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be a non-negative integer")
-    return value
 
 
 def add_score_parser(subparsers: Any) -> None:
@@ -83,9 +53,9 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
     add_label_arguments(p)
     p.add_argument("--group-column", help="column of the truth file holding each item's group")
-    p.add_argument("--resamples", type=_positive_int, default=DEFAULT_RESAMPLES)
-    p.add_argument("--seed", type=_nonnegative_int, default=0)
-    p.add_argument("--confidence", type=_confidence, default=DEFAULT_CONFIDENCE)
+    p.add_argument("--resamples", type=integer(1), default=DEFAULT_RESAMPLES)
+    p.add_argument("--seed", type=integer(0), default=0)
+    p.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE)
     p.add_argument(
         "--interval",
         choices=["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald", "delong"],
@@ -110,7 +80,7 @@ def add_delong_parser(subparsers: Any) -> None:
     p.add_argument("--truth", required=True, help="truth file: id,label (CSV or Parquet)")
     p.add_argument("--labels", help="comma-separated label set (default: the labels of the truth file)")
     p.add_argument("--positive", metavar="LABEL", help="the positive class (default: second in sorted order)")
-    p.add_argument("--confidence", type=_confidence, default=DEFAULT_CONFIDENCE)
+    p.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE)
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(handler=run_delong, metric="roc_auc", group_column=None)
 
