@@ -45,7 +45,7 @@ from stats.compare import (
 )
 from stats.compare_ranks import min_ranks, rank_distribution, simultaneous_ranks
 from stats.compare_runs import RunsSummary, runs_summaries, two_level_replicates
-from stats.intervals import Interval, bootstrap_bounds, proportion_bounds
+from stats.intervals import Interval, bca_or_percentile, bootstrap_bounds, proportion_bounds
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
@@ -340,10 +340,10 @@ def default_interval(
 
         own = METRICS[metric].default_interval if metric in METRICS else None
         if own is not None:
-            return "percentile" if own == "bca" and not has_jackknife else own
+            return bca_or_percentile(own, has_jackknife=has_jackknife)
     if zero_one and not grouped and has_counts:
         return "wilson"
-    return "bca" if has_jackknife else "percentile"
+    return bca_or_percentile("bca", has_jackknife=has_jackknife)
 
 
 def pair_bounds(
@@ -626,12 +626,10 @@ def build_board(
             warnings[i] = DEGENERATE_WARNING
 
     # the pair test of every entry against the observed leader (a column of its own, not the verdict)
-    rule = boot_method or ("bca" if jack is not None else "percentile")
     diff_theta = theta - theta[:, [leader]]
     diff_point = point - point[leader]
     diff_jack = None if jack is None or with_runs.any() else jack - jack[:, [leader]]
-    if rule == "bca" and diff_jack is None:
-        rule = "percentile"
+    rule = bca_or_percentile(boot_method or "bca", has_jackknife=diff_jack is not None)
     diff_se = diff_theta.std(axis=0, ddof=1)
     if resolved == "mcnemar":
         assert stats_list is not None

@@ -52,6 +52,7 @@ __all__ = [
     "Interval",
     "IntervalMethod",
     "bca_constants",
+    "bca_or_percentile",
     "binomial_standard_error",
     "bootstrap_bounds",
     "clopper_pearson_interval",
@@ -171,6 +172,21 @@ def bca_constants(
     den = 6.0 * (d**2).sum(axis=0) ** 1.5
     accel = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
     return z0, accel
+
+
+def bca_or_percentile(method: str, *, has_jackknife: bool) -> str:
+    """The one fallback rule of BCa: it needs leave-one-out values (for its acceleration); without them
+    the percentile interval is used (of the two others it has the better coverage on the grid,
+    docs/stats.md). Any other method is returned unchanged.
+
+    Examples
+    --------
+    >>> bca_or_percentile("bca", has_jackknife=False), bca_or_percentile("bca", has_jackknife=True)
+    ('percentile', 'bca')
+    >>> bca_or_percentile("basic", has_jackknife=False)
+    'basic'
+    """
+    return "percentile" if method == "bca" and not has_jackknife else method
 
 
 def _bca_probabilities(
