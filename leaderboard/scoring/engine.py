@@ -7,7 +7,7 @@ one place and the hidden labels only meet predictions inside these functions.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -492,6 +492,52 @@ def tabular_split_score(
         seed=challenge.seed,
         engine_version=stats.__version__,
     )
+
+
+def resample_chunks(resamples: int) -> int:
+    """The number of fixed chunks of W (``stats.resampling.CHUNK_RESAMPLES`` rows) of ``resamples`` rows."""
+    from stats.resampling import chunk_count
+
+    return chunk_count(resamples)
+
+
+def tabular_fixed_parts(plan: TabularPlan, *, challenge: Challenge) -> tuple[list[float], list[np.ndarray]]:
+    """The runs' point values and jackknife values (they do not depend on the chunks of W; chunk 0 is the
+    cheapest call that gives them, and it checks that the metric is defined on the test set)."""
+    scores = score_entries(
+        plan.truth,
+        plan.runs,
+        metric=plan.metric,
+        labels=plan.labels,
+        resamples=challenge.resamples,
+        seed=challenge.seed,
+        groups=plan.groups,
+        strata=plan.strata,
+        chunks=range(1),
+        cache_dir=settings.RESAMPLE_CACHE_DIR,
+    )
+    return [s.value for s in scores], [s.jackknife for s in scores]
+
+
+def tabular_chunk_replicates(
+    plan: TabularPlan, *, resamples: int, seed: int, chunks: range
+) -> list[np.ndarray]:
+    """Each run's replicates on the rows of chunks ``chunks`` of W (the same bytes as those rows of the
+    whole computation: stats.engine multiplies blocks fixed by N alone)."""
+    scores = score_entries(
+        plan.truth,
+        plan.runs,
+        metric=plan.metric,
+        labels=plan.labels,
+        resamples=resamples,
+        seed=seed,
+        groups=plan.groups,
+        strata=plan.strata,
+        chunks=chunks,
+        cache_dir=settings.RESAMPLE_CACHE_DIR,
+        jackknife=False,
+    )
+    return [s.replicates for s in scores]
 
 
 # --- boards --------------------------------------------------------------------------------------------
@@ -1155,6 +1201,31 @@ def detection_prepare(
         design=design,
         detail_rows=min(DETAIL_RESAMPLES, challenge.resamples),
     )
+
+
+def detection_runs(
+    *, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]], challenge: Challenge
+) -> list[DetectionRun]:
+    """Match each run's detections once (the per-image step of a fanned-out detection scoring)."""
+    if truth.data is None:
+        raise ApplicationError(f"Task '{task.slug}' has no annotation file; re-create it.")
+    runs = []
+    for data, name, _fmt in files:
+        try:
+            runs.append(
+                detection_prepare(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge)
+            )
+        except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
+            raise input_error(exc) from exc
+    return runs
+
+
+def detection_chunks(run: DetectionRun, *, chunks: range) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """``(chunk, replicates)`` for each chunk of ``chunks`` (the per-host W cache, rebuilt from the seed)."""
+    from stats.resampling import iter_unit_weight_chunks
+
+    for c, w in iter_unit_weight_chunks(run.design, chunks=chunks, cache_dir=settings.RESAMPLE_CACHE_DIR):
+        yield c, detection_chunk(run, chunk=c, weights=w)
 
 
 def detection_chunk(run: DetectionRun, *, chunk: int, weights: np.ndarray) -> dict[str, np.ndarray]:

@@ -47,14 +47,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, Task
-from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import FanoutChunk, FanoutJob, FanoutState
 from leaderboard.scoring.selectors import HiddenTruth
 from leaderboard.submissions.models import Status, Submission
-from stats import io as stats_io
-from stats.engine import score_entries
-from stats.resampling import chunk_count, iter_unit_weight_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +85,7 @@ def task_fans_out(*, task: Task, runs: int, resamples: int) -> bool:
     finalisation grow with it). Detection: at least ``FANOUT_DETECTION_MIN_RESAMPLES`` resamples (a
     COCO-val-sized entry costs about 0.1 s per resample: docs/benchmarks.md). Segmentation: never.
     """
-    if chunk_count(resamples) <= max(1, settings.FANOUT_CHUNKS):
+    if engine.resample_chunks(resamples) <= max(1, settings.FANOUT_CHUNKS):
         return False  # one chunk task would be the whole work
     if task.kind == "detection":
         return resamples >= settings.FANOUT_DETECTION_MIN_RESAMPLES
@@ -100,7 +96,7 @@ def task_fans_out(*, task: Task, runs: int, resamples: int) -> bool:
 
 def chunk_ranges(resamples: int) -> list[range]:
     """The fixed chunk ranges ``[first, stop)`` of the chunk tasks: ``FANOUT_CHUNKS`` chunks each."""
-    n, size = chunk_count(resamples), max(1, settings.FANOUT_CHUNKS)
+    n, size = engine.resample_chunks(resamples), max(1, settings.FANOUT_CHUNKS)
     return [range(a, min(a + size, n)) for a in range(0, n, size)]
 
 
@@ -165,27 +161,8 @@ def _prepare(item: TaskInput, challenge: Challenge) -> tuple[dict[str, Any], boo
     if task.kind == "tabular":
         splits = []
         for plan in engine.tabular_plan(task=task, truth=item.truth, files=item.files):
-            # The point values and jackknife values do not depend on the chunks; chunk 0 is the cheapest
-            # call that gives them (and checks that the metric is defined on this test set).
-            first = score_entries(
-                plan.truth,
-                plan.runs,
-                metric=plan.metric,
-                labels=plan.labels,
-                resamples=challenge.resamples,
-                seed=challenge.seed,
-                groups=plan.groups,
-                strata=plan.strata,
-                chunks=range(1),
-                cache_dir=settings.RESAMPLE_CACHE_DIR,
-            )
-            splits.append(
-                {
-                    "plan": plan,
-                    "values": [s.value for s in first],
-                    "jackknifes": [s.jackknife for s in first],
-                }
-            )
+            values, jackknifes = engine.tabular_fixed_parts(plan, challenge=challenge)
+            splits.append({"plan": plan, "values": values, "jackknifes": jackknifes})
         return {
             "kind": "tabular",
             "splits": splits,
@@ -193,18 +170,7 @@ def _prepare(item: TaskInput, challenge: Challenge) -> tuple[dict[str, Any], boo
             "seed": challenge.seed,
         }, True
     if task.kind == "detection":
-        if item.truth.data is None:
-            raise ApplicationError(f"Task '{task.slug}' has no annotation file; re-create it.")
-        runs = []
-        for data, name, _fmt in item.files:
-            try:
-                runs.append(
-                    engine.detection_prepare(
-                        task=task, truth_data=item.truth.data, data=data, name=name, challenge=challenge
-                    )
-                )
-            except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
-                raise engine.input_error(exc) from exc
+        runs = engine.detection_runs(task=task, truth=item.truth, files=item.files, challenge=challenge)
         return {"kind": "detection", "runs": runs}, True
     scores = engine.score_files(task=task, truth=item.truth, files=item.files, challenge=challenge)
     return {"kind": "scored", "scores": scores}, False
@@ -240,6 +206,7 @@ def chunk_score(*, chunk_id: int, worker: str, renew: bool = True) -> list[int]:
         attempts=F("attempts") + 1,
         started_at=now,
         lease_expires_at=now + timedelta(seconds=settings.LEASE_SECONDS),
+        worker=worker[:200],  # who is computing it (the one that stores it, once stored)
     )
     if not started:
         logger.info("chunk %s: its job is over (or gone); nothing to do", chunk_id)
@@ -265,25 +232,15 @@ def _chunk_arrays(payload: dict[str, Any], chunks: range) -> dict[str, np.ndarra
     if payload["kind"] == "tabular":
         for i, split in enumerate(payload["splits"]):
             plan: engine.TabularPlan = split["plan"]
-            scores = score_entries(
-                plan.truth,
-                plan.runs,
-                metric=plan.metric,
-                labels=plan.labels,
-                resamples=int(payload["resamples"]),
-                seed=int(payload["seed"]),
-                groups=plan.groups,
-                strata=plan.strata,
-                chunks=chunks,
-                cache_dir=settings.RESAMPLE_CACHE_DIR,
-                jackknife=False,
+            replicates = engine.tabular_chunk_replicates(
+                plan, resamples=int(payload["resamples"]), seed=int(payload["seed"]), chunks=chunks
             )
-            for r, s in enumerate(scores):
-                arrays[f"{i}:{r}"] = s.replicates
+            for r, values in enumerate(replicates):
+                arrays[f"{i}:{r}"] = values
         return arrays
     for r, run in enumerate(payload["runs"]):
-        for c, w in iter_unit_weight_chunks(run.design, chunks=chunks, cache_dir=settings.RESAMPLE_CACHE_DIR):
-            for key, value in engine.detection_chunk(run, chunk=c, weights=w).items():
+        for c, reps in engine.detection_chunks(run, chunks=chunks):
+            for key, value in reps.items():
                 arrays[f"{r}:{c}:{key}"] = value
     return arrays
 
@@ -343,7 +300,7 @@ def _join_task(
         if chunks.start != expected:
             raise RuntimeError(f"chunks of task {task.pk} are not consecutive at {expected}")
         expected = chunks.stop
-    if expected != chunk_count(challenge.resamples):
+    if expected != engine.resample_chunks(challenge.resamples):
         raise RuntimeError(f"chunks of task {task.pk} stop at {expected}")
     if payload["kind"] == "tabular":
         out = []
