@@ -1063,6 +1063,8 @@ def _parse_vision_truth(
                     "categories": categories,
                     "source": truth.source,
                     "conventions": dict(truth.conventions),
+                    # VOC: the whole name -> id map (ids 1..N in this order), never cut
+                    **({"image_names": list(truth.image_names)} if truth.image_names else {}),
                 },
                 data=data,
             )
