@@ -57,6 +57,7 @@ bench: install
 	$(BIN)/python -m stats.bench_compare
 	$(BIN)/python -m stats.bench_jackknife
 	$(BIN)/python -m stats.bench_vision
+	$(BIN)/python -m stats.bench_fanout
 	$(BIN)/python -m stats.bench_io
 	$(BIN)/python -m stats.bench_scale
 
