@@ -281,3 +281,47 @@ def test_a_requeued_score_message_does_not_restart_a_running_fan_out(
     assert submission_score(submission_id=s.pk) == []
     assert FanoutJob.objects.get(submission=s).pk == job.pk
     assert Submission.objects.get(pk=s.pk).attempts == 1
+
+
+def test_a_submission_of_two_tasks_fans_out_the_large_one_and_scores_segmentation_whole(
+    transactional_db, settings
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.service.vision_support import CLASS_NAMES, label_maps, noisy, zip_of
+
+    challenge, _task, data, _ext = make_task("classification")
+    truth_maps = label_maps(10, seed=6)
+    task_create(
+        challenge=challenge, slug="seg", title="Masks", metric="miou", truth=zip_of(truth_maps),
+        truth_name="labels.zip", labels=CLASS_NAMES,
+    )  # fmt: skip
+    masks = zip_of(noisy(truth_maps, seed=7, error=0.2))
+
+    def both(who: str) -> Submission:
+        s = submission_create(
+            challenge=challenge, user=user(who), name=who,
+            files={
+                "main": [Upload(name=f"{who}.csv", size=len(data), stream=io.BytesIO(data))],
+                "seg": [Upload(name=f"{who}.zip", size=len(masks), stream=io.BytesIO(masks))],
+            },
+        )  # fmt: skip
+        s.refresh_from_db()
+        return s
+
+    _unforced(settings)
+    single = both("single")
+    _forced(settings)
+    fanned = both("fanned")
+    assert single.status == fanned.status == Status.SCORED, (single.error, fanned.error)
+    job = FanoutJob.objects.get(submission=fanned)
+    assert job.total == 2  # the classification task's two chunk tasks; segmentation has none
+    assert {c.task.slug for c in FanoutChunk.objects.filter(job=job).select_related("task")} == {"main"}
+    assert Score.objects.filter(submission=fanned).count() == 2
+
+    def key(s: Submission) -> list[tuple[object, ...]]:
+        rows = Score.objects.filter(submission=s).select_related("task").order_by("task__slug")
+        return [
+            (x.task.slug, x.split, x.value, bytes(x.replicates), json.dumps(x.details, sort_keys=True))
+            for x in rows
+        ]
+
+    assert key(fanned) == key(single)
