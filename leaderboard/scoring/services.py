@@ -99,7 +99,8 @@ def submission_score(*, submission_id: int) -> list[int]:
     """Score a submission on each of its tasks; store the scores; return the ids of the tasks scored.
 
     Idempotent: a submission already scored, failed or cancelled is left alone; a running one (its worker
-    died) is scored again and its scores replaced, so it appears once.
+    died) is scored again and its scores replaced, so it appears once. A large one is prepared here and
+    fanned out over chunk tasks (``leaderboard.scoring.fanout``), whose join stores the scores; [] here.
     """
     from leaderboard.scoring import fanout
 
