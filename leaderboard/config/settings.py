@@ -212,6 +212,9 @@ FANOUT_DETECTION_MIN_RESAMPLES = env.int("LEADERBOARD_FANOUT_DETECTION_MIN_RESAM
 FANOUT_CHUNKS = env.int("LEADERBOARD_FANOUT_CHUNKS", default=4)
 FANOUT_MAX_ATTEMPTS = env.int("LEADERBOARD_FANOUT_MAX_ATTEMPTS", default=5)
 FANOUT_STATE_MAX_BYTES = env.int("LEADERBOARD_FANOUT_STATE_MAX_BYTES", default=512 * 1024 * 1024)
+# The embedded default runs tasks in-process: nothing to spread the chunks over, so no fan-out there
+# unless asked (the in-process tests ask).
+FANOUT_IN_PROCESS = env.bool("LEADERBOARD_FANOUT_IN_PROCESS", default=False)
 REBUILD_STALE_SECONDS = env.float("LEADERBOARD_REBUILD_STALE_SECONDS", default=60.0)
 REBUILD_RETRY_SECONDS = env.float("LEADERBOARD_REBUILD_RETRY_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {

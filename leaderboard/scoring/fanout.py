@@ -84,8 +84,14 @@ def task_fans_out(*, task: Task, runs: int, resamples: int) -> bool:
 
     Tabular: items x resamples x runs at least ``FANOUT_MIN_COST`` (the product ``W @ S`` and the metric's
     finalisation grow with it). Detection: at least ``FANOUT_DETECTION_MIN_RESAMPLES`` resamples (a
-    COCO-val-sized entry costs about 0.1 s per resample: docs/benchmarks.md). Segmentation: never.
+    COCO-val-sized entry costs 15 to 22 ms per resample here, several times that on a busy machine:
+    docs/benchmarks.md). Segmentation: never. Never when tasks run in-process (the embedded default)
+    unless ``FANOUT_IN_PROCESS``.
     """
+    from leaderboard.config.celery import app
+
+    if app.conf.task_always_eager and not settings.FANOUT_IN_PROCESS:
+        return False  # tasks run in this process (the embedded default): no other worker to share with
     if engine.resample_chunks(resamples) <= max(1, settings.FANOUT_CHUNKS):
         return False  # one chunk task would be the whole work
     if task.kind == "detection":

@@ -26,6 +26,7 @@ RESAMPLES = 1024  # 4 chunks of 256
 
 
 def _forced(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.FANOUT_IN_PROCESS = True  # these tests run the tasks in-process
     settings.FANOUT_MIN_COST = 1
     settings.FANOUT_DETECTION_MIN_RESAMPLES = 1
     settings.FANOUT_CHUNKS = 2
@@ -147,6 +148,7 @@ def test_fanned_out_scores_are_the_single_workers_bytes(transactional_db, settin
 
 def test_the_rule_fans_out_large_tasks_only(transactional_db, settings) -> None:  # type: ignore[no-untyped-def]
     _challenge, task, _data, _ext = make_task("classification")
+    settings.FANOUT_IN_PROCESS = True
     settings.FANOUT_MIN_COST = 300 * RESAMPLES  # items x resamples x runs
     settings.FANOUT_CHUNKS = 2
     assert fanout.task_fans_out(task=task, runs=1, resamples=RESAMPLES)
@@ -155,6 +157,8 @@ def test_the_rule_fans_out_large_tasks_only(transactional_db, settings) -> None:
     assert not fanout.task_fans_out(task=task, runs=1, resamples=RESAMPLES)  # one chunk task: pointless
     settings.FANOUT_CHUNKS = 2
     assert [(r.start, r.stop) for r in fanout.chunk_ranges(1300)] == [(0, 2), (2, 4), (4, 6)]
+    settings.FANOUT_IN_PROCESS = False  # the embedded default: tasks in this process, nothing to share
+    assert not fanout.task_fans_out(task=task, runs=1, resamples=RESAMPLES)
 
 
 def _fanned_out_without_running_chunks(settings, monkeypatch):  # type: ignore[no-untyped-def]
