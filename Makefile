@@ -60,6 +60,7 @@ bench: install
 	$(BIN)/python -m tests.benchmarks.bench_compare
 	$(BIN)/python -m tests.benchmarks.bench_jackknife
 	$(BIN)/python -m tests.benchmarks.bench_vision
+	$(BIN)/python -m tests.benchmarks.bench_fanout
 	$(BIN)/python -m tests.benchmarks.bench_io
 	$(BIN)/python -m tests.benchmarks.bench_scale
 

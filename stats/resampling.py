@@ -321,15 +321,20 @@ def iter_unit_weight_chunks(
     """Yield ``(chunk, W_chunk)`` for each chunk, ``W_chunk`` of shape (rows, n_units) uint8.
 
     With ``cache_dir``, the whole matrix is read from (or first written to) its cache file; rows are
-    then sliced from a memory map, so memory stays bounded by one chunk plus the page cache.
+    then sliced from a memory map, so memory stays bounded by one chunk plus the page cache. A part of
+    the chunks (a worker's share of a fanned-out scoring) is read from the cache when it exists and
+    otherwise drawn alone, not the whole matrix for a few chunks: the same bytes either way.
     """
     span = _chunk_range(design, chunks)
+    partial = len(span) < design.n_chunks
     if cache_dir is not None and cacheable(design):
-        full = unit_weights(design, cache_dir=cache_dir)
-        for c in span:
-            rows = design.chunk_rows(c)
-            yield c, np.asarray(full[rows.start : rows.stop])
-        return
+        path = _cache_path(design, cache_dir)
+        full = _load_cached(design, path) if partial else unit_weights(design, cache_dir=cache_dir)
+        if full is not None:
+            for c in span:
+                rows = design.chunk_rows(c)
+                yield c, np.asarray(full[rows.start : rows.stop])
+            return
     for c in span:
         yield c, _draw_chunk(design, c)
 

@@ -200,6 +200,21 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # long (then twice, four times as long). Short values in the fault tests (docs/reliability.md).
 SWEEP_SECONDS = env.float("LEADERBOARD_SWEEP_SECONDS", default=10.0)
 LEASE_SECONDS = env.float("LEADERBOARD_LEASE_SECONDS", default=60.0)
+# Fan-out of a large scoring over workers by fixed resample chunks (leaderboard.scoring.fanout,
+# docs/architecture.md): a tabular task fans out when items x resamples x runs reaches FANOUT_MIN_COST, a
+# detection task when its resamples reach FANOUT_DETECTION_MIN_RESAMPLES (a COCO-val entry takes about
+# 0.1 s per resample in one worker, so B = 10,000 would pass the 600 s limit). A chunk task computes
+# FANOUT_CHUNKS chunks of 256 resamples; one started FANOUT_MAX_ATTEMPTS times (or re-sent that often)
+# without finishing fails the submission, uncharged. A prepared state above FANOUT_STATE_MAX_BYTES is
+# scored in one worker instead (it is a database row).
+FANOUT_MIN_COST = env.int("LEADERBOARD_FANOUT_MIN_COST", default=2_000_000_000)
+FANOUT_DETECTION_MIN_RESAMPLES = env.int("LEADERBOARD_FANOUT_DETECTION_MIN_RESAMPLES", default=2000)
+FANOUT_CHUNKS = env.int("LEADERBOARD_FANOUT_CHUNKS", default=4)
+FANOUT_MAX_ATTEMPTS = env.int("LEADERBOARD_FANOUT_MAX_ATTEMPTS", default=5)
+FANOUT_STATE_MAX_BYTES = env.int("LEADERBOARD_FANOUT_STATE_MAX_BYTES", default=512 * 1024 * 1024)
+# The embedded default runs tasks in-process: nothing to spread the chunks over, so no fan-out there
+# unless asked (the in-process tests ask).
+FANOUT_IN_PROCESS = env.bool("LEADERBOARD_FANOUT_IN_PROCESS", default=False)
 REBUILD_STALE_SECONDS = env.float("LEADERBOARD_REBUILD_STALE_SECONDS", default=60.0)
 REBUILD_RETRY_SECONDS = env.float("LEADERBOARD_REBUILD_RETRY_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {

@@ -7,7 +7,7 @@ one place and the hidden labels only meet predictions inside these functions.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -390,6 +390,51 @@ def score_files(
     """Score one task's files (one per run) on each split of the task, with the task's fixed resamples."""
     if task.kind != "tabular":
         return _score_vision_files(task=task, truth=truth, files=files, challenge=challenge)
+    out = []
+    for plan in tabular_plan(task=task, truth=truth, files=files):
+        scores = score_entries(
+            plan.truth,
+            plan.runs,
+            metric=plan.metric,
+            labels=plan.labels,
+            resamples=challenge.resamples,
+            seed=challenge.seed,
+            groups=plan.groups,
+            strata=plan.strata,
+            cache_dir=settings.RESAMPLE_CACHE_DIR,
+        )
+        out.append(
+            tabular_split_score(
+                split=plan.split,
+                values=[s.value for s in scores],
+                replicates=[s.replicates for s in scores],
+                jackknifes=[s.jackknife for s in scores],
+                item_statistics=plan.item_statistics,
+                challenge=challenge,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class TabularPlan:
+    """What one split of a tabular task is scored from (hidden: stays in the scoring code)."""
+
+    split: str
+    metric: str
+    truth: np.ndarray
+    runs: list[np.ndarray]
+    labels: list[str] | None
+    groups: np.ndarray | None
+    strata: Any
+    item_statistics: np.ndarray | None
+
+    def __repr__(self) -> str:  # never print hidden labels
+        return f"TabularPlan(split={self.split}, items={len(self.truth)})"
+
+
+def tabular_plan(*, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]]) -> list[TabularPlan]:
+    """Parse a tabular task's files (one per run) and lay out each split's scoring inputs."""
     metric = get_metric(task.metric)
     runs = []
     for data, name, fmt in files:
@@ -408,34 +453,91 @@ def score_files(
             continue
         groups = None if truth.groups is None else np.asarray(truth.groups)[mask]
         strata, _ = class_strata(metric, truth_values[mask], groups=groups, stratify=STRATIFY[task.stratify])
-        scores = score_entries(
-            truth_values[mask],
-            [r[mask] for r in runs],
-            metric=metric,
-            labels=labels,
-            resamples=challenge.resamples,
-            seed=challenge.seed,
-            groups=groups,
-            strata=strata,
-            cache_dir=settings.RESAMPLE_CACHE_DIR,
-        )
         item_stats = None
         if len(runs) == 1 and not metric.rank_based:
             item_stats = metric.item_statistics(truth_values[mask], runs[0][mask], labels=labels)
         out.append(
-            SplitScore(
+            TabularPlan(
                 split=split,
-                value=float(np.mean([s.value for s in scores])),
-                replicates=np.mean([s.replicates for s in scores], axis=0),
-                jackknife=np.mean([s.jackknife for s in scores], axis=0),
+                metric=metric.name,
+                truth=truth_values[mask],
+                runs=[r[mask] for r in runs],
+                labels=labels,
+                groups=groups,
+                strata=strata,
                 item_statistics=item_stats,
-                run_values=[float(s.value) for s in scores],
-                resamples=challenge.resamples,
-                seed=challenge.seed,
-                engine_version=stats.__version__,
             )
         )
     return out
+
+
+def tabular_split_score(
+    *,
+    split: str,
+    values: list[float],
+    replicates: list[np.ndarray],
+    jackknifes: list[np.ndarray],
+    item_statistics: np.ndarray | None,
+    challenge: Challenge,
+) -> SplitScore:
+    """One split's stored score from its runs' values, replicates and jackknife values (their means)."""
+    return SplitScore(
+        split=split,
+        value=float(np.mean(values)),
+        replicates=np.mean(replicates, axis=0),
+        jackknife=np.mean(jackknifes, axis=0),
+        item_statistics=item_statistics,
+        run_values=[float(v) for v in values],
+        resamples=challenge.resamples,
+        seed=challenge.seed,
+        engine_version=stats.__version__,
+    )
+
+
+def resample_chunks(resamples: int) -> int:
+    """The number of fixed chunks of W (``stats.resampling.CHUNK_RESAMPLES`` rows) of ``resamples`` rows."""
+    from stats.resampling import chunk_count
+
+    return chunk_count(resamples)
+
+
+def tabular_fixed_parts(plan: TabularPlan, *, challenge: Challenge) -> tuple[list[float], list[np.ndarray]]:
+    """The runs' point values and jackknife values (they do not depend on the chunks of W; chunk 0 is the
+    cheapest call that gives them, and it checks that the metric is defined on the test set)."""
+    scores = score_entries(
+        plan.truth,
+        plan.runs,
+        metric=plan.metric,
+        labels=plan.labels,
+        resamples=challenge.resamples,
+        seed=challenge.seed,
+        groups=plan.groups,
+        strata=plan.strata,
+        chunks=range(1),
+        cache_dir=settings.RESAMPLE_CACHE_DIR,
+    )
+    return [s.value for s in scores], [s.jackknife for s in scores]
+
+
+def tabular_chunk_replicates(
+    plan: TabularPlan, *, resamples: int, seed: int, chunks: range
+) -> list[np.ndarray]:
+    """Each run's replicates on the rows of chunks ``chunks`` of W (the same bytes as those rows of the
+    whole computation: stats.engine multiplies blocks fixed by N alone)."""
+    scores = score_entries(
+        plan.truth,
+        plan.runs,
+        metric=plan.metric,
+        labels=plan.labels,
+        resamples=resamples,
+        seed=seed,
+        groups=plan.groups,
+        strata=plan.strata,
+        chunks=chunks,
+        cache_dir=settings.RESAMPLE_CACHE_DIR,
+        jackknife=False,
+    )
+    return [s.replicates for s in scores]
 
 
 # --- boards --------------------------------------------------------------------------------------------
@@ -872,6 +974,13 @@ def _score_vision_files(
             )
         except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
             raise input_error(exc) from exc
+    return vision_split_scores(task=task, challenge=challenge, results=results)
+
+
+def vision_split_scores(
+    *, task: Task, challenge: Challenge, results: list[_VisionResult]
+) -> list[SplitScore]:
+    """A vision entry's stored score from its runs' results (their mean; details of the first run)."""
     headline = task.metric
     method = _vision_interval(task.metric, challenge)
     return [
@@ -954,6 +1063,8 @@ def _parse_vision_truth(
                     "categories": categories,
                     "source": truth.source,
                     "conventions": dict(truth.conventions),
+                    # VOC: the whole name -> id map (ids 1..N in this order), never cut
+                    **({"image_names": list(truth.image_names)} if truth.image_names else {}),
                 },
                 data=data,
             )
@@ -1044,7 +1155,34 @@ def _detection_truth(task: Task, truth_data: bytes) -> Any:
 def _score_detection_run(
     *, task: Task, truth_data: bytes, data: bytes, name: str, challenge: Challenge
 ) -> _VisionResult:
-    from stats.resampling import iter_unit_weight_chunks, resample_design
+    from stats.resampling import iter_unit_weight_chunks
+
+    run = detection_prepare(task=task, truth_data=truth_data, data=data, name=name, challenge=challenge)
+    parts: list[dict[str, np.ndarray]] = []
+    for chunk, w in iter_unit_weight_chunks(run.design, cache_dir=settings.RESAMPLE_CACHE_DIR):
+        parts.append(detection_chunk(run, chunk=chunk, weights=w))
+    return detection_result(run, parts)
+
+
+@dataclass(frozen=True)
+class DetectionRun:
+    """One detection entry after the per-image matching (once per entry, independent of the resample)."""
+
+    truth: Any  # stats.vision.DetectionTruth (hidden)
+    prepared: Any  # stats.vision.DetectionTask
+    entry: Any  # stats.vision.MatchedEntry
+    headline: str  # the stat of the task's metric ("AP", "AP50"...)
+    design: Any  # stats.resampling.ResampleDesign
+    detail_rows: int
+
+    def __repr__(self) -> str:  # never print hidden annotations
+        return f"DetectionRun(headline={self.headline})"
+
+
+def detection_prepare(
+    *, task: Task, truth_data: bytes, data: bytes, name: str, challenge: Challenge
+) -> DetectionRun:
+    from stats.resampling import resample_design
     from stats.vision.detection import DETECTION_METRICS as STAT_OF
     from stats.vision.detection import DetectionTask, detection_strata
     from stats.vision.detection_io import parse_coco_results
@@ -1053,22 +1191,62 @@ def _score_detection_run(
     detections = parse_coco_results(data, truth, name=name, max_bytes=settings.VISION_UPLOAD_MAX_BYTES)
     prepared = DetectionTask(truth)
     entry = prepared.match(detections)  # once per entry: independent of the resample
-    headline = STAT_OF[task.metric]
     # Strata keep every area range's objects in every resample, so every stat is defined (stats.vision).
     design = resample_design(
         truth.n_images, resamples=challenge.resamples, seed=challenge.seed, strata=detection_strata(truth)
     )
-    detail_rows = min(DETAIL_RESAMPLES, challenge.resamples)
+    return DetectionRun(
+        truth=truth,
+        prepared=prepared,
+        entry=entry,
+        headline=STAT_OF[task.metric],
+        design=design,
+        detail_rows=min(DETAIL_RESAMPLES, challenge.resamples),
+    )
+
+
+def detection_runs(
+    *, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]], challenge: Challenge
+) -> list[DetectionRun]:
+    """Match each run's detections once (the per-image step of a fanned-out detection scoring)."""
+    if truth.data is None:
+        raise ApplicationError(f"Task '{task.slug}' has no annotation file; re-create it.")
+    runs = []
+    for data, name, _fmt in files:
+        try:
+            runs.append(
+                detection_prepare(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge)
+            )
+        except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
+            raise input_error(exc) from exc
+    return runs
+
+
+def detection_chunks(run: DetectionRun, *, chunks: range) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """``(chunk, replicates)`` for each chunk of ``chunks`` (the per-host W cache, rebuilt from the seed)."""
+    from stats.resampling import iter_unit_weight_chunks
+
+    for c, w in iter_unit_weight_chunks(run.design, chunks=chunks, cache_dir=settings.RESAMPLE_CACHE_DIR):
+        yield c, detection_chunk(run, chunk=c, weights=w)
+
+
+def detection_chunk(run: DetectionRun, *, chunk: int, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """The replicates of one fixed chunk of W: every stat in the chunks that hold the first
+    ``detail_rows`` rows (the entry's page), the headline alone after them."""
+    done = run.design.chunk_rows(chunk).start
+    want = None if done < run.detail_rows else [run.headline]
+    return run.prepared.replicates(run.entry, weights, stats=want)
+
+
+def detection_result(run: DetectionRun, chunks: Sequence[dict[str, np.ndarray]]) -> _VisionResult:
+    """Join the chunks' replicates (in chunk order) into the entry's values, replicates and details."""
     parts: dict[str, list[np.ndarray]] = {}
-    done = 0
-    for _chunk, w in iter_unit_weight_chunks(design, cache_dir=settings.RESAMPLE_CACHE_DIR):
-        want = None if done < detail_rows else [headline]
-        reps = prepared.replicates(entry, w, stats=want)
+    for reps in chunks:
         for key, value in reps.items():
             parts.setdefault(key, []).append(value)
-        done += w.shape[0]
     replicates = {key: np.concatenate(value) for key, value in parts.items()}
-    point = prepared.point(entry)
+    headline, detail_rows, truth = run.headline, run.detail_rows, run.truth
+    point = run.prepared.point(run.entry)
     values = {
         _DETECTION_DETAIL_NAMES[key]: (np.nan if point[key] is None else float(point[key]))
         for key in _DETECTION_DETAIL_NAMES
@@ -1078,7 +1256,7 @@ def _score_detection_run(
         for key in _DETECTION_DETAIL_NAMES
     }
     class_values = np.array([np.nan if v is None else v for v in point["per_class_AP"]], dtype=np.float64)
-    recall, precision = _precision_curves(prepared, entry)
+    recall, precision = _precision_curves(run.prepared, run.entry)
     return _VisionResult(
         values=values,
         replicates=reps_by_name,

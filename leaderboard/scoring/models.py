@@ -99,3 +99,72 @@ class RescoreJob(models.Model):
 
     def __str__(self) -> str:
         return f"re-score of {self.task}: {self.done}/{self.total} ({self.state})"
+
+
+class FanoutJob(models.Model):
+    """A submission's scoring split into chunk tasks (``leaderboard.scoring.fanout``).
+
+    The parse / validate / match step ran once and left each task's prepared state in a
+    :class:`FanoutState` row; one Celery task per :class:`FanoutChunk` computes that chunk's replicates;
+    ``done`` counts the chunks whose result is stored (distinct rows, recounted under this row's lock),
+    and the task that brings it to ``total`` joins the chunks into the :class:`Score` rows.
+    """
+
+    class State(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="fanout_jobs")
+    attempt = models.PositiveIntegerField(help_text="The submission's scoring attempt that prepared it.")
+    total = models.PositiveIntegerField(help_text="Chunk tasks to join.")
+    done = models.PositiveIntegerField(default=0, help_text="Chunks whose result is stored.")
+    state = models.CharField(max_length=8, choices=State.choices, default=State.RUNNING, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"fan-out of submission {self.submission_id}: {self.done}/{self.total} ({self.state})"
+
+
+class FanoutState(models.Model):
+    """One task's prepared scoring state (parsed predictions, matched detections; hidden): every host
+    reads it from here, never from a local disk."""
+
+    job = models.ForeignKey(FanoutJob, on_delete=models.CASCADE, related_name="states")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")
+    truth_version = models.PositiveIntegerField()
+    payload = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "task"], name="unique_fanout_state")]
+
+    def __str__(self) -> str:
+        return f"prepared state of task {self.task_id} (job {self.job_id})"
+
+
+class FanoutChunk(models.Model):
+    """The replicates of chunks ``[first, stop)`` of a task's W (``stats.resampling.CHUNK_RESAMPLES`` rows
+    each), written by the chunk task that computed them (re-running it overwrites the same row)."""
+
+    job = models.ForeignKey(FanoutJob, on_delete=models.CASCADE, related_name="chunks")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")
+    first = models.PositiveIntegerField()
+    stop = models.PositiveIntegerField()
+    result = models.BinaryField(null=True, help_text="npz of float64 replicate arrays (no pickle).")
+    worker = models.CharField(max_length=200, blank=True, help_text="The worker that stored the result.")
+    attempts = models.PositiveIntegerField(default=0, help_text="Times a worker started it.")
+    sends = models.PositiveIntegerField(default=0, help_text="Times its message was sent.")
+    sent_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Renewed by the process computing it; past it, that process is gone."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["task_id", "first"]
+        constraints = [models.UniqueConstraint(fields=["job", "task", "first"], name="unique_fanout_chunk")]
+
+    def __str__(self) -> str:
+        return f"chunks [{self.first}, {self.stop}) of task {self.task_id} (job {self.job_id})"

@@ -99,8 +99,14 @@ def submission_score(*, submission_id: int) -> list[int]:
     """Score a submission on each of its tasks; store the scores; return the ids of the tasks scored.
 
     Idempotent: a submission already scored, failed or cancelled is left alone; a running one (its worker
-    died) is scored again and its scores replaced, so it appears once.
+    died) is scored again and its scores replaced, so it appears once. A large one is prepared here and
+    fanned out over chunk tasks (``leaderboard.scoring.fanout``), whose join stores the scores; [] here.
     """
+    from leaderboard.scoring import fanout
+
+    if fanout.job_running(submission_id=submission_id):  # fanned out already: the chunk tasks finish it
+        logger.info("submission %s: its chunk tasks are running", submission_id)
+        return []
     if not submission_claim(submission_id=submission_id):
         logger.info("submission %s: nothing to do", submission_id)
         return []
@@ -109,7 +115,7 @@ def submission_score(*, submission_id: int) -> list[int]:
     for f in submission.files.select_related("task").order_by("task_id", "run"):
         files_by_task[f.task_id].append(f)
 
-    results: list[tuple[Task, int, engine.SplitScore]] = []
+    inputs: list[fanout.TaskInput] = []
     for files in files_by_task.values():
         task = files[0].task
         truth = task_truth_get(task=task)
@@ -117,11 +123,24 @@ def submission_score(*, submission_id: int) -> list[int]:
         for f in files:
             with f.file.open("rb") as handle:
                 payloads.append((handle.read(), f.original_name, f.format))
-        for split_score in engine.score_files(
-            task=task, truth=truth, files=payloads, challenge=submission.challenge
-        ):
-            results.append((task, truth.version, split_score))
+        inputs.append(fanout.TaskInput(task=task, truth=truth, files=payloads))
+    if fanout.submission_fan_out(submission=submission, inputs=inputs):
+        return []  # the chunk tasks score it; the one completing the join stores the scores
 
+    results: list[tuple[Task, int, engine.SplitScore]] = []
+    for item in inputs:
+        for split_score in engine.score_files(
+            task=item.task, truth=item.truth, files=item.files, challenge=submission.challenge
+        ):
+            results.append((item.task, item.truth.version, split_score))
+    return scores_store(submission_id=submission_id, results=results)
+
+
+def scores_store(*, submission_id: int, results: list[tuple[Task, int, engine.SplitScore]]) -> list[int]:
+    """Store a running submission's scores, mark it scored and rebuild its boards once committed.
+
+    Returns the ids of the tasks scored ([] if the submission was cancelled or finished meanwhile).
+    """
     with transaction.atomic():
         current = Submission.objects.select_for_update().get(pk=submission_id)
         if current.status != Status.RUNNING:  # cancelled or finished meanwhile
@@ -229,9 +248,11 @@ def submissions_requeue_stuck(
             created_at__lt=now - timedelta(seconds=undispatched_for),
         )
         | lost
-    ).values_list("pk", flat=True)
+    )
+    # A fanned-out submission's chunks are watched by fanout.fanout_resend_stuck instead.
+    stuck_ids = stuck.exclude(fanout_jobs__state="running").values_list("pk", flat=True)
     sent = []
-    for pk in stuck:
+    for pk in stuck_ids:
         if submission_dispatch(submission_id=pk):
             sent.append(pk)
             again = timezone.now()

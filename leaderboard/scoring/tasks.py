@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import socket
 import traceback
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
+from leaderboard.scoring.fanout import chunk_fail, chunk_score, fanout_resend_stuck
 from leaderboard.scoring.services import (
     submission_fail,
     submission_lease_renewed,
@@ -64,6 +66,44 @@ def score_submission(self, submission_id: int) -> list[int]:
         return []
 
 
+@shared_task(
+    bind=True,
+    name="leaderboard.scoring.tasks.score_chunk",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=5,
+)
+def score_chunk(self, chunk_id: int) -> list[int]:
+    """One chunk of a fanned-out scoring (leaderboard.scoring.fanout); the faults as ``score_submission``."""
+    worker = self.request.hostname or socket.gethostname()
+    try:
+        return chunk_score(chunk_id=chunk_id, worker=worker, renew=not self.request.is_eager)
+    except PLATFORM_FAULTS as exc:
+        if self.request.retries >= self.max_retries:
+            logger.exception("chunk %s: database unreachable after retries", chunk_id)
+            chunk_fail(chunk_id=chunk_id)
+            return []
+        logger.warning("chunk %s: database fault, retrying (%s)", chunk_id, type(exc).__name__)
+        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 30)) from exc
+    except SoftTimeLimitExceeded:
+        logger.error("chunk %s: scoring exceeded its time limit", chunk_id)
+        chunk_fail(
+            chunk_id=chunk_id,
+            message="Scoring took longer than the time limit; it was not counted against your team.",
+        )
+        return []
+    except MemoryError:
+        logger.error("chunk %s: scoring ran out of memory", chunk_id)
+        chunk_fail(chunk_id=chunk_id)
+        return []
+    except Exception as exc:  # a bug in the scorer: frames in the log, never the message (labels)
+        frames = "".join(traceback.format_tb(exc.__traceback__))
+        logger.error("chunk %s: the scorer crashed with %s\n%s", chunk_id, type(exc).__name__, frames)
+        chunk_fail(chunk_id=chunk_id)
+        return []
+
+
 @shared_task(name="leaderboard.scoring.tasks.sweep_stuck_submissions", acks_late=True)
 def sweep_stuck_submissions() -> list[int]:
-    return submissions_requeue_stuck()
+    """The sweeper: submissions to re-send, then the chunks of fanned-out scorings (their ids)."""
+    return submissions_requeue_stuck() + fanout_resend_stuck()

@@ -93,6 +93,9 @@ class DetectionTruth:
         ``"coco"`` or ``"voc"``.
     conventions : dict
         How the file was read (recorded with the task).
+    image_names : tuple of str
+        VOC: the image names of the file, aligned with ``image_ids`` (the whole map from the names to
+        the ids 1..N that results files use); empty for COCO truth, whose ids are its own.
     """
 
     image_ids: IntArray
@@ -107,6 +110,7 @@ class DetectionTruth:
     difficult: NDArray[np.bool_]
     source: str = "coco"
     conventions: Mapping[str, str] = field(default_factory=dict)
+    image_names: tuple[str, ...] = ()
 
     @property
     def n_images(self) -> int:
@@ -452,9 +456,10 @@ def parse_voc_truth(
         iscrowd=np.zeros(g, dtype=bool),
         difficult=np.array([r[3] for r in rows], dtype=bool),
         source="voc",
+        image_names=tuple(images),
         conventions={
             "format": "voc",
-            "image_ids": "1..N in order of first appearance: " + ",".join(images)[:2000],
+            "image_ids": "1..N in order of first appearance; the names in that order are `image_names`",
             "category_ids": "1..C in sorted order of names",
             "bbox": "[xmin, ymin, xmax - xmin + 1, ymax - ymin + 1] (VOC boxes are pixel-inclusive)",
             "area": "w * h",
