@@ -212,7 +212,7 @@ class TaskInputSerializer(serializers.Serializer):
         help_text="The board's precision; empty: derived from the number of items.",
     )
     public_mode = serializers.ChoiceField(
-        choices=PublicMode.values,
+        choices=PublicMode.choices,
         required=False,
         default=PublicMode.PLAIN,
         help_text="What the public board releases: plain (every score), ladder (fixed step ladder_eta), "
@@ -272,7 +272,7 @@ class TaskInputSerializer(serializers.Serializer):
 class TaskSettingsInputSerializer(serializers.Serializer):
     """PATCH of a task's public-board mode (refused with 409 once the task has submissions)."""
 
-    public_mode = serializers.ChoiceField(choices=PublicMode.values)
+    public_mode = serializers.ChoiceField(choices=PublicMode.choices)
     ladder_eta = serializers.FloatField(required=False, allow_null=True, default=None)
     ladder_z = serializers.FloatField(required=False, allow_null=True, default=None)
 

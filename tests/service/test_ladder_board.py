@@ -299,7 +299,7 @@ def test_the_mode_is_a_task_setting_frozen_once_submissions_exist(transactional_
         ).status_code
         == 201
     )
-    ids, labels, split = _truth(40)
+    ids, labels, _split = _truth(40)
     truth = csv_bytes("id,label", list(zip(ids, labels, strict=True)))
     created = org.post(
         "/api/challenges/lad/tasks/",
