@@ -183,7 +183,9 @@ def releases_update(task: Task) -> int:
             moved, threshold = answer.moved, answer.threshold
             if threshold is not None and not math.isfinite(threshold):
                 moved, threshold = False, None  # no defined paired difference: the board does not move
-            shown = round(float(answer.shown), 12) if moved else (None if previous is None else previous.shown)
+            shown = (
+                round(float(answer.shown), 12) if moved else (None if previous is None else previous.shown)
+            )
         made = LadderRelease.objects.create(
             task=task,
             submission=score.submission,
