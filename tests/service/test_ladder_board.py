@@ -401,3 +401,13 @@ def test_lb_shows_the_release_and_never_the_exact_score(
     hidden = _forms(second.value) | _forms(first.value)
     for text in outputs:
         assert not _leaks(text, hidden), (text, _leaks(text, hidden))
+
+    # an organizer sets the mode with ``lb add-task``
+    lb("logout")
+    lb("login", "--username", "org", input=f"{PASSWORD}\n")
+    truth = tmp_path / "truth.csv"
+    truth.write_bytes(csv_bytes("id,label", list(zip(ids, labels, strict=True))))
+    lb("add-task", "lad", str(truth), "--slug", "second", "--metric", "accuracy", "--labels", ",".join(LABELS),
+       "--public-mode", "ladder", "--ladder-eta", "0.02")  # fmt: skip
+    second_task = Task.objects.get(slug="second")
+    assert (second_task.public_mode, second_task.ladder_eta) == ("ladder", 0.02)
