@@ -37,7 +37,7 @@ from leaderboard.rankings.models import BoardSnapshot, LadderRelease
 from leaderboard.rankings.precision import task_decimals
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
-from leaderboard.submissions.models import Status
+from leaderboard.submissions.models import Status, Submission
 from stats.ladder import LadderBoard
 
 #: The answer of every channel that a Ladder board does not offer (pages: 404 with this text).
@@ -142,9 +142,12 @@ def releases_update(task: Task) -> int:
     if not scores:
         return 0
     state: dict[str, LadderRelease] = {}
-    for release in LadderRelease.objects.filter(task=task, truth_version=version).order_by("pk"):
-        if release.shown is not None:
-            state[release.entry_key] = release
+    for release in (
+        LadderRelease.objects.filter(task=task, truth_version=version, shown__isnull=False)
+        .only("pk", "entry_key", "shown", "shown_submission_id")
+        .order_by("pk")
+    ):
+        state[release.entry_key] = release
     free = task.public_mode == PublicMode.LADDER_FREE
     higher = engine.metric_higher_is_better(task.metric)
     decimals = ladder_decimals(task)
@@ -206,31 +209,30 @@ def released_rows(task: Task) -> list[dict[str, Any]]:
     """The Ladder board: every team's latest release, ranked by the shown value (ties share a rank)."""
     if not is_ladder(task):
         return []
-    latest: dict[str, LadderRelease] = {}
-    for release in (
+    # each team's latest release (plain tuples: a board rebuilt after every score reads them all)
+    latest: dict[str, tuple[float, int | None]] = {}
+    for key, value, shown_id in (
         LadderRelease.objects.filter(task=task, truth_version=task.truth_version, shown__isnull=False)
-        .select_related("shown_submission", "shown_submission__team")
         .order_by("pk")
+        .values_list("entry_key", "shown", "shown_submission_id")
     ):
-        latest[release.entry_key] = release
+        latest[key] = (float(value or 0.0), shown_id)
+    subs = Submission.objects.select_related("team").in_bulk([sid for _, sid in latest.values() if sid])
     higher = engine.metric_higher_is_better(task.metric)
-    ordered = sorted(
-        latest.values(),
-        key=lambda r: ((-r.shown if higher else r.shown) if r.shown is not None else 0.0, r.entry_key),
-    )
+    ordered = sorted(latest.items(), key=lambda kv: (-kv[1][0] if higher else kv[1][0], kv[0]))
     rows: list[dict[str, Any]] = []
-    for position, r in enumerate(ordered, start=1):
-        sub = r.shown_submission
-        rank = rows[-1]["rank"] if rows and rows[-1]["value"] == r.shown else position
+    for position, (key, (shown, sid)) in enumerate(ordered, start=1):
+        sub = subs.get(sid) if sid else None
+        rank = rows[-1]["rank"] if rows and rows[-1]["value"] == shown else position
         rows.append(
             {
                 "rank": rank,
                 "name": sub.name if sub else "",
                 "team": sub.team.name if sub else "",
                 "is_baseline": bool(sub and sub.is_baseline),
-                "value": r.shown,
+                "value": shown,
                 "submission_id": sub.pk if sub else None,
-                "key": r.entry_key,
+                "key": key,
             }
         )
     return rows
