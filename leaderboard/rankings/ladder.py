@@ -250,8 +250,8 @@ def reader_signature(task: Task) -> dict[str, Any]:
         "ladder_eta": task.ladder_eta if task.public_mode == PublicMode.LADDER else None,
         "ladder_z": task.ladder_z if task.public_mode == PublicMode.LADDER_FREE else None,
         "decimals": ladder_decimals(task),
-        "signature_text": f"Ladder board ({task.public_mode}): a team's value changes only when a new "
-        f"submission beats it by more than {step_words(task)}.",
+        "signature_text": "Ladder board: a team's value changes only when a new submission beats it by "
+        f"more than {step_words(task)}.",
     }
 
 
