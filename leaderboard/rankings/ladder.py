@@ -5,7 +5,7 @@ shown value changes only when a new submission beats it by more than the fixed s
 value is then rounded to a multiple of the step) or ``ladder-free`` (by more than ``ladder_z`` standard
 errors of the paired difference between the new submission and the shown one, from the common bootstrap
 replicates the engine stores per Score: the same for every metric). The rule itself is
-:class:`stats.ladder.LadderBoard`.
+:class:`stats.ladder.LadderBoard` (through ``scoring.engine.ladder_board``, the one adapter to ``stats``).
 
 - **Releases are computed once.** The public board's rebuild (``rankings.services.leaderboard_rebuild``,
   with the task locked) calls :func:`releases_update`, which writes one :class:`LadderRelease` per new
@@ -38,7 +38,6 @@ from leaderboard.rankings.precision import task_decimals
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status, Submission
-from stats.ladder import LadderBoard
 
 #: The answer of every channel that a Ladder board does not offer (pages: 404 with this text).
 NOT_AVAILABLE = (
@@ -154,8 +153,8 @@ def releases_update(task: Task) -> int:
     for score in scores:
         key = _entry_key(score.submission)
         previous = state.get(key)
-        board = LadderBoard(
-            mode=task.public_mode,  # type: ignore[arg-type]
+        board = engine.ladder_board(
+            mode=task.public_mode,
             higher_is_better=higher,
             eta=task.ladder_eta or 1.0,
             precision=decimals,
