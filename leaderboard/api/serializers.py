@@ -17,15 +17,18 @@ from rest_framework import serializers
 
 from leaderboard.challenges.models import (
     DECIMALS_MAX,
+    LADDER_Z_DEFAULT,
     RUNS_DEFAULT,
     RUNS_MAX,
     TASK_DESCRIPTION_MAX_CHARS,
     Challenge,
+    PublicMode,
     Task,
     Team,
 )
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
@@ -168,6 +171,9 @@ class TaskOutputSerializer(serializers.ModelSerializer):
             "position",
             "max_runs",
             "decimals",
+            "public_mode",
+            "ladder_eta",
+            "ladder_z",
             "prediction_format",
             "items_url",
         ]
@@ -204,6 +210,22 @@ class TaskInputSerializer(serializers.Serializer):
         max_value=DECIMALS_MAX,
         default=None,
         help_text="The board's precision; empty: derived from the number of items.",
+    )
+    public_mode = serializers.ChoiceField(
+        choices=PublicMode.choices,
+        required=False,
+        default=PublicMode.PLAIN,
+        help_text="What the public board releases: plain (every score), ladder (fixed step ladder_eta), "
+        "ladder-free (ladder_z standard errors of the paired difference). Frozen once submissions exist.",
+    )
+    ladder_eta = serializers.FloatField(
+        required=False, allow_null=True, default=None, help_text="The fixed Ladder's step (mode ladder)."
+    )
+    ladder_z = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text=f"The parameter-free Ladder's step in paired standard errors (default {LADDER_Z_DEFAULT:g}).",
     )
     labels = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
     group_column = serializers.CharField(required=False, allow_blank=True, default="")
@@ -245,6 +267,14 @@ class TaskInputSerializer(serializers.Serializer):
         if len(value) == 1 and "," in value[0]:
             return [v.strip() for v in value[0].split(",") if v.strip()]
         return value
+
+
+class TaskSettingsInputSerializer(serializers.Serializer):
+    """PATCH of a task's public-board mode (refused with 409 once the task has submissions)."""
+
+    public_mode = serializers.ChoiceField(choices=PublicMode.choices)
+    ladder_eta = serializers.FloatField(required=False, allow_null=True, default=None)
+    ladder_z = serializers.FloatField(required=False, allow_null=True, default=None)
 
 
 class TruthInputSerializer(serializers.Serializer):
@@ -330,6 +360,10 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
         help_text="Each run's value: organizers only (null for participants)."
     )
     decimals = serializers.SerializerMethodField(help_text="Decimals of `value`; null: full precision.")
+    ladder = serializers.SerializerMethodField(
+        help_text="A public board in a Ladder mode, for participants: `shown` (the value the board shows for "
+        "the team after this submission), `moved` and `message` (in words, why); `value` is then null."
+    )
     details = serializers.SerializerMethodField(
         help_text=(
             "Detection / segmentation, on a submission's own address: every metric and the per-class "
@@ -339,24 +373,47 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Score
-        fields = ["task", "split", "value", "decimals", "run_values", "runs", "scored_at", "details"]
+        fields = [
+            "task",
+            "split",
+            "value",
+            "decimals",
+            "run_values",
+            "runs",
+            "scored_at",
+            "details",
+            "ladder",
+        ]
 
     def _full(self) -> bool:
         return bool(self.context.get("full_precision"))
 
+    def _ladder_hidden(self, obj: Score) -> bool:
+        request = self.context.get("request")
+        return request is not None and ladder.hides(obj.task, obj.split, request.user)
+
     def rounded_value(self, obj: Score) -> float | None:
+        if self._ladder_hidden(obj):
+            return None  # a Ladder board: the participant sees only the release (``ladder``)
         return obj.value if self._full() else round_to(obj.value, task_decimals(obj.task))
+
+    @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
+    def get_ladder(self, obj: Score) -> dict[str, Any] | None:
+        if not self._ladder_hidden(obj):
+            return None
+        release = ladder.releases_of(submission_ids=[obj.submission_id]).get((obj.submission_id, obj.task_id))
+        return ladder.release_view(release, obj.task)
 
     def get_decimals(self, obj: Score) -> int | None:
         return None if self._full() else task_decimals(obj.task)
 
     def get_run_values(self, obj: Score) -> list[float] | None:
-        return list(obj.run_values) if self._full() else None
+        return list(obj.run_values) if self._full() and not self._ladder_hidden(obj) else None
 
     @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
     def get_details(self, obj: Score) -> dict[str, Any] | None:
         # Aggregates over hidden annotations: only where the caller may see them (the view decides).
-        if obj.submission_id not in self.context.get("details_visible", ()):
+        if obj.submission_id not in self.context.get("details_visible", ()) or self._ladder_hidden(obj):
             return None
         details = Score.objects.filter(pk=obj.pk).values_list("details", flat=True).first()
         if not details:

@@ -16,6 +16,7 @@ urlpatterns = [
     path("challenges/<slug:slug>/", views.ChallengeDetailView.as_view(), name="challenge-detail"),
     path("challenges/<slug:slug>/reveal/", views.ChallengeRevealView.as_view(), name="challenge-reveal"),
     path("challenges/<slug:slug>/tasks/", views.TaskListView.as_view(), name="task-list"),
+    path("challenges/<slug:slug>/tasks/<slug:task>/", views.TaskDetailView.as_view(), name="task-detail"),
     path("challenges/<slug:slug>/tasks/<slug:task>/items/", views.TaskItemsView.as_view(), name="task-items"),
     path("challenges/<slug:slug>/tasks/<slug:task>/truth/", views.TaskTruthView.as_view(), name="task-truth"),
     path(

@@ -63,11 +63,13 @@ from leaderboard.challenges.services import (
     require_organizer,
     slug_for,
     task_create,
+    task_public_mode_set,
     task_truth_replace,
     team_found,
     team_join,
 )
 from leaderboard.core.exceptions import ApplicationError, NotFoundError
+from leaderboard.rankings import ladder
 from leaderboard.rankings.exports import board_csv
 from leaderboard.rankings.precision import (
     challenge_decimals,
@@ -78,6 +80,7 @@ from leaderboard.rankings.precision import (
 )
 from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
 from leaderboard.scoring.engine import task_kind
+from leaderboard.scoring.models import Split
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_cancel, submission_create, submission_select
@@ -310,8 +313,39 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             decimals=data["decimals"],
             ignore_index=data["ignore_index"],
             reduce_zero_label=data["reduce_zero_label"],
+            public_mode=data["public_mode"],
+            ladder_eta=data["ladder_eta"],
+            ladder_z=data["ladder_z"],
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
+
+
+class TaskDetailView(APIView):
+    """GET: one task. PATCH (organizers): its public board's mode (``public_mode``, ``ladder_eta``,
+    ``ladder_z``); 409 once the task has submissions, like the challenge's statistics settings."""
+
+    @extend_schema(responses={200: s.TaskOutputSerializer, 404: ERROR_RESPONSES[404]})
+    def get(self, request: Request, slug: str, task: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        return Response(s.TaskOutputSerializer(task_get(challenge=challenge, slug=task)).data)
+
+    @extend_schema(
+        request=s.TaskSettingsInputSerializer,
+        responses={
+            200: s.TaskOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="Frozen"),
+        },
+    )
+    def patch(self, request: Request, slug: str, task: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        require_organizer(challenge=challenge, user=_user(request))
+        serializer = s.TaskSettingsInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        updated = task_public_mode_set(
+            task=task_get(challenge=challenge, slug=task), **serializer.validated_data
+        )
+        return Response(s.TaskOutputSerializer(updated).data)
 
 
 class TaskItemsView(JSONErrorsMixin, GenericAPIView):
@@ -743,9 +777,21 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             return replace_query_param(url, "offset", new_offset)
 
         decimals = task_decimals(task)  # the board's precision: every number a reader sees is rounded
+        # A Ladder board (issue 15): a non-organizer reads only what the Ladder released (rankings.ladder).
+        hidden = ladder.hides(task, split, request.user)
+        if hidden:
+            released = ladder.reader_rows(snapshot) if snapshot else []
+            total = len(released)
+            limit = max(total, 1) if csv else limit
 
         def board() -> dict[str, Any]:
-            rows = public_rows(snapshot.rows[offset : offset + limit], decimals) if snapshot else []
+            if hidden:
+                rows = released[offset : offset + limit]
+            else:
+                rows = public_rows(snapshot.rows[offset : offset + limit], decimals) if snapshot else []
+            signature = public_signature(snapshot.signature, decimals) if snapshot else {}
+            if hidden:
+                signature = ladder.reader_signature(task)
             return {
                 "challenge": challenge.slug,
                 "task": task.slug,
@@ -754,7 +800,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
                 "sequence": snapshot.sequence if snapshot else None,
                 "created_at": snapshot.created_at if snapshot else None,
                 "entry_count": total,
-                "signature": public_signature(snapshot.signature, decimals) if snapshot else {},
+                "signature": signature,
                 "offset": offset,
                 "limit": limit,
                 "next": page_url(offset + limit if offset + limit < total else None),
@@ -767,7 +813,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             # to serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
             key = (
                 f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:"
-                f"{task.metric}:{decimals}:{offset}:{limit}:{request.build_absolute_uri()}"
+                f"{task.metric}:{decimals}:{offset}:{limit}:{hidden}:{request.build_absolute_uri()}"
             )
             body = caches["boards"].get(key)
             if body is None:
@@ -780,7 +826,10 @@ class LeaderboardView(JSONErrorsMixin, APIView):
         if csv:
             # The whole board in the site's CSV schema, from the same writer: the API's download and the
             # site's board.csv are the same bytes for the same snapshot (rankings.exports).
-            text = board_csv(snapshot.rows, decimals) if snapshot else board_csv([], decimals)
+            if hidden:
+                text = ladder.ladder_csv(released)
+            else:
+                text = board_csv(snapshot.rows, decimals) if snapshot else board_csv([], decimals)
             download = HttpResponse(text, content_type="text/csv; charset=utf-8")
             name = f"{challenge.slug}-{task.slug}-{split}" + (f"-{snapshot.sequence}" if snapshot else "")
             download["Content-Disposition"] = f'attachment; filename="{name}.csv"'
@@ -801,6 +850,8 @@ class SummaryView(APIView):
         split = s.BoardQuerySerializer(data=request.query_params)
         split.is_valid(raise_exception=True)
         name = split.validated_data["split"]
+        if name == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
+            raise NotFoundError(ladder.NOT_AVAILABLE)  # it ranks entries by their exact public values
         summary = summary_latest(challenge=challenge, split=name, user=request.user)
         if summary is None:
             raise NotFoundError(NO_SUMMARY.format(split=name))
@@ -837,6 +888,8 @@ class CriticalDifferenceView(JSONErrorsMixin, APIView):
         split = s.BoardQuerySerializer(data=request.query_params)
         split.is_valid(raise_exception=True)
         name = split.validated_data["split"]
+        if name == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
+            raise NotFoundError(ladder.NOT_AVAILABLE)
         summary = summary_latest(challenge=challenge, split=name, user=request.user)
         if summary is None or not summary.svg:
             raise NotFoundError(NO_DIAGRAM.format(split=name))

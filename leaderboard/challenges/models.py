@@ -56,6 +56,21 @@ RUNS_MAX = 20
 DECIMALS_MAX = 6
 
 
+class PublicMode(models.TextChoices):
+    PLAIN = "plain", "Plain: every submission's score is shown"
+    LADDER = "ladder", "Ladder: a new score only when it beats the shown one by more than a fixed step eta"
+    LADDER_FREE = (
+        "ladder-free",
+        "Parameter-free Ladder: a new score only when it beats the shown one by more ",
+    )
+    "than z standard errors of the paired difference"
+
+
+#: The parameter-free Ladder's default step in paired standard errors: the smallest of the simulated
+#: multipliers (1, 2, 3) that keeps the boosting attack's gain under one standard error (docs/comparisons.md).
+LADDER_Z_DEFAULT = 3.0
+
+
 class TaskKind(models.TextChoices):
     TABULAR = "tabular", "One prediction per item (classification, regression)"
     DETECTION = "detection", "Object detection (COCO / VOC boxes per image)"
@@ -170,6 +185,23 @@ class Task(models.Model):
         blank=True,
         validators=[MinValueValidator(1), MaxValueValidator(DECIMALS_MAX)],
         help_text="Decimals of the numbers participants see; empty: derived from the number of items.",
+    )
+    public_mode = models.CharField(
+        max_length=12,
+        choices=PublicMode.choices,
+        default=PublicMode.PLAIN,
+        help_text="What the public board releases (issue 15): every score, or only Ladder progress.",
+    )
+    ladder_eta = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1e-9)],
+        help_text="The fixed Ladder's step, in the metric's units (required in mode 'ladder').",
+    )
+    ladder_z = models.FloatField(
+        default=LADDER_Z_DEFAULT,
+        validators=[MinValueValidator(0.0), MaxValueValidator(10.0)],
+        help_text="The parameter-free Ladder's step, in standard errors of the paired difference.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -12,9 +13,11 @@ from django.utils.text import slugify
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import (
+    LADDER_Z_DEFAULT,
     RUNS_DEFAULT,
     Challenge,
     Participant,
+    PublicMode,
     Stratify,
     Task,
     TaskKind,
@@ -113,13 +116,17 @@ def task_create(
     decimals: int | None = None,
     ignore_index: int = 255,
     reduce_zero_label: bool = False,
+    public_mode: str = "plain",
+    ladder_eta: float | None = None,
+    ladder_z: float | None = None,
 ) -> Task:
     """Create a task from its hidden-labels file (parsed and validated before anything is stored).
 
     ``positive`` names the positive class of a binary-score metric (default: the second label in sorted
     order); ``stratify`` is ``"auto"``, ``"class"`` or ``"none"`` (see :class:`Task`). ``max_runs``: files
     per submission (default ``RUNS_DEFAULT``); ``decimals``: the board's precision (default: derived from
-    the number of items, ``rankings.precision.default_decimals``, and stored).
+    the number of items, ``rankings.precision.default_decimals``, and stored). ``public_mode``,
+    ``ladder_eta`` and ``ladder_z``: what the public board releases (see :func:`task_public_mode_set`).
 
     The metric decides the task's kind. A detection task's file is a COCO (or VOC-style) annotation file;
     a segmentation task's an archive of label maps, with ``labels`` the class names (index = pixel value)
@@ -130,6 +137,7 @@ def task_create(
 
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
+    _check_public_mode(public_mode, ladder_eta, ladder_z)
     if stratify not in Stratify.values:
         raise ApplicationError(
             f"`stratify` must be one of {', '.join(Stratify.values)}.", extra={"field": "stratify"}
@@ -163,6 +171,9 @@ def task_create(
         stratify=stratify,
         max_runs=RUNS_DEFAULT if max_runs is None else max_runs,
         decimals=default_decimals(len(parsed.ids)) if decimals is None else decimals,
+        public_mode=public_mode,
+        ladder_eta=ladder_eta,
+        ladder_z=LADDER_Z_DEFAULT if ladder_z is None else ladder_z,
     )
     try:
         task.full_clean(exclude=["item_ids", "labels"])
@@ -179,6 +190,59 @@ def task_create(
         data=parsed.data,
         version=1,
     )
+    return task
+
+
+#: The task settings that decide what the public board releases; frozen once the task has a submission.
+PUBLIC_MODE_FIELDS = ("public_mode", "ladder_eta", "ladder_z")
+
+
+def _check_public_mode(mode: str, eta: float | None, z: float | None) -> None:
+    if mode not in PublicMode.values:
+        raise ApplicationError(
+            f"`public_mode` must be one of {', '.join(PublicMode.values)}.", extra={"field": "public_mode"}
+        )
+    if mode == PublicMode.LADDER and (eta is None or not math.isfinite(eta) or eta <= 0):
+        raise ApplicationError(
+            "The Ladder with a fixed step needs `ladder_eta`, a positive step in the metric's units "
+            "(e.g. 0.01).",
+            extra={"field": "ladder_eta"},
+        )
+    if eta is not None and (not math.isfinite(eta) or eta <= 0):
+        raise ApplicationError("`ladder_eta` must be a positive number.", extra={"field": "ladder_eta"})
+    if z is not None and (not math.isfinite(z) or not 0 <= z <= 10):
+        raise ApplicationError("`ladder_z` must lie between 0 and 10.", extra={"field": "ladder_z"})
+
+
+@transaction.atomic
+def task_public_mode_set(
+    *, task: Task, public_mode: str, ladder_eta: float | None = None, ladder_z: float | None = None
+) -> Task:
+    """Set what the public board of ``task`` releases: ``plain`` (every score), ``ladder`` (a new score
+    only when it beats the shown one by more than ``ladder_eta``) or ``ladder-free`` (by more than
+    ``ladder_z`` standard errors of the paired difference). Frozen once the task has a submission, like the
+    statistics settings: a board whose releases were made under one rule cannot be re-read under another.
+    """
+    task = Task.objects.select_for_update().get(pk=task.pk)
+    z = task.ladder_z if ladder_z is None else ladder_z
+    eta = (
+        ladder_eta
+        if ladder_eta is not None
+        else (task.ladder_eta if public_mode == PublicMode.LADDER else None)
+    )
+    _check_public_mode(public_mode, eta, z)
+    new = {"public_mode": public_mode, "ladder_eta": eta, "ladder_z": z}
+    changed = sorted(k for k, v in new.items() if getattr(task, k) != v)
+    if changed and task.submission_files.exists():
+        raise ConflictError(
+            "The public board's mode cannot change once the task has submissions "
+            f"({', '.join(changed)}); the releases made so far were made under the current rule.",
+            extra={"fields": changed},
+        )
+    for key, value in new.items():
+        setattr(task, key, value)
+    task.full_clean(exclude=["item_ids", "labels"])
+    task.save(update_fields=[*PUBLIC_MODE_FIELDS])
     return task
 
 

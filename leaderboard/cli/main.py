@@ -309,11 +309,23 @@ def submit(
             api, f"/api/challenges/{challenge}/leaderboard/", {"task": score["task"], "split": score["split"]}
         )
         rows = [r for r in board["rows"] if r.get("submission_id") == sub["id"]]
-        click.echo(f"{score['task']} ({score['split']}): {fmt(score['value'])}")
+        click.echo(f"{score['task']} ({score['split']}): {shown_value(score)}")
+        if score.get("ladder"):
+            click.echo(f"  {score['ladder']['message']}")
         if rows:
             click.echo(table(rows, BOARD_COLUMNS))
         else:
             click.echo("  (not your team's entry on this board, by the challenge's entry rule)")
+
+
+def shown_value(score: dict[str, Any]) -> str:
+    """A score's value as the board shows it: under the Ladder, the team's shown value (issue 15)."""
+    release = score.get("ladder")
+    if release:
+        return (
+            "not on the board yet" if release.get("shown") is None else f"board shows {fmt(release['shown'])}"
+        )
+    return fmt(score["value"])
 
 
 def board_all(api: Api, path: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -359,9 +371,11 @@ def status(ctx: click.Context, submission_id: int, output: str) -> None:
     if sub["error"]:
         click.echo(f"error: {sub['error']}")
     if sub["scores"]:
-        click.echo(
-            table(sub["scores"], [("task", "task"), ("split", "split"), ("value", "value"), ("runs", "runs")])
-        )
+        shown = [{**score, "value": shown_value(score)} for score in sub["scores"]]
+        click.echo(table(shown, [("task", "task"), ("split", "split"), ("value", "value"), ("runs", "runs")]))
+    for score in sub["scores"]:
+        if score.get("ladder"):
+            click.echo(f"{score['task']} ({score['split']}): {score['ladder']['message']}")
     for score in sub["scores"]:
         details = score.get("details")
         if not details:
@@ -398,6 +412,15 @@ def status(ctx: click.Context, submission_id: int, output: str) -> None:
     "--reduce-zero-label", is_flag=True, help="Segmentation (ADE20K): 0 is ignored, the rest shift."
 )
 @click.option("--description", default="")
+@click.option(
+    "--public-mode",
+    type=click.Choice(["plain", "ladder", "ladder-free"]),
+    default="plain",
+    show_default=True,
+    help="What the public board releases: every score, or only Ladder progress (docs/comparisons.md).",
+)
+@click.option("--ladder-eta", type=float, help="The fixed Ladder's step (--public-mode ladder).")
+@click.option("--ladder-z", type=float, help="The parameter-free Ladder's step in paired standard errors.")
 @click.pass_context
 def add_task(
     ctx: click.Context,
@@ -410,6 +433,9 @@ def add_task(
     ignore_index: int,
     reduce_zero_label: bool,
     description: str,
+    public_mode: str,
+    ladder_eta: float | None,
+    ladder_z: float | None,
 ) -> None:
     """Add a task to CHALLENGE (organizers) from its hidden labels file TRUTH: CSV/Parquet, a COCO
     annotation JSON (detection) or a zip/tar of PNG label maps (segmentation)."""
@@ -423,6 +449,9 @@ def add_task(
         "ignore_index": str(ignore_index),
         "reduce_zero_label": "true" if reduce_zero_label else "false",
         **({"labels": labels} if labels else {}),
+        "public_mode": public_mode,
+        **({"ladder_eta": str(ladder_eta)} if ladder_eta is not None else {}),
+        **({"ladder_z": str(ladder_z)} if ladder_z is not None else {}),
     }
     with truth.open("rb") as handle:
         task = api.json(

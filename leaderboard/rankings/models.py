@@ -20,6 +20,12 @@ class BoardSnapshot(models.Model):
         default=list, help_text="K x K: how often each entry took each rank."
     )
     pairwise = models.JSONField(default=dict, help_text="Every pair of entries (boards of up to 60 entries).")
+    ladder_rows = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="A public board in a Ladder mode: the rows the Ladder released (rankings.ladder); the only "
+        "rows non-organizers read before the reveal.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -102,3 +108,39 @@ class BoardState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} {self.split}: checked {self.checked_at}, failures {self.failures}"
+
+
+class LadderRelease(models.Model):
+    """What the public board released for one submission of a task in a Ladder mode (rankings.ladder).
+
+    Written once, by the public board's rebuild with the task locked, in the order the scores reach the
+    board; never updated (a re-score releases again under the new ``truth_version``). ``shown`` is the
+    value the team's public row shows after this submission; ``moved`` whether this submission became the
+    shown one. ``threshold`` (the step it had to beat) is computed from hidden labels: organizers only.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="ladder_releases")
+    submission = models.ForeignKey(
+        "submissions.Submission", on_delete=models.CASCADE, related_name="ladder_releases"
+    )
+    truth_version = models.PositiveIntegerField()
+    entry_key = models.CharField(max_length=40, help_text='"team:<id>" or "baseline:<submission id>".')
+    shown = models.FloatField(null=True, help_text="The team's public value after this submission.")
+    shown_submission = models.ForeignKey(
+        "submissions.Submission", on_delete=models.CASCADE, null=True, related_name="+"
+    )
+    moved = models.BooleanField()
+    threshold = models.FloatField(null=True, help_text="The step it had to beat (organizers only).")
+    message = models.TextField(help_text="In words, for the participant.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task", "submission", "truth_version"], name="unique_ladder_release"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task} submission {self.submission_id}: shown {self.shown} (moved: {self.moved})"

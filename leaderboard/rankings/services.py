@@ -19,6 +19,7 @@ from django.db.models import F, Max, Min
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
+from leaderboard.rankings import ladder
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
@@ -167,6 +168,14 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             .first()
         )
         digest = _digest(task, split, entries)
+        ladder_rows: list[dict] = []
+        if split == Split.PUBLIC and ladder.is_ladder(task):
+            # the Ladder's releases, made once, in the order scores reach the board (rankings.ladder)
+            ladder.releases_update(task)
+            ladder_rows = ladder.released_rows(task)
+            digest = hashlib.sha256(
+                f"{digest}:{json.dumps(ladder_rows, sort_keys=True)}".encode()
+            ).hexdigest()
         if latest is not None and latest.signature.get("inputs") == digest:
             _record_rebuild_success(task, split, read_at)
             return latest
@@ -182,6 +191,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             rows=board.rows,
             rank_distribution=board.rank_distribution,
             pairwise=board.pairwise,
+            ladder_rows=ladder_rows,
         )
         _record_rebuild_success(task, split, read_at)
         challenge_id = task.challenge_id

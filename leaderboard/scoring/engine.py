@@ -30,6 +30,7 @@ from stats.checks import (
     value_warnings,
 )
 from stats.engine import score_entries
+from stats.ladder import LadderBoard
 from stats.metrics import get_metric
 
 if TYPE_CHECKING:
@@ -717,6 +718,20 @@ def _n_items(entries: list[Entry]) -> int:
 # --- shake-up report at the reveal ---------------------------------------------------------------------
 #: Re-splits of the shake-up report's reference (the Monte Carlo p-values resolve to 1/1001).
 SHAKEUP_RESPLITS = 1000
+
+
+def ladder_board(
+    *, mode: str, higher_is_better: bool, eta: float, precision: int, z: float, shown: float | None
+) -> LadderBoard:
+    """One team's public value under the Ladder (``stats.ladder.LadderBoard``), for ``rankings.ladder``."""
+    return LadderBoard(
+        mode=mode,  # type: ignore[arg-type]
+        higher_is_better=higher_is_better,
+        eta=eta,
+        precision=precision,
+        z=z,
+        shown=shown,
+    )
 
 
 def build_shakeup(

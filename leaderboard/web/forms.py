@@ -13,6 +13,7 @@ from leaderboard.accounts.models import User
 from leaderboard.challenges.models import (
     CHALLENGE_TEXT_MAX_CHARS,
     DECIMALS_MAX,
+    LADDER_Z_DEFAULT,
     RUNS_DEFAULT,
     RUNS_MAX,
     TASK_DESCRIPTION_MAX_CHARS,
@@ -20,6 +21,7 @@ from leaderboard.challenges.models import (
     Correction,
     EntrySelection,
     IntervalMethod,
+    PublicMode,
     Task,
     Visibility,
     upload_max_bytes,
@@ -245,6 +247,30 @@ class TaskForm(forms.Form):
         required=False,
         label="Resampling",
         help_text="Stratified resampling keeps every class in every resample, so rare-class metrics stay defined.",
+    )
+    public_mode = forms.ChoiceField(
+        choices=PublicMode.choices,
+        initial=PublicMode.PLAIN,
+        required=False,
+        label="Public board",
+        help_text="Under a Ladder the public board shows a team's new score only when it beats the shown one "
+        "by more than a step, which stops participants from climbing the public board by probing it "
+        "(docs/comparisons.md). Cannot change once the task has submissions.",
+    )
+    ladder_eta = forms.FloatField(
+        required=False,
+        min_value=1e-9,
+        label="Ladder step (fixed)",
+        help_text="Mode 'Ladder': the step in the metric's units, e.g. 0.01.",
+    )
+    ladder_z = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=10,
+        initial=LADDER_Z_DEFAULT,
+        label="Ladder step (standard errors)",
+        help_text=f"Mode 'parameter-free Ladder': the step in standard errors of the paired difference "
+        f"(default {LADDER_Z_DEFAULT:g}: the smallest that kept the boosting attack under one standard error).",
     )
     ignore_index = forms.IntegerField(
         min_value=0, max_value=65535, initial=255, required=False,

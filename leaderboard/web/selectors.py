@@ -15,6 +15,7 @@ from django.utils import timezone
 from leaderboard.challenges.models import Challenge, Team
 from leaderboard.challenges.selectors import AnyUser, challenge_list, user_is_organizer
 from leaderboard.core.exceptions import NotFoundError
+from leaderboard.rankings import ladder
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.scoring.models import RescoreJob, Score, Split
@@ -71,14 +72,17 @@ def team_submissions(*, challenge: Challenge, team: Team | None) -> QuerySet[Sub
 class ScoreCell:
     task_slug: str
     split: str
-    value: float
+    value: float | None
     n_runs: int
     decimals: int = 4  # the board's precision the value is rounded to
+    ladder: dict | None = None  # a Ladder board: the release (shown value, message); ``value`` is then None
 
 
-def submission_scores(*, submission_ids: list[int], include_private: bool) -> dict[int, list[ScoreCell]]:
+def submission_scores(
+    *, submission_ids: list[int], include_private: bool, user: AnyUser | None = None
+) -> dict[int, list[ScoreCell]]:
     """Point values per submission, task and split, at the board's precision; the private split only when
-    its board is visible."""
+    its board is visible. On a Ladder board (for ``user``) the value is replaced by the Ladder's release."""
     qs = (
         Score.objects.filter(submission_id__in=submission_ids)
         .select_related("task")
@@ -87,7 +91,21 @@ def submission_scores(*, submission_ids: list[int], include_private: bool) -> di
     if not include_private:
         qs = qs.filter(split=Split.PUBLIC)
     out: dict[int, list[ScoreCell]] = defaultdict(list)
-    for s in qs.order_by("task__position", "task__slug", "split"):
+    releases = ladder.releases_of(submission_ids=submission_ids) if user is not None else {}
+    for s in qs.select_related("task__challenge").order_by("task__position", "task__slug", "split"):
+        if user is not None and ladder.hides(s.task, s.split, user):
+            release = ladder.release_view(releases.get((s.submission_id, s.task_id)), s.task)
+            out[s.submission_id].append(
+                ScoreCell(
+                    task_slug=s.task.slug,
+                    split=s.split,
+                    value=None,
+                    n_runs=s.n_runs,
+                    decimals=ladder.ladder_decimals(s.task),
+                    ladder=release,
+                )
+            )
+            continue
         # The board's precision (rankings.precision): the site's pages show each score rounded.
         decimals = task_decimals(s.task)
         out[s.submission_id].append(

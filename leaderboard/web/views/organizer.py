@@ -129,6 +129,9 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 decimals=form.cleaned_data["decimals"],
                 ignore_index=form.cleaned_data["ignore_index"],
                 reduce_zero_label=form.cleaned_data["reduce_zero_label"],
+                public_mode=form.cleaned_data["public_mode"] or "plain",
+                ladder_eta=form.cleaned_data["ladder_eta"],
+                ladder_z=form.cleaned_data["ladder_z"],
             )
         except ApplicationError as exc:
             error = error_context(exc)

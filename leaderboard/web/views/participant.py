@@ -15,6 +15,7 @@ from leaderboard.challenges.models import EntrySelection, Participant, upload_ma
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import team_quota, wait_text
@@ -180,6 +181,8 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         sub = submission_for_user(pk=pk, user=request.user)
     private = private_board_visible(challenge=sub.challenge, user=request.user)
     found = rows_of_submission(submission=sub, include_private=private)
+    # A Ladder board's row holds the exact statistics: its reader sees the release instead (``scores``).
+    shown = [(snap, row) for snap, row in found if not ladder.hides(snap.task, snap.split, request.user)]
     # The page of each board that holds the submission's row (boards are drawn 100 rows a page).
     board_rows = [
         (
@@ -190,15 +193,21 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 page=snap.rows.index(row) // boards.ROWS_PER_PAGE + 1,
             ),
         )
-        for snap, row in found
+        for snap, row in shown
     ]
     payload = _status_payload(sub, found)
-    scores = submission_scores(submission_ids=[sub.pk], include_private=private).get(sub.pk, [])
+    scores = submission_scores(submission_ids=[sub.pk], include_private=private, user=request.user).get(
+        sub.pk, []
+    )
     # Per-class figures of a vision task speak about its hidden annotations: organizers, or once revealed.
     details = [
         (f.task, score_details(submission_id=sub.pk, task_id=f.task_id, split="public"))
         for f in sub.files.all()
-        if f.task.kind != "tabular" and f.run == 0 and private and sub.status == Status.SCORED
+        if f.task.kind != "tabular"
+        and f.run == 0
+        and private
+        and sub.status == Status.SCORED
+        and not ladder.hides(f.task, "public", request.user)
     ]
     return render(
         request,
@@ -231,7 +240,9 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
     team = user_team(challenge=challenge, user=request.user)
     subs = list(team_submissions(challenge=challenge, team=team))
     private = private_board_visible(challenge=challenge, user=request.user)
-    scores = submission_scores(submission_ids=[s.pk for s in subs], include_private=private)
+    scores = submission_scores(
+        submission_ids=[s.pk for s in subs], include_private=private, user=request.user
+    )
     return render(
         request,
         "web/my_submissions.html",

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.rankings import ladder
 from leaderboard.rankings.exports import board_csv
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import (
@@ -34,6 +35,7 @@ from leaderboard.rankings.read_cache import cached_for_anonymous
 from leaderboard.rankings.selectors import board_at, board_latest, shakeup_latest, summary_latest
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
+from leaderboard.web.ladder import ladder_board_context, ladder_download, ladder_refusal
 from leaderboard.web.selectors import DETAILS_HIDDEN, challenge_phase, home_challenges, score_details
 from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
 
@@ -184,10 +186,16 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             **({"q": query} if query else {}),
         }
     )
+    ladder_board = (
+        ladder_board_context(task, snapshot)
+        if task is not None and ladder.hides(task, split, request.user)
+        else None
+    )
     return render(
         request,
         "web/challenge.html",
         {
+            "ladder_board": ladder_board,
             "challenge": challenge,
             "phase": challenge_phase(challenge),
             "tasks": tasks,
@@ -201,7 +209,9 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "bibtex": _bibtex(request, challenge, task, split, snapshot) if task and snapshot else "",
             "query": query,
             "board_qs": board_qs,
-            "view": _lazy_board_view(snapshot, sort, page, query) if snapshot is not None else None,
+            "view": _lazy_board_view(snapshot, sort, page, query)
+            if snapshot is not None and ladder_board is None
+            else None,
             "sort": sort,
             "page": page if page is not None else "all",
             "board_cache_seconds": BOARD_CACHE_SECONDS,
@@ -227,9 +237,11 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
             snapshot = board_at(task=task, split=split, user=request.user, sequence=sequence)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
+    filename = f"{challenge.slug}-{task.slug}-{split}-{snapshot.sequence}"
+    if ladder.hides(task, split, request.user):
+        return ladder_download(task, snapshot, fmt, filename)
     decimals = task_decimals(task)
     rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)]
-    filename = f"{challenge.slug}-{task.slug}-{split}-{snapshot.sequence}"
     if fmt == "json":
         payload = {
             "challenge": challenge.slug,
@@ -292,6 +304,8 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
+    if ladder.hides(task, split, request.user):
+        return ladder_refusal(request, challenge, task)
     snapshot = _board(request, task, split)
     page = _rank_page(request, snapshot)
     decimals = task_decimals(task)
@@ -331,6 +345,8 @@ def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, _ = _split_of(request, challenge)
+    if ladder.hides(task, split, request.user):
+        raise Http404(ladder.NOT_AVAILABLE)
     snapshot = _board(request, task, split)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
@@ -349,9 +365,11 @@ def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
 def summary(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     split, private_visible = _split_of(request, challenge)
+    tasks = list(challenge.tasks.all())
+    if split == Split.PUBLIC and ladder.any_hidden(tasks, request.user):
+        return ladder_refusal(request, challenge, None)  # it ranks entries by their exact public values
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
-    tasks = list(challenge.tasks.all())
     # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
     data = public_summary(summ.data, challenge_decimals(tasks)) if summ else {}
     return render(
@@ -417,6 +435,8 @@ def cd_svg(request: HttpRequest, slug: str) -> HttpResponse:
     """The stored critical-difference diagram, served as an image (scripts in an <img> never run)."""
     challenge = challenge_for(request, slug)
     split, _ = _split_of(request, challenge)
+    if split == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
+        raise Http404(ladder.NOT_AVAILABLE)
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
     if summ is None or not summ.svg:
@@ -433,6 +453,8 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
+    if ladder.hides(task, split, request.user):
+        return ladder_refusal(request, challenge, task)
     snapshot = _board(request, task, split)
     decimals = task_decimals(task)
     rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)] if snapshot else []
