@@ -134,7 +134,7 @@ def class_breakdown(
     cache = caches["boards"]
     cached = cache.get(key)
     if cached is not None and not with_items:
-        return cached  # type: ignore[no-any-return]
+        return cached
     files = list(SubmissionFile.objects.filter(submission_id=submission_id, task=task).order_by("run"))
     if not files:
         return None

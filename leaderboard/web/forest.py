@@ -148,7 +148,7 @@ def _ticks(lo: float, hi: float, decimals: int, count: int = 4) -> list[float]:
     step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=mag * 10)
     step = max(step, _step(decimals))
     first = math.ceil(lo / step - 1e-9) * step
-    ticks = []
+    ticks: list[float] = []
     x = first
     while x <= hi + step * 1e-9 and len(ticks) < 12:
         ticks.append(round(x, 12) + 0.0)

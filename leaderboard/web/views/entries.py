@@ -62,6 +62,7 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     row = next((r for r in view.rows if r.submission_id == submission.pk), None) if view else None
     if view is not None and row is not None:
         view.rows = [row]  # the entry's row, drawn on the whole board's axes
+        view.total = view.last_row = view.first_row = 1
 
     see_scores = organizer or member or revealed
     history_qs = Submission.objects.filter(challenge=challenge, team=submission.team).order_by("-created_at")
