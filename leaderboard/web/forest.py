@@ -8,8 +8,8 @@ when the row's verdict is "could be the best".
 The axis is zoomed to the contenders, so a far-off entry (a majority-class baseline, say) does not squeeze
 every real entry into the same sliver:
 
-1. the core span holds zero, the intervals of the entries that could be the best, and the interval of the
-   best-ranked decided entry (so a resolved gap is drawn too);
+1. the core span holds zero and the intervals of the entries that could be the best; when no entry but the
+   leader could be the best, the interval of the best-ranked decided entry (so a resolved gap is drawn);
 2. it is widened to every other interval that ends within one more core width on either side;
 3. it is at least ``MIN_STEPS`` steps of the board's last digit wide (a zero-width axis shows nothing);
 4. anything outside is drawn as an arrow at the axis edge, labelled with its value.
@@ -119,7 +119,7 @@ def forest_axis(rows: Sequence[Mapping[str, Any]], *, decimals: int) -> ForestAx
     core = [0.0]
     for _, lo, hi in contenders:
         core += [lo, hi]
-    if decided:
+    if not contenders and decided:
         core += [decided[0][1][1], decided[0][1][2]]
     lo, hi = min(core), max(core)
     width = hi - lo
@@ -141,7 +141,7 @@ def forest_axis(rows: Sequence[Mapping[str, Any]], *, decimals: int) -> ForestAx
     return axis
 
 
-def _ticks(lo: float, hi: float, decimals: int, count: int = 4) -> list[float]:
+def _ticks(lo: float, hi: float, decimals: int, count: int = 5) -> list[float]:
     """Round ticks inside [lo, hi] with zero among them, at steps no finer than the board's last digit."""
     raw = (hi - lo) / count
     mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0

@@ -131,8 +131,8 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         # the zoomed axis: the contenders' bars are wide enough to read, the far baseline is an arrow
         bar = page.locator("tr[data-submission] .forest-interval rect.ci").first.bounding_box()
         assert bar is not None and bar["width"] >= 8, bar
-        # (the axis spans zero, the contender and the nearest decided entry, random-forest; decision-tree
-        # at -0.13 and the majority baseline at -0.43 lie more than one axis width beyond)
+        # (the axis spans zero and the contender, widened to random-forest; decision-tree at -0.13 and
+        # the majority baseline at -0.43 lie more than one such width beyond)
         off = page.locator(".forest-off .off-label")
         assert off.count() == 2 and "\u22120.4333" in off.nth(1).inner_text()
         assert "majority" in page.locator(".forest-off").nth(1).get_attribute("aria-label")  # type: ignore[operator]

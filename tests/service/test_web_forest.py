@@ -38,9 +38,9 @@ ROWS = [
 def test_axis_is_zoomed_to_the_contenders_and_the_far_baseline_is_an_arrow() -> None:
     axis = forest.forest_axis(ROWS, decimals=2)
     assert axis is not None
-    # core: zero, the contender [-0.03, 0.01], the nearest decided [-0.05, -0.01]; widened to "four"
-    # (it ends within one more core width), never to the baseline
-    assert -0.12 < axis.low < -0.10 and 0.01 < axis.high < 0.02
+    # core: zero and the contender [-0.03, 0.01]; widened to "three" (it ends within one more core
+    # width), not to "four" nor the baseline
+    assert -0.07 < axis.low < -0.05 and 0.01 < axis.high < 0.03  # (8 steps of 0.01 at least)
     assert 0 < axis.zero < 100
     marks = {r["name"]: forest.forest_mark(r, axis, decimals=2, confidence="95%") for r in ROWS}
     assert marks["lead"].kind == "reference"  # type: ignore[union-attr]
@@ -49,7 +49,8 @@ def test_axis_is_zoomed_to_the_contenders_and_the_far_baseline_is_an_arrow() -> 
     base = marks["baseline"]
     assert base is not None and base.kind == "off" and base.side == "left" and base.value_text == "\u22120.80"
     assert "off the zoomed axis" in base.label and "baseline: difference to lead \u22120.80" in base.label
-    assert axis.clipped == 1
+    assert marks["four"].kind == "off"  # type: ignore[union-attr]
+    assert axis.clipped == 2
     assert any(label == "0.00" for _, label in axis.ticks)
 
 
@@ -83,3 +84,12 @@ def test_every_page_of_a_paged_board_uses_the_same_forest_axis(monkeypatch: Any)
     assert pages[2].rows[0].forest.kind == "off"  # type: ignore[union-attr]
     assert [r.verdict_short for r in pages[0].rows] == ["leader", "tie"]
     assert pages[1].rows[0].diff_interval_text == "[\u22120.05, \u22120.01]"
+
+
+def test_when_only_the_leader_could_be_the_best_the_nearest_decided_gap_is_on_the_axis() -> None:
+    rows = [ROWS[0], *(_row(r["name"], r["rank"], "worse than the best", r["diff"] - 0.05, r["diff_low"] - 0.05,
+            r["diff_high"] - 0.05) for r in ROWS[1:])]  # fmt: skip
+    axis = forest.forest_axis(rows, decimals=2)
+    assert axis is not None and axis.low < -0.08 and axis.high >= 0
+    mark = forest.forest_mark(rows[1], axis, decimals=2, confidence="95%")
+    assert mark is not None and mark.kind == "interval" and mark.high < axis.zero
