@@ -219,6 +219,7 @@ class BoardView:
     forest_axis: forest.ForestAxis | None = None
     verdict_level: str = ""  # "95%": the level of the simultaneous difference intervals
     leader_name: str = ""  # the entry the forest plot's differences are to (unless a row names another)
+    leaders_tied: int = 0  # other entries sharing rank 1 with the leader (the leader is the first by name)
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -490,6 +491,7 @@ def board_view(
         forest_axis=f_axis,
         verdict_level=level,
         leader_name=next((str(r.get("name", "")) for r in rows if forest.is_reference(r)), ""),
+        leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
     )
 
 

@@ -243,3 +243,18 @@ def test_board_before_any_submission(client) -> None:
     ws.task(c)
     html = client.get(reverse("challenge", args=[c.slug])).content.decode()
     assert "No board yet" in html
+
+
+def test_a_tie_at_rank_one_names_the_reference_leader(
+    client, board: ws.Board, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        ws.submit(board.challenge, ws.user("dora"), "aardvark", wrong=5)  # alpha's twin
+    html = htmllib.unescape(_board_html(client, board))
+    assert (
+        "tied at rank 1 with 1 other entry; this one, listed first, is the reference of the differences"
+        in html
+    )
+    assert ">leader (tied)<" in html
+    assert 'aria-label="alpha: the leader, the reference at zero"' in html
+    assert 'aria-label="aardvark: difference to alpha 0.0000, within 0.0000' in html
