@@ -142,6 +142,9 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         tag.focus()
         tip = page.locator(f"#{tag.get_attribute('aria-describedby')}")
         assert tip.is_visible() and "Could be the best" in tip.inner_text()
+        page.keyboard.press("Escape")  # dismissible without moving the focus
+        assert not tip.is_visible()
+        page.mouse.move(0, 0)
         # the rank heat map is on the board page
         thumb = page.locator("figure.rank-thumb img")
         thumb.scroll_into_view_if_needed()

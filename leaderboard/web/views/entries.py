@@ -27,13 +27,14 @@ from leaderboard.scoring.models import Split
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.web import boards
 from leaderboard.web.selectors import DETAILS_HIDDEN, submission_scores
-from leaderboard.web.views.common import as_http, challenge_for, task_for
+from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
 from leaderboard.web.views.public import _board
 
 #: Submissions of the team listed on the entry page (the newest first).
 HISTORY_LISTED = 50
 
 
+@throttled_anonymous_reads
 @require_GET
 def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpResponse:
     challenge = challenge_for(request, slug)
