@@ -420,6 +420,7 @@ def board_view(
     alpha_value = _num(signature.get("alpha"))
     level = f"{(1 - alpha_value) * 100:g}%" if alpha_value is not None else conf_pct
     f_axis = forest.forest_axis(rows, decimals=digits)  # every row: the same axis on every page
+    leader_name = next((str(r.get("name", "")) for r in rows if forest.is_reference(r)), "")
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
     if page is not None:
@@ -451,7 +452,7 @@ def board_view(
                 diff_bar=diff_bar,
                 is_leader=r.get("submission_id") in leader_ids,
                 decimals=digits,
-                forest=forest.forest_mark(r, f_axis, decimals=digits, confidence=level),
+                forest=forest.forest_mark(r, f_axis, decimals=digits, confidence=level, leader=leader_name),
             )
         )
     first = 0 if page is None else (page - 1) * ROWS_PER_PAGE
@@ -490,7 +491,7 @@ def board_view(
         decimals=int(signature.get("decimals") or 4),
         forest_axis=f_axis,
         verdict_level=level,
-        leader_name=next((str(r.get("name", "")) for r in rows if forest.is_reference(r)), ""),
+        leader_name=leader_name,
         leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
     )
 

@@ -74,6 +74,7 @@ class ForestMark:
     side: str = ""  # "left" or "right" for an arrow
     value_text: str = ""  # the difference printed next to an arrow
     rounded: bool = False  # both bounds round to the same value: drawn as +-half a step
+    versus: str = ""  # the entry the difference is to, when it is not the leader (named on the plot)
 
     @property
     def width(self) -> float:
@@ -157,9 +158,13 @@ def _ticks(lo: float, hi: float, decimals: int, count: int = 5) -> list[float]:
 
 
 def forest_mark(
-    row: Mapping[str, Any], axis: ForestAxis | None, *, decimals: int, confidence: str
+    row: Mapping[str, Any], axis: ForestAxis | None, *, decimals: int, confidence: str, leader: str = ""
 ) -> ForestMark | None:
-    """How one row is drawn on ``axis``, with a sentence for screen readers."""
+    """How one row is drawn on ``axis``, with a sentence for screen readers.
+
+    A row whose verdict is decided by another entry than the leader (an entry significantly better than it
+    with a larger studentized gap) carries its difference to that entry, as the Difference column does:
+    ``versus`` names it, and the plot prints the name, so the bar is never read as a gap to the leader."""
     if axis is None:
         return None
     name = str(row.get("name", ""))
@@ -175,6 +180,7 @@ def forest_mark(
         return None
     d, lo, hi = bounds
     versus = row.get("compared_with_name") or "the leader"
+    other = str(versus) if leader and versus not in (leader, "the leader") else ""
     rounded = signed(lo, decimals) == signed(hi, decimals)
     if rounded:  # both bounds round to one value: the interval lies within half a step of it
         half = _step(decimals) / 2
@@ -192,6 +198,7 @@ def forest_mark(
             side=side,
             value_text=signed(d, decimals),
             point=0.0 if side == "left" else 100.0,
+            versus=other,
         )
     return ForestMark(
         kind="interval",
@@ -203,6 +210,7 @@ def forest_mark(
         open_low=lo < axis.low,
         open_high=hi > axis.high,
         rounded=rounded,
+        versus=other,
     )
 
 

@@ -93,3 +93,12 @@ def test_when_only_the_leader_could_be_the_best_the_nearest_decided_gap_is_on_th
     assert axis is not None and axis.low < -0.08 and axis.high >= 0
     mark = forest.forest_mark(rows[1], axis, decimals=2, confidence="95%")
     assert mark is not None and mark.kind == "interval" and mark.high < axis.zero
+
+
+def test_a_difference_to_another_entry_than_the_leader_is_named_on_the_plot() -> None:
+    row = _row("five", 5, "worse than the best", -0.04, -0.06, -0.02, compared_with_name="two")
+    axis = forest.forest_axis([*ROWS, row], decimals=2)
+    mark = forest.forest_mark(row, axis, decimals=2, confidence="95%", leader="lead")
+    assert mark is not None and mark.versus == "two" and "difference to two" in mark.label
+    plain = forest.forest_mark(ROWS[2], axis, decimals=2, confidence="95%", leader="lead")
+    assert plain is not None and plain.versus == ""
