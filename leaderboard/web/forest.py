@@ -92,19 +92,37 @@ def signed(value: float, decimals: int) -> str:
     return text.replace("-", "\u2212")
 
 
+def _field(row: Mapping[str, Any], flat: str, stored: str, index: int | None = None) -> Any:
+    """A row's field under its flat name (``diff_low``) or ``stats.board``'s (``difference_interval[0]``),
+    so the plot reads either shape of a stored row."""
+    if flat in row:
+        return row[flat]
+    value = row.get(stored)
+    if index is None:
+        return value
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return value[index]
+    return None
+
+
 def _bounds(row: Mapping[str, Any]) -> tuple[float, float, float] | None:
-    d = _num(row.get("diff"))
+    d = _num(_field(row, "diff", "difference"))
     if d is None:
         return None
-    lo, hi = _num(row.get("diff_low")), _num(row.get("diff_high"))
+    lo = _num(_field(row, "diff_low", "difference_interval", 0))
+    hi = _num(_field(row, "diff_high", "difference_interval", 1))
     return d, d if lo is None else lo, d if hi is None else hi
+
+
+def _versus(row: Mapping[str, Any]) -> Any:
+    return _field(row, "compared_with_name", "compared_with")
 
 
 def is_reference(row: Mapping[str, Any]) -> bool:
     """The leader's row: drawn as the reference at zero (its own difference is to the runner-up)."""
     if "is_leader" in row:
         return bool(row.get("is_leader"))
-    return row.get("rank") == 1 and not row.get("compared_with_name")
+    return row.get("rank") == 1 and not _versus(row)
 
 
 def forest_axis(rows: Sequence[Mapping[str, Any]], *, decimals: int) -> ForestAxis | None:
@@ -179,7 +197,7 @@ def forest_mark(
     if bounds is None:
         return None
     d, lo, hi = bounds
-    versus = row.get("compared_with_name") or "the leader"
+    versus = _versus(row) or "the leader"
     other = str(versus) if leader and versus not in (leader, "the leader") else ""
     rounded = signed(lo, decimals) == signed(hi, decimals)
     if rounded:  # both bounds round to one value: the interval lies within half a step of it

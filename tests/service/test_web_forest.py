@@ -102,3 +102,17 @@ def test_a_difference_to_another_entry_than_the_leader_is_named_on_the_plot() ->
     assert mark is not None and mark.versus == "two" and "difference to two" in mark.label
     plain = forest.forest_mark(ROWS[2], axis, decimals=2, confidence="95%", leader="lead")
     assert plain is not None and plain.versus == ""
+
+
+def test_the_plot_reads_stats_board_row_shape_too() -> None:
+    stored = [
+        {"name": r["name"], "rank": r["rank"], "verdict": r["verdict"], "is_leader": r["is_leader"],
+         "difference": r["diff"], "difference_interval": [r["diff_low"], r["diff_high"]],
+         "compared_with": r["compared_with_name"]}
+        for r in ROWS
+    ]  # fmt: skip
+    flat, raw = forest.forest_axis(ROWS, decimals=2), forest.forest_axis(stored, decimals=2)
+    assert flat is not None and raw is not None and (flat.low, flat.high) == (raw.low, raw.high)
+    a = forest.forest_mark(ROWS[1], flat, decimals=2, confidence="95%")
+    b = forest.forest_mark(stored[1], raw, decimals=2, confidence="95%")
+    assert a == b
