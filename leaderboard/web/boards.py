@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.rankings.exports import normalise_row
+from leaderboard.web import forest
 
 # Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
 SORT_KEYS: dict[str, str] = {
@@ -111,6 +112,25 @@ class BoardRow:
     diff_bar: Bar | None
     is_leader: bool
     decimals: int = 4  # the board's precision (the numbers are rounded to it already)
+    forest: forest.ForestMark | None = None  # the difference to the leader on the board's forest axis
+
+    @property
+    def diff_interval_text(self) -> str:
+        """The difference interval as printed, at the board's precision (``forest.interval_text``)."""
+        return forest.interval_text(
+            self.data.get("diff_low"),
+            self.data.get("diff_high"),
+            decimals=self.decimals,
+            verdict=self.verdict,
+        )
+
+    @property
+    def verdict_short(self) -> str:
+        """The verdict in one word for the table ("best", "tie", "worse"; "leader" for an unresolved
+        leader); the long explanation is in the row's tooltip and in the legend."""
+        if self.verdict == "could be the best" and self.is_leader:
+            return "leader"
+        return forest.VERDICT_SHORT.get(str(self.verdict), "")
 
     @property
     def diff_low_shown(self) -> str:
@@ -195,6 +215,11 @@ class BoardView:
     headline: str = ""  # the board's answer in one sentence (who leads, and who cannot be told apart)
     #: Decimals of the numbers drawn: the board's precision when its signature states one.
     decimals: int = 4
+    #: The forest plot's axis (differences to the leader, zoomed to the contenders; ``web.forest``).
+    forest_axis: forest.ForestAxis | None = None
+    verdict_level: str = ""  # "95%": the level of the simultaneous difference intervals
+    leader_name: str = ""  # the entry the forest plot's differences are to (unless a row names another)
+    leaders_tied: int = 0  # other entries sharing rank 1 with the leader (the leader is the first by name)
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -392,6 +417,10 @@ def board_view(
         needle = query.casefold()
         ordered = [r for r in ordered if needle in f"{r.get('name', '')}\n{r.get('team', '')}".casefold()]
     digits = int(signature.get("decimals") or 4)
+    alpha_value = _num(signature.get("alpha"))
+    level = f"{(1 - alpha_value) * 100:g}%" if alpha_value is not None else conf_pct
+    f_axis = forest.forest_axis(rows, decimals=digits)  # every row: the same axis on every page
+    leader_name = next((str(r.get("name", "")) for r in rows if forest.is_reference(r)), "")
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
     if page is not None:
@@ -423,6 +452,7 @@ def board_view(
                 diff_bar=diff_bar,
                 is_leader=r.get("submission_id") in leader_ids,
                 decimals=digits,
+                forest=forest.forest_mark(r, f_axis, decimals=digits, confidence=level, leader=leader_name),
             )
         )
     first = 0 if page is None else (page - 1) * ROWS_PER_PAGE
@@ -459,6 +489,10 @@ def board_view(
         leader_id=by_rank[0] if by_rank else None,
         runner_up_id=by_rank[1] if len(by_rank) > 1 else None,
         decimals=int(signature.get("decimals") or 4),
+        forest_axis=f_axis,
+        verdict_level=level,
+        leader_name=leader_name,
+        leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
     )
 
 

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web.views import account, organizer, participant, public, teams
+from leaderboard.web.views import account, entries, organizer, participant, public, teams
 
 urlpatterns = [
     path("", public.home, name="home"),
@@ -44,6 +44,7 @@ urlpatterns = [
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup.csv", public.shakeup_download, name="shakeup_csv"),
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup.svg", public.shakeup_svg, name="shakeup_svg"),
     path("c/<slug:slug>/t/<slug:task_slug>/classes/", public.task_classes, name="task_classes"),
+    path("c/<slug:slug>/t/<slug:task_slug>/entries/<int:pk>/", entries.entry, name="entry"),
     path(
         "c/<slug:slug>/t/<slug:task_slug>/board.<str:fmt>",
         public.board_download,

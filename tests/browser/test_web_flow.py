@@ -117,16 +117,19 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     assert page.locator("#status-text").inner_text() == "Scored"
     mine = page.locator("table.board tr.mine").first
     text = mine.inner_text()
-    assert "my model" in text and "best set" in text and "[" in text
-    assert mine.locator("td.forest svg.bar rect.ci").count() == 1
-    assert "95% interval" in (mine.locator("td.forest svg.bar").get_attribute("aria-label") or "")
+    assert "my model" in text and "[" in text
+    assert mine.locator(".verdict-tag").inner_text() in {"best", "leader", "tie"}  # in the best set
+    assert mine.locator("td.forest svg.forest line.zero").count() == 1
+    label = mine.locator("td.forest .forest-cell").get_attribute("aria-label") or ""
+    assert "my model" in label and ("95% simultaneous interval" in label or "the leader" in label)
 
-    # The board: the row with its interval bar and the best-set mark, and its legend.
+    # The board: the row with its forest plot and verdict, and its legend.
     page.goto(f"{base}/c/{slug}/?task=main")
     # the row whose entry is "my model" (other rows name it too: "not resolved from my model")
     row = page.locator("table.board tbody tr").filter(has=page.locator("th .name", has_text="my model"))
-    assert row.locator("td.forest svg.bar").is_visible()
-    assert "best set" in row.inner_text() and row.inner_text().count("[") >= 1
+    assert row.locator("td.forest svg.forest").is_visible()
+    assert row.locator(".verdict-tag").inner_text() in {"best", "leader", "tie"}
+    assert row.inner_text().count("[") >= 1
     assert page.locator("table.board tbody tr").count() == 3
     assert page.locator("text=baseline").count() >= 2
     assert "max-t" in page.locator("section.legend").inner_text()  # the verdict, explained
@@ -163,8 +166,8 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     )
     assert wide == []
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 400
-    # The interval bar is visible on the phone too (under the value, on the same axis).
-    assert page.locator("table.board tbody tr").first.locator("td.value svg.bar-inline").is_visible()
+    # The forest plot is visible on the phone too (across each card, on the same axis).
+    assert page.locator("table.board tbody tr").first.locator("td.forest svg.forest").is_visible()
 
 
 @pytest.mark.browser

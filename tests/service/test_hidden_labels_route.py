@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[2] / "leaderboard"
 
 # Files allowed to name TaskTruth: the model, the writes of hidden labels, and the one reader.
 ALLOWED_TASKTRUTH = {"challenges/models.py", "challenges/services.py", "scoring/selectors.py"}
-ALLOWED_SELECTOR_CALLERS = {"scoring/selectors.py", "scoring/services.py"}
+ALLOWED_SELECTOR_CALLERS = {"scoring/selectors.py", "scoring/services.py", "scoring/breakdown.py"}
 
 
 def python_files() -> list[Path]:

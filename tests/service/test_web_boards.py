@@ -50,14 +50,23 @@ def test_board_shows_value_interval_bar_rank_interval_and_marks(client, board: w
     alpha = by_name["alpha"]
     assert f"{alpha['value']:.4f}" in html
     assert f"[{alpha['interval'][0]:.4f}, {alpha['interval'][1]:.4f}]" in html
-    # The forest-plot bar carries its numbers as text for screen readers.
-    assert f'aria-label="alpha: {alpha["value"]:.4f}, 95% interval {alpha["interval"][0]:.4f} to' in html
+    # The forest plot (difference to the leader) carries its numbers as text for screen readers.
+    beta = by_name["beta"]
+    low_d, high_d = beta["difference_interval"]
+    label = f"beta: difference to alpha {beta['difference']:+.4f}, 95% simultaneous interval "
+    label += f"{low_d:+.4f} to {high_d:+.4f}"
+    label = label.replace("-", "\u2212")
+    assert f'aria-label="{label}"' in htmllib.unescape(html)
+    assert 'aria-label="alpha: the leader, the reference at zero"' in html
+    assert html.count('class="zero"') == 3  # the zero line in every row
     low, high = alpha["rank_interval"]
     assert (f"ranks {low}\u2013{high}" if high != low else f"ranks {low}</span>") in html
-    # Best-set mark as text, and the legend names the test and the correction.
-    assert html.count('<span aria-hidden="true">★</span> best set</span>') >= 1 + sum(
-        1 for r in snap.rows if r["in_best_set"]
-    )
+    # One-word verdicts, each with its explanation reachable by keyboard, and the legend names them.
+    verdicts = {"best": "best", "could be the best": "tie", "worse than the best": "worse"}
+    for r in snap.rows:
+        word = "leader" if r["is_leader"] and r["verdict"] == "could be the best" else verdicts[r["verdict"]]
+        assert f'class="verdict-tag v-{word}" tabindex="0" aria-describedby="vt-b-' in html
+    assert html.count('role="tooltip"') == len(snap.rows)
     assert "max-t simultaneous confidence set for the best entry at level" in html
     text = htmllib.unescape(html)
     # the pair test against the leader is named in the signature, not presented as the verdict
@@ -234,3 +243,18 @@ def test_board_before_any_submission(client) -> None:
     ws.task(c)
     html = client.get(reverse("challenge", args=[c.slug])).content.decode()
     assert "No board yet" in html
+
+
+def test_a_tie_at_rank_one_names_the_reference_leader(
+    client, board: ws.Board, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        ws.submit(board.challenge, ws.user("dora"), "aardvark", wrong=5)  # alpha's twin
+    html = htmllib.unescape(_board_html(client, board))
+    assert (
+        "tied at rank 1 with 1 other entry; this one, listed first, is the reference of the differences"
+        in html
+    )
+    assert ">leader (tied)<" in html
+    assert 'aria-label="alpha: the leader, the reference at zero"' in html
+    assert 'aria-label="aardvark: difference to alpha 0.0000, within 0.0000' in html

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from leaderboard.web import boards
+from leaderboard.web import boards, forest
 
 register = template.Library()
 
@@ -47,3 +47,17 @@ def bytes_mb(value: int) -> str:
     if value >= 1024 * 1024:
         return f"{value / (1024 * 1024):g} MiB ({value:,} bytes)"
     return f"{value / 1024:g} KiB ({value:,} bytes)"
+
+
+@register.filter
+def fixed(value: Any, digits: int = 4) -> str:
+    """A number at exactly ``digits`` decimals (one precision per column), "\u2013" when undefined."""
+    v = boards._num(value)
+    return "\u2013" if v is None else f"{v:.{digits}f}".replace("-", "\u2212")
+
+
+@register.filter
+def fsigned(value: Any, digits: int = 4) -> str:
+    """A difference at exactly ``digits`` decimals with its sign (``+0.012``, ``\u22120.012``, ``0.000``)."""
+    v = boards._num(value)
+    return "\u2013" if v is None else forest.signed(v, digits)

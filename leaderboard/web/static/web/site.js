@@ -24,6 +24,19 @@
     setTimeout(tick, 1000);
   }
 
+  // Verdict explanations (CSS tooltips on hover and focus): Escape hides the one that is open (WCAG 1.4.13).
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") { return; }
+    var open = document.querySelectorAll("td.verdict-cell .tip");
+    for (var i = 0; i < open.length; i++) { open[i].classList.add("dismissed"); }
+  });
+  document.addEventListener("focusin", function (event) {
+    if (event.target.classList && event.target.classList.contains("verdict-tag")) {
+      var tips = document.querySelectorAll("td.verdict-cell .tip.dismissed");
+      for (var i = 0; i < tips.length; i++) { tips[i].classList.remove("dismissed"); }
+    }
+  });
+
   // Copy buttons (the token): shown only when the clipboard can be used.
   function setupCopy(button) {
     if (!navigator.clipboard) { return; }
