@@ -176,6 +176,7 @@ def _site_texts(web: Client, task: Task, pks: list[int], *, member: bool) -> dic
         reverse("shakeup", args=["lad", "main"]),
         reverse("shakeup_csv", args=["lad", "main"]),
         reverse("shakeup_svg", args=["lad", "main"]),
+        *[reverse("entry", args=["lad", "main", pk]) for pk in pks],
         *[
             reverse("challenge", args=["lad"]) + f"?sequence={s.sequence}"
             for s in BoardSnapshot.objects.filter(task=task, split="public")
@@ -239,7 +240,12 @@ def test_no_channel_gives_away_an_exact_score_under_the_ladder(board) -> None:
     # The refusals say why, in words; the board's downloads carry the released columns only.
     web = Client()
     web.force_login(alice)
-    for name, args in (("ranks", ["lad", "main"]), ("pairwise", ["lad", "main"]), ("summary", ["lad"])):
+    for name, args in (
+        ("ranks", ["lad", "main"]),
+        ("pairwise", ["lad", "main"]),
+        ("summary", ["lad"]),
+        ("entry", ["lad", "main", pks[0]]),
+    ):
         response = web.get(reverse(name, args=args))
         assert response.status_code == 404 and "Not available under the Ladder" in response.content.decode()
     assert client_for(alice).get("/api/challenges/lad/summary/").json()["message"] == NOT_AVAILABLE

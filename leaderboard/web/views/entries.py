@@ -21,6 +21,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer
+from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
 from leaderboard.scoring.models import Split
@@ -28,6 +29,7 @@ from leaderboard.submissions.models import Status, Submission
 from leaderboard.web import boards
 from leaderboard.web.selectors import DETAILS_HIDDEN, submission_scores
 from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
+from leaderboard.web.ladder import ladder_refusal
 from leaderboard.web.views.public import _board
 
 #: Submissions of the team listed on the entry page (the newest first).
@@ -42,6 +44,10 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     split = request.GET.get("split", Split.PUBLIC)
     if split not in (Split.PUBLIC, Split.PRIVATE):
         raise Http404("Boards are 'public' and 'private'.")
+    if ladder.hides(task, split, request.user):
+        # A Ladder board releases one shown value per team; the entry page's row, runs and history carry
+        # exact scores (the team's own included), so it is not offered until the reveal.
+        return ladder_refusal(request, challenge, task)
     submission = Submission.objects.select_related("team").filter(pk=pk, challenge=challenge).first()
     if submission is None:
         raise Http404(f"No entry {pk} on this challenge.")
