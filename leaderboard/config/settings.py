@@ -46,7 +46,8 @@ ALLOWED_HOSTS = _required_in_production("DJANGO_ALLOWED_HOSTS", "127.0.0.1,local
 )
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-# Where the service keeps its files (SQLite database, uploads, cached resample weights). Outside any web root.
+# This host's own files (the embedded default's SQLite database, cached resample weights, static files),
+# outside any web root. Nothing a worker reads lives here: uploads are database rows (STORAGES below).
 DATA_DIR = Path(env.str("LEADERBOARD_DATA_DIR", default=str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 

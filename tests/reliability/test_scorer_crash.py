@@ -1,7 +1,7 @@
 """A submission that crashes the scorer ends as failed with a message for the participant, is not charged to
 the team, and the worker survives: it scores the next submission.
 
-Three real crashes in a real worker process: the stored file corrupted on disk after upload (a storage
+Three real crashes in a real worker process: the stored file corrupted in storage after upload (a storage
 fault; the upload itself was valid), an out-of-memory (the pool child under an address-space limit,
 numpy raises MemoryError), and a child the kernel kills on every attempt (the OOM killer's way), which
 the poison guard ends after ``MAX_ATTEMPTS``.
