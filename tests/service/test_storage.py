@@ -301,3 +301,19 @@ def test_check_deploy_fails_a_multi_host_configuration_with_uploads_on_disk() ->
     )
     assert passed.returncode == 0, passed.stderr
     assert "leaderboard." not in passed.stderr + passed.stdout
+
+
+@pytest.mark.django_db
+def test_deleting_a_challenge_deletes_its_uploads_bytes_once_committed(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    challenge, _task, ids, truth = challenge_with_task(user("org"))
+    data = predictions(ids, truth, 0.8, 1)
+    submission_create(challenge=challenge, user=user("p1"), name="a", files={"main": [upload("a.csv", data)]})
+    assert StoredFile.objects.count() == 1
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        challenge.delete()
+    assert StoredFile.objects.count() == 1  # not before the deletion commits
+    for callback in callbacks:
+        callback()
+    assert not StoredFile.objects.exists() and not StoredFileChunk.objects.exists()
