@@ -140,9 +140,7 @@ class DatabaseStorage(Storage):
         return File(io.BufferedReader(ChunkReader(stored), buffer_size=stored.chunk_size), name=name)
 
     def _save(self, name: str, content: File) -> str:
-        if hasattr(content, "seek") and getattr(content, "seekable", lambda: True)():
-            content.seek(0)
-        write_file(name, content.chunks(CHUNK_BYTES))
+        write_file(name, content.chunks(CHUNK_BYTES))  # chunks() starts from the beginning
         return name
 
     def exists(self, name: str) -> bool:
