@@ -4,11 +4,12 @@ A Django ``Storage`` backend (``STORAGES["default"]`` when ``LEADERBOARD_STORAGE
 Each file is a :class:`~leaderboard.core.models.StoredFile` row and its bytes are
 :class:`~leaderboard.core.models.StoredFileChunk` rows of at most :data:`CHUNK_BYTES` each.
 
-Why written here rather than taken from PyPI: the packages that keep files in the database either store a
-file as one base64 text value (``django-db-file-storage``: a third larger, the whole file through the
-driver at once) or mirror every file to the local file system and serve it from there
-(``django-binary-database-files``, ``django-database-files-3000``), which is what a second host cannot
-see. What is needed is small: write in chunks, read in chunks, exist, delete.
+Why written here rather than taken from PyPI (docs/adr/0005-uploads-in-the-database.md): the packages that
+keep files in the database store a file as one value, read and written whole (``django-dbfiles``, which
+also serves files by URL; ``django-db-file-storage``, as base64 text, a third larger), or mirror every
+file to the local file system and serve it from there (``django-binary-database-files``,
+``django-database-files-3000``), which is what a second host cannot see. What is needed is small: write in
+chunks, read in chunks, exist, size, delete.
 
 Why chunks: Django's psycopg 3 backend binds parameters on the client, so one 256 MB ``bytea`` value
 would travel as a 512 MB hex literal inside the SQL text (and PostgreSQL refuses any one value over
