@@ -137,6 +137,16 @@ class WorkerProcess:
             self.log.close()
 
 
+def worker_data_dir(tmp_path: Path) -> Path:
+    """The data directory of the workers a test starts: another "host's" disk (see ``worker_factory``)."""
+    from django.conf import settings
+
+    path = tmp_path / "worker-host-data"
+    path.mkdir(exist_ok=True)
+    assert path.resolve() != Path(settings.DATA_DIR).resolve()
+    return path
+
+
 @pytest.fixture
 def worker_factory(postgres: None, redis_url: str, tmp_path: Path, settings: object) -> Iterator[object]:
     """Start real Celery worker processes on PostgreSQL + Redis, on a queue private to this test."""
@@ -152,9 +162,9 @@ def worker_factory(postgres: None, redis_url: str, tmp_path: Path, settings: obj
         "LEADERBOARD_QUEUE": queue,
         "PYTHONUNBUFFERED": "1",
     }
-    data_dir = os.environ.get("LEADERBOARD_DATA_DIR")
-    if data_dir:
-        env["LEADERBOARD_DATA_DIR"] = data_dir
+    # The workers stand for another host: a data directory of their own, empty, never the test process's
+    # (LEADERBOARD_DATA_DIR or var/), so anything a worker reads must come from PostgreSQL or Redis.
+    env["LEADERBOARD_DATA_DIR"] = str(worker_data_dir(tmp_path))
     workers: list[WorkerProcess] = []
 
     def start(concurrency: int = 1) -> WorkerProcess:
@@ -169,6 +179,7 @@ def worker_factory(postgres: None, redis_url: str, tmp_path: Path, settings: obj
         return w
 
     try:
+        start.data_dir = Path(env["LEADERBOARD_DATA_DIR"])  # type: ignore[attr-defined]
         yield start
     finally:
         for w in workers:

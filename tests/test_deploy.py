@@ -24,7 +24,10 @@ def test_compose_declares_every_service_with_a_health_check_and_volumes() -> Non
     assert "gunicorn" in services["web"]["command"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "leaderboard", "worker"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "leaderboard", "beat"]
-    assert {"appdata", "pgdata", "redisdata"} <= set(doc["volumes"])
+    assert {"appdata", "workerdata", "pgdata", "redisdata"} <= set(doc["volumes"])
+    # The worker reads nothing from the web's disk (docs/deploy.md, "Several hosts"): a volume of its own.
+    assert services["worker"]["volumes"] == ["workerdata:/data"]
+    assert "appdata:/data" in services["web"]["volumes"]
     for app in ("web", "worker", "beat"):
         depends = services[app]["depends_on"]
         assert depends["postgres"]["condition"] == "service_healthy"
@@ -62,3 +65,24 @@ def test_docker_compose_config_accepts_the_file(tmp_path: Path) -> None:
         ["docker", "compose", "config", "--quiet"], cwd=tmp_path, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_example_environment_passes_the_multihost_check() -> None:
+    """deploy/env.example describes workers that share no disk with the web (LEADERBOARD_MULTI_HOST=1) and
+    `manage.py check --deploy` finds none of leaderboard's errors in it."""
+    from tests.service.test_settings import run_manage
+
+    env = {}
+    for line in (ROOT / "deploy" / "env.example").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            env[key.strip()] = value.strip()
+    assert env["LEADERBOARD_MULTI_HOST"] == "1"
+    result = run_manage("check", "--deploy", "--fail-level", "ERROR", **env)
+    assert "leaderboard.E" not in result.stderr + result.stdout, result.stderr
+    assert result.returncode == 0, result.stderr
+    # The same environment with uploads on the web's disk is refused.
+    refused = run_manage(
+        "check", "--deploy", "--fail-level", "ERROR", **{**env, "LEADERBOARD_STORAGE": "filesystem"}
+    )
+    assert refused.returncode != 0 and "leaderboard.E102" in refused.stderr

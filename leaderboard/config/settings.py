@@ -46,7 +46,8 @@ ALLOWED_HOSTS = _required_in_production("DJANGO_ALLOWED_HOSTS", "127.0.0.1,local
 )
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-# Where the service keeps its files (SQLite database, uploads, cached resample weights). Outside any web root.
+# This host's own files (the embedded default's SQLite database, cached resample weights, static files),
+# outside any web root. Nothing a worker reads lives here: uploads are database rows (STORAGES below).
 DATA_DIR = Path(env.str("LEADERBOARD_DATA_DIR", default=str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -133,12 +134,60 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Where uploaded prediction files live (hidden labels are rows of challenges.TaskTruth). Never served by URL.
+#   database (default): rows of the database (leaderboard/core/storage.py), so a Celery worker on any host
+#       that reaches the database reads them, and an upload commits with its submission row;
+#   s3: an S3-compatible bucket through django-storages (pip install 'honest-leaderboard[s3]');
+#   filesystem: files under DATA_DIR/uploads, readable only on this host (one machine only; see
+#       docs/deploy.md, "Several hosts", and `manage.py check --deploy`).
+STORAGE = env.str("LEADERBOARD_STORAGE", default="database")
+#: Files written under DATA_DIR/uploads before uploads moved to the database (read by the data migration
+#: submissions.0005_storage_blobs, which copies them into the configured storage).
+MEDIA_ROOT = DATA_DIR / "uploads"
+
+
+def _uploads_storage(kind: str) -> dict[str, object]:
+    if kind == "database":
+        return {"BACKEND": "leaderboard.core.storage.DatabaseStorage"}
+    if kind == "filesystem":
+        return {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(MEDIA_ROOT), "base_url": None},
+        }
+    if kind == "s3":
+        import importlib.util
+
+        if importlib.util.find_spec("storages") is None or importlib.util.find_spec("boto3") is None:
+            raise ImproperlyConfigured(
+                "LEADERBOARD_STORAGE=s3 needs django-storages and boto3: pip install 'honest-leaderboard[s3]'."
+            )
+        bucket = env.str("AWS_STORAGE_BUCKET_NAME", default="")
+        if not bucket:
+            raise ImproperlyConfigured("LEADERBOARD_STORAGE=s3 needs AWS_STORAGE_BUCKET_NAME.")
+        options: dict[str, object] = {
+            "bucket_name": bucket,
+            "location": env.str("AWS_LOCATION", default="uploads"),
+            # Private objects, never overwritten (a name taken gets a suffix), never given a public URL.
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": False,
+        }
+        # Unset values fall back to boto3's own chain (instance role, ~/.aws, AWS_* in the environment).
+        for option, variable in (
+            ("endpoint_url", "AWS_S3_ENDPOINT_URL"),  # MinIO, Ceph, R2, ...: the service's URL
+            ("region_name", "AWS_S3_REGION_NAME"),
+            ("access_key", "AWS_ACCESS_KEY_ID"),
+            ("secret_key", "AWS_SECRET_ACCESS_KEY"),
+        ):
+            value = env.str(variable, default="")
+            if value:
+                options[option] = value
+        return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+    raise ImproperlyConfigured(f"LEADERBOARD_STORAGE must be 'database', 's3' or 'filesystem', not {kind!r}.")
+
+
 STORAGES = {
-    # Uploaded predictions and hidden labels: private files under DATA_DIR, never served by URL.
-    "default": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": str(DATA_DIR / "uploads"), "base_url": None},
-    },
+    "default": _uploads_storage(STORAGE),
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -147,7 +196,9 @@ STORAGES = {
         )
     },
 }
-MEDIA_ROOT = DATA_DIR / "uploads"
+#: Set to 1 when Celery workers (or several web servers) run on other hosts than this one:
+#: `manage.py check --deploy` then refuses settings that keep anything a worker reads on one host.
+MULTI_HOST = env.bool("LEADERBOARD_MULTI_HOST", default=False)
 WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # Upload limits: files above this size are refused before they are read whole.

@@ -95,6 +95,13 @@ def submission_lease_renewed(*, submission_id: int) -> Iterator[None]:
         thread.join(timeout=10)
 
 
+def submission_file_bytes(f: SubmissionFile) -> bytes:
+    """A submitted file's bytes, from the uploads storage every host reaches (settings.STORAGES["default"]:
+    database rows by default, read chunk by chunk; or S3), never from this host's disk unless configured."""
+    with f.file.open("rb") as handle:
+        return bytes(handle.read())
+
+
 def submission_score(*, submission_id: int) -> list[int]:
     """Score a submission on each of its tasks; store the scores; return the ids of the tasks scored.
 
@@ -121,8 +128,7 @@ def submission_score(*, submission_id: int) -> list[int]:
         truth = task_truth_get(task=task)
         payloads = []
         for f in files:
-            with f.file.open("rb") as handle:
-                payloads.append((handle.read(), f.original_name, f.format))
+            payloads.append((submission_file_bytes(f), f.original_name, f.format))
         inputs.append(fanout.TaskInput(task=task, truth=truth, files=payloads))
     if fanout.submission_fan_out(submission=submission, inputs=inputs):
         return []  # the chunk tasks score it; the one completing the join stores the scores

@@ -69,7 +69,7 @@ class Submission(models.Model):
 
 
 def _upload_to(instance: SubmissionFile, filename: str) -> str:
-    # Files live under LEADERBOARD_DATA_DIR/uploads, never under a URL: the storage has no base_url.
+    # The name of the file in the uploads storage (the database by default, settings.STORAGES); no URL serves it.
     return f"submissions/{instance.submission.challenge_id}/{instance.submission_id}/{instance.task_id}-{instance.run}.{instance.format}"
 
 

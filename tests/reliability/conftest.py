@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, WorkerProcess, database_url_of_current_connection, need
+from tests.conftest import ROOT, WorkerProcess, database_url_of_current_connection, need, worker_data_dir
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -215,6 +215,8 @@ def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[Wo
             "REDIS_URL": broker or redis_url,
             "LEADERBOARD_QUEUE": queue,
             "PYTHONUNBUFFERED": "1",
+            # Another host's disk: nothing the test process wrote under its data directory is there.
+            "LEADERBOARD_DATA_DIR": str(worker_data_dir(tmp_path)),
             **(env or {}),
         }
 
@@ -247,6 +249,7 @@ def fault_workers(postgres: None, redis_url: str, tmp_path: Path) -> Iterator[Wo
         return b
 
     start.beat = beat  # type: ignore[attr-defined]
+    start.data_dir = worker_data_dir(tmp_path)  # type: ignore[attr-defined]
 
     try:
         yield start

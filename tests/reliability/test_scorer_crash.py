@@ -1,7 +1,7 @@
 """A submission that crashes the scorer ends as failed with a message for the participant, is not charged to
 the team, and the worker survives: it scores the next submission.
 
-Three real crashes in a real worker process: the stored file corrupted on disk after upload (a storage
+Three real crashes in a real worker process: the stored file corrupted in storage after upload (a storage
 fault; the upload itself was valid), an out-of-memory (the pool child under an address-space limit,
 numpy raises MemoryError), and a child the kernel kills on every attempt (the OOM killer's way), which
 the poison guard ends after ``MAX_ATTEMPTS``.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.conf import settings as django_settings
+from django.core.files.base import ContentFile
 
 from leaderboard.challenges.services import challenge_create, task_create
 from leaderboard.scoring.services import MAX_ATTEMPTS, SCORER_CRASHED, SCORER_GAVE_UP
@@ -48,8 +48,11 @@ def test_a_file_corrupted_in_storage_fails_uncharged_and_the_worker_scores_the_n
     participant = user("p1")
     bad = submit(challenge, participant, "corrupted", predictions(ids, truth, 0.8, 1))
     # Valid at upload; then the storage loses the second half of the file before a worker reads it.
-    path = Path(django_settings.MEDIA_ROOT, bad.files.get().file.name)
-    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    stored = bad.files.get().file
+    with stored.open("rb") as handle:
+        half = handle.read()[: stored.size // 2]
+    stored.storage.delete(stored.name)
+    assert stored.storage.save(stored.name, ContentFile(half)) == stored.name
 
     worker = fault_workers()
     _assert_failed_uncharged(_wait_finished(bad.pk), SCORER_CRASHED)
