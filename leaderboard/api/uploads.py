@@ -12,15 +12,14 @@ from typing import Any
 from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpRequest
 
-from leaderboard.challenges.models import upload_max_bytes
 from leaderboard.core.exceptions import ApplicationError
-
-TOO_LARGE = "{name}: the file is larger than the limit of {limit:,} bytes."
+from leaderboard.core.uploads import TOO_LARGE_STREAMED as TOO_LARGE
+from leaderboard.core.uploads import upload_max_bytes
 
 
 def stream_limit(url_kwargs: dict[str, Any], *, any_kind: bool = False) -> int:
     """The limit while a body streams in, before its fields are parsed: the largest limit (by
-    :func:`~leaderboard.challenges.models.upload_max_bytes`) of the tasks the request can be about.
+    :func:`~leaderboard.core.uploads.upload_max_bytes`) of the tasks the request can be about.
 
     A task in the address: its kind's limit. A challenge: the largest of its tasks' kinds (a challenge of
     CSV tasks keeps the tabular limit). ``any_kind`` (a new task, whose metric is a field of the body): the

@@ -16,6 +16,7 @@ from django.conf import settings
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.core.uploads import upload_max_bytes
 from stats import io as stats_io
 from stats.checks import (
     class_strata,
@@ -150,7 +151,7 @@ def parse_truth(
             kind=metric_obj.prediction_kind if metric_obj.prediction_kind == "value" else "label",
             label_set=list(labels) if labels else None,
             group_column=group_column,
-            max_bytes=settings.UPLOAD_MAX_BYTES,
+            max_bytes=upload_max_bytes("tabular"),
             max_rows=settings.TASK_MAX_ITEMS,
         )
     except stats_io.InputError as exc:
@@ -345,7 +346,7 @@ def _read_predictions(
         probabilities=metric.scores_are_probabilities,
         min_ranks=metric.ranks or 1,
         name=name,
-        max_bytes=settings.UPLOAD_MAX_BYTES,
+        max_bytes=upload_max_bytes("tabular"),
         check_only=check_only,
     )
 
@@ -616,7 +617,7 @@ def _parse_vision_truth(
     that predictions are checked without the annotations); the file itself is stored as uploaded.
     """
     kind = VISION_METRICS[metric]
-    limit = settings.VISION_UPLOAD_MAX_BYTES
+    limit = upload_max_bytes("detection")
     try:
         if kind == "detection":
             from stats.vision.detection_io import parse_coco_truth, parse_voc_truth
@@ -671,7 +672,7 @@ def _detection_ids(task: Task) -> tuple[np.ndarray, np.ndarray]:
 def _read_vision_predictions(data: bytes, *, name: str, task: Task) -> Any:
     """Check (and read) a vision predictions file against the task's PUBLIC facts only: image ids,
     category ids or classes, image sizes. Never the annotations."""
-    limit = settings.VISION_UPLOAD_MAX_BYTES
+    limit = upload_max_bytes("detection")
     try:
         if task.kind == "detection":
             from stats.vision.detection_io import parse_coco_results
@@ -726,7 +727,7 @@ def _detection_truth(task: Task, truth_data: bytes) -> Any:
     from stats.vision.detection_io import parse_coco_truth, parse_voc_truth
 
     reader = parse_coco_truth if task.vision.get("source", "coco") == "coco" else parse_voc_truth
-    truth = reader(truth_data, name="annotations", max_bytes=settings.VISION_UPLOAD_MAX_BYTES)
+    truth = reader(truth_data, name="annotations", max_bytes=upload_max_bytes("detection"))
     if [str(int(i)) for i in truth.image_ids] != task.item_ids:
         raise ApplicationError(f"Task '{task.slug}': its annotation file no longer matches its images.")
     return truth
@@ -741,7 +742,7 @@ def _score_detection_run(
     from stats.vision.detection_io import parse_coco_results
 
     truth = _detection_truth(task, truth_data)
-    detections = parse_coco_results(data, truth, name=name, max_bytes=settings.VISION_UPLOAD_MAX_BYTES)
+    detections = parse_coco_results(data, truth, name=name, max_bytes=upload_max_bytes("detection"))
     prepared = DetectionTask(truth)
     entry = prepared.match(detections)  # once per entry: independent of the resample
     headline = STAT_OF[task.metric]
@@ -924,7 +925,7 @@ def _score_segmentation_run(
     from stats.resampling import iter_unit_weight_chunks, resample_design
     from stats.vision.segmentation import read_mask_archive, segmentation_statistics, segmentation_strata
 
-    limit = settings.VISION_UPLOAD_MAX_BYTES
+    limit = upload_max_bytes("segmentation")
     truth = read_mask_archive(truth_data, name="annotations", limits=_mask_limits(limit))
     prediction = _read_segmentation_predictions(data, name=name, task=task, limit=limit)
     statistics = segmentation_statistics(

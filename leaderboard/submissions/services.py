@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, EntrySelection, Team, upload_max_bytes
+from leaderboard.challenges.models import Challenge, EntrySelection, Team
 from leaderboard.challenges.selectors import user_is_organizer
 from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
 from leaderboard.core.exceptions import (
@@ -23,6 +23,7 @@ from leaderboard.core.exceptions import (
     PermissionDeniedError,
     UnprocessableError,
 )
+from leaderboard.core.uploads import upload_read
 from leaderboard.scoring import engine
 from leaderboard.submissions.models import (
     DESCRIPTION_MAX_CHARS,
@@ -133,19 +134,8 @@ def submission_create(
     for slug, uploads in files.items():
         if not uploads:
             raise ApplicationError(f"No file for task '{slug}'.", extra={"field": "files", "task": slug})
-        limit = upload_max_bytes(tasks[slug].kind)
         for run, upload in enumerate(uploads):
-            if upload.size > limit:
-                raise ApplicationError(
-                    f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
-                    extra={"file": upload.name},
-                )
-            data = upload.stream.read(limit + 1)
-            if len(data) > limit:
-                raise ApplicationError(
-                    f"{upload.name}: the file is larger than the limit of {limit:,} bytes.",
-                    extra={"file": upload.name},
-                )
+            data = upload_read(upload, kind=tasks[slug].kind, stream=upload.stream)
             fmt = _file_format(upload, data[:512])
             engine.validate_predictions(data, name=upload.name, task=tasks[slug], file_format=fmt)
             validated.append((slug, run, upload, data, fmt))

@@ -13,8 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import upload_max_bytes
-from leaderboard.core.exceptions import ApplicationError
+from leaderboard.core.uploads import upload_read
 
 NO_TASKS = "Challenge '{slug}' has no tasks yet."
 NO_SUMMARY = "No cross-task summary of the {split} board yet."
@@ -35,13 +34,7 @@ def _user(request: Request) -> User:
 
 def _read_upload(upload: Any, *, kind: str) -> bytes:
     """The bytes of an organizer's labels file, refused before it is read whole if over its kind's limit."""
-    limit = upload_max_bytes(kind)
-    if upload.size > limit:
-        raise ApplicationError(
-            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
-            extra={"file": upload.name},
-        )
-    return cast(bytes, upload.read())
+    return upload_read(upload, kind=kind)
 
 
 class JSONErrorsMixin:
