@@ -1,4 +1,5 @@
-"""Writes of submissions: validate, charge against the limits, store, dispatch on commit."""
+"""Writes of submissions: validate, charge against the limits, store, and hand to scoring on commit
+(``leaderboard.scoring.services.submission_dispatch``)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from leaderboard.core.exceptions import (
 )
 from leaderboard.core.uploads import upload_read
 from leaderboard.scoring import engine
+from leaderboard.scoring.services import submission_dispatch
 from leaderboard.submissions.models import (
     DESCRIPTION_MAX_CHARS,
     LINK_MAX_CHARS,
@@ -244,22 +246,6 @@ def _check_limits(*, challenge: Challenge, team: Team) -> None:
                 **({"next_slot_at": quota.next_slot_at.isoformat()} if quota.next_slot_at else {}),
             },
         )
-
-
-def submission_dispatch(*, submission_id: int) -> bool:
-    """Send the scoring task to the broker. If the broker is down the submission stays queued with no
-    ``dispatched_at``, and the sweeper sends it once the broker is back (an outbox, in effect)."""
-    from leaderboard.scoring.tasks import score_submission
-
-    try:
-        score_submission.apply_async(args=[submission_id])
-    except Exception:  # kombu/redis raise many types when the broker is unreachable
-        logger.warning("broker unreachable; submission %s left for the sweeper", submission_id, exc_info=True)
-        return False
-    Submission.objects.filter(pk=submission_id, dispatched_at__isnull=True).update(
-        dispatched_at=timezone.now()
-    )
-    return True
 
 
 @transaction.atomic
