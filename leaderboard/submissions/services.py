@@ -34,7 +34,12 @@ from leaderboard.submissions.models import (
     Submission,
     SubmissionFile,
 )
-from leaderboard.submissions.selectors import team_quota, wait_text
+from leaderboard.submissions.selectors import (
+    submission_of_team_member,
+    submission_visible,
+    team_quota,
+    wait_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -251,9 +256,7 @@ def _check_limits(*, challenge: Challenge, team: Team) -> None:
 @transaction.atomic
 def submission_cancel(*, submission: Submission, user: User) -> Submission:
     """Cancel a queued submission; it is no longer charged against the team's limits."""
-    if not submission.team.members.filter(pk=user.pk).exists() and not user_is_organizer(
-        challenge=submission.challenge, user=user
-    ):
+    if not submission_visible(submission=submission, user=user):
         raise PermissionDeniedError("Only the team that made a submission may cancel it.")
     updated = Submission.objects.filter(pk=submission.pk, status=Status.QUEUED).update(
         status=Status.CANCELLED, charged=False, finished_at=timezone.now()
@@ -269,7 +272,7 @@ def submission_select(*, submission: Submission, user: User) -> Submission:
     """Choose this submission as the team's entry on the board (challenges with 'selected' entries)."""
     if submission.challenge.entry_selection != EntrySelection.SELECTED:
         raise ConflictError("In this challenge the board chooses entries itself; selection is off.")
-    if not submission.team.members.filter(pk=user.pk).exists():
+    if not submission_of_team_member(submission=submission, user=user):
         raise PermissionDeniedError("Only the team that made a submission may select it.")
     if submission.status != Status.SCORED:
         raise ConflictError("Only scored submissions can be selected.")

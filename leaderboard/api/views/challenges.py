@@ -24,13 +24,13 @@ from leaderboard.challenges.models import Challenge
 from leaderboard.challenges.selectors import (
     challenge_get,
     challenge_list,
+    require_organizer,
     user_is_organizer,
 )
 from leaderboard.challenges.services import (
     challenge_create,
     challenge_reveal_private,
     challenge_update,
-    require_organizer,
     slug_for,
 )
 

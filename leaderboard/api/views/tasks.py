@@ -28,10 +28,10 @@ from leaderboard.api.views.common import (
 )
 from leaderboard.challenges.selectors import (
     challenge_get,
+    require_organizer,
     task_get,
 )
 from leaderboard.challenges.services import (
-    require_organizer,
     task_create,
     task_truth_replace,
 )

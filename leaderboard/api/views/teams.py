@@ -18,13 +18,13 @@ from leaderboard.api.views.common import (
 from leaderboard.challenges.models import Participant
 from leaderboard.challenges.selectors import (
     challenge_get,
+    require_organizer,
     user_team,
 )
 from leaderboard.challenges.services import (
     participation_approve,
     participation_request,
     participation_revoke,
-    require_organizer,
     team_found,
     team_join,
 )
