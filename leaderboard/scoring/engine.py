@@ -19,12 +19,13 @@ from leaderboard.core.exceptions import ApplicationError
 from leaderboard.core.uploads import upload_max_bytes
 from stats import io as stats_io
 from stats.checks import (
+    MIN_UNITS,
     class_strata,
     order_positive,
     truth_problem,
     units_problem,
 )
-from stats.engine import score_entries
+from stats.engine import score_entries, score_item_statistics
 from stats.metrics import get_metric
 
 if TYPE_CHECKING:
@@ -401,20 +402,23 @@ def score_files(
             continue
         groups = None if truth.groups is None else np.asarray(truth.groups)[mask]
         strata, _ = class_strata(metric, truth_values[mask], groups=groups, stratify=STRATIFY[task.stratify])
-        scores = score_entries(
-            truth_values[mask],
-            [r[mask] for r in runs],
-            metric=metric,
-            labels=labels,
-            resamples=challenge.resamples,
-            seed=challenge.seed,
-            groups=groups,
-            strata=strata,
-            cache_dir=settings.RESAMPLE_CACHE_DIR,
-        )
+        resampling: dict[str, Any] = {
+            "resamples": challenge.resamples,
+            "seed": challenge.seed,
+            "groups": groups,
+            "strata": strata,
+            "cache_dir": settings.RESAMPLE_CACHE_DIR,
+        }
         item_stats = None
-        if len(runs) == 1 and not metric.rank_based:
-            item_stats = metric.item_statistics(truth_values[mask], runs[0][mask], labels=labels)
+        if metric.rank_based:
+            scores = score_entries(
+                truth_values[mask], [r[mask] for r in runs], metric=metric, labels=labels, **resampling
+            )
+        else:
+            per_run = _item_statistics(metric, truth_values[mask], [r[mask] for r in runs], labels=labels)
+            scores = _scores_defined(metric, score_item_statistics(per_run, metric=metric, **resampling))
+            if len(runs) == 1:
+                item_stats = per_run[0]
         out.append(
             SplitScore(
                 split=split,
@@ -429,6 +433,29 @@ def score_files(
             )
         )
     return out
+
+
+def _item_statistics(metric: Any, truth: np.ndarray, runs: list[np.ndarray], *, labels: Any) -> list[Any]:
+    """The per-item statistics of each run, computed once: they give the scores (resampled by
+    :func:`stats.engine.score_item_statistics`) and are stored for the board. The checks are those of
+    :func:`stats.engine.score_entries`, in its order, with its messages."""
+    problem = truth_problem(metric, truth, labels=labels)
+    if problem is not None:
+        raise ValueError(problem)
+    if len(truth) < MIN_UNITS:
+        raise ValueError(units_problem(len(truth), grouped=False))
+    return [metric.item_statistics(truth, run, labels=labels) for run in runs]
+
+
+def _scores_defined(metric: Any, scores: list[Any]) -> list[Any]:
+    """``scores``, refused as :func:`stats.engine.score_entries` refuses a value that is undefined."""
+    for score in scores:
+        if not np.isfinite(score.value):
+            raise ValueError(
+                f"{metric.name} is undefined for '{score.name}' on this test set; no interval or rank "
+                "can be given"
+            )
+    return scores
 
 
 # --- detection and segmentation --------------------------------------------------------------------------
