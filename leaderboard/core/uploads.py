@@ -7,7 +7,7 @@ read whole; the streaming guard of the API (``leaderboard.api.uploads``) bounds 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from django.conf import settings
 
@@ -66,7 +66,8 @@ def upload_read(upload: Upload, *, kind: str, stream: Readable | None = None) ->
     """
     upload_check(upload, kind=kind)
     limit = upload_max_bytes(kind)
-    data = (stream if stream is not None else upload).read(limit + 1)  # type: ignore[attr-defined]
+    source = stream if stream is not None else cast(Readable, upload)
+    data = source.read(limit + 1)
     if len(data) > limit:
         raise ApplicationError(
             TOO_LARGE_STREAMED.format(name=upload.name, limit=limit), extra={"file": upload.name}
