@@ -1,14 +1,21 @@
 """The board of a task: the one owner of what a board snapshot holds, built from the ``stats`` package.
 
-``build_board`` turns the stored scores of a task's entries into the snapshot's rows, signature, rank
-distribution and pairwise table (no item labels are needed); ``build_shakeup`` and ``build_summary``
-build the reveal's shake-up report and the cross-task summary from stored snapshots.
+``build_board`` turns the stored scores of a task's entries into the snapshot's rows (:class:`BoardRow`),
+signature (:class:`BoardSignature`, flat, one key per meaning), rank distribution and pairwise table
+(``stats.board.Board.pairwise``: the board's own max-t ``pair_bounds``, so a pair shows the numbers its
+rows show); no item labels are needed. They are written once, in the snapshot, and the API, the site
+and both downloads read them as stored. Snapshots written before this shape are read through
+:func:`upgrade_row` and :func:`upgrade_signature`, the one place that knows the older shapes.
+
+``build_shakeup`` and ``build_summary`` build the reveal's shake-up report and the cross-task summary
+from stored snapshots.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 from django.utils import timezone
@@ -25,6 +32,186 @@ if TYPE_CHECKING:
     from leaderboard.rankings.services import Entry
 
 
+# --- the snapshot's row and signature -------------------------------------------------------------------
+class BoardRow(TypedDict, total=False):
+    """One entry of a stored board, as the API returns it, the site draws it and the CSV writes it.
+
+    Numbers are stored in full; readers round them to the board's precision (``rankings.precision``).
+    """
+
+    # the entry
+    rank: int
+    name: str
+    team: str
+    key: str  # the entry across tasks and snapshots: ``team:<id>``, or a baseline submission
+    is_baseline: bool
+    submission_id: int
+    submitted_at: str
+    description: str
+    link: str
+    # its value, with the board's interval method, and its ranks
+    value: float
+    low: float | None
+    high: float | None
+    interval_method: str
+    interval_warning: str | None
+    rank_low: int  # the marginal rank interval
+    rank_high: int
+    rank_sim_low: int  # the simultaneous rank set (max-t)
+    rank_sim_high: int
+    # the verdict: max-t comparison with the best (``stats.board``)
+    verdict: str
+    is_leader: bool
+    compared_with: str | None  # the entry's name it is compared with (the leader; the runner-up for it)
+    compared_with_key: str | None
+    compared_with_submission_id: int | None
+    diff: float | None  # value minus compared_with's value, with its max-t simultaneous interval
+    diff_low: float | None
+    diff_high: float | None
+    diff_se: float | None
+    in_best_set: bool
+    in_best_set_max_t: bool
+    in_best_set_holm: bool
+    # the pair test against the observed leader (not the verdict), and the items it would need
+    p_value: float | None
+    p_adjusted: float | None
+    items_needed: int | None
+    # entries with several runs (seeds)
+    n_runs: int | None
+    seed_sd: float | None
+    test_set_sd: float | None
+
+
+#: The row's fields in order: the API's keys and the downloads' columns.
+ROW_FIELDS: tuple[str, ...] = tuple(BoardRow.__annotations__)
+
+
+class BoardSignature(TypedDict, total=False):
+    """How a board was computed: every setting once, under one name (``stats.signature`` settings that
+    have no field here, e.g. ``runs`` or ``randomizations``, are kept under their own names)."""
+
+    metric: str
+    higher_is_better: bool
+    split: str
+    interval_method: str
+    confidence: float
+    resamples: int
+    seed: int
+    stratify: str
+    grouped: str
+    test: str
+    correction: str
+    alpha: float
+    power: float
+    verdict_method: str
+    verdict_level: float
+    difference_interval: str
+    best_set_method: str
+    stepdown: str
+    rank_ties: str
+    positive: str
+    undefined_resamples: int
+    undefined_rule: str
+    warnings: list[str]
+    engine_version: str
+    signature_text: str  # ``stats.signature.Signature`` as text: what reproduces the numbers
+    created: str
+    inputs: str  # digest of what the board was built from (``rankings.services``)
+
+
+#: Names of older snapshots (``stats.signature.Signature.as_dict`` merged with the board's settings) ->
+#: the one name of each meaning; ``None``: a second copy of a setting stored under another name.
+_SIGNATURE_RENAMES: dict[str, str | None] = {
+    "method": "interval_method",
+    "version": "engine_version",
+    "best_set": "best_set_method",
+    "verdict": None,  # the words of verdict_method and alpha
+}
+
+
+def flat_signature(signature: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> BoardSignature:
+    """One key per meaning from a signature and ``stats.signature`` settings (``extra``): the board's
+    typed settings win over the same setting's text copy in ``extra``."""
+    out: dict[str, Any] = {}
+    for key, value in signature.items():
+        name = _SIGNATURE_RENAMES.get(key, key)
+        if key == "extra" or name is None or (key != name and name in signature):
+            continue  # both names stored: the one name's value holds
+        out[name] = value
+    for key, value in (extra or {}).items():
+        name = _SIGNATURE_RENAMES.get(key, key)
+        if name is not None and name not in out:
+            out[name] = value
+    return cast(BoardSignature, out)
+
+
+def upgrade_signature(stored: Mapping[str, Any]) -> BoardSignature:
+    """A stored signature in the flat shape, whichever shape its snapshot was written in."""
+    extra = stored.get("extra")
+    return flat_signature(stored, extra if isinstance(extra, Mapping) else None)
+
+
+#: Older row names -> the row's names (``stats.board`` names stored before issue 13).
+_ROW_PAIRS = {
+    "interval": ("low", "high"),
+    "rank_interval": ("rank_low", "rank_high"),
+    "simultaneous_rank_interval": ("rank_sim_low", "rank_sim_high"),
+    "difference_interval": ("diff_low", "diff_high"),
+}
+_ROW_RENAMES = {
+    "difference": "diff",
+    "adjusted_p_value": "p_adjusted",
+    "difference_standard_error": "diff_se",
+}
+
+
+def upgrade_row(stored: Mapping[str, Any]) -> BoardRow:
+    """A stored row as a :class:`BoardRow`, whichever shape its snapshot was written in.
+
+    Rows of ``stats.board``'s shape (pairs, long names; snapshots before issue 13) are flattened; a row
+    written before verdicts existed is compared with the leader. Keys the row does not define are left
+    out. A row already in the shape comes back with the same values.
+    """
+    row: dict[str, Any] = {}
+    for old, (lo, hi) in _ROW_PAIRS.items():
+        pair = stored.get(old)
+        if isinstance(pair, Sequence) and not isinstance(pair, str) and len(pair) == 2:
+            row[lo], row[hi] = pair[0], pair[1]
+    for old, new in _ROW_RENAMES.items():
+        if old in stored:
+            row[new] = stored[old]
+    row.update({k: v for k, v in stored.items() if k in ROW_FIELDS})
+    if "verdict" not in stored and not row.get("is_leader") and row.get("rank") != 1:
+        row.setdefault("compared_with", "the leader")  # a snapshot written before verdicts existed
+    return cast(BoardRow, {k: row[k] for k in ROW_FIELDS if k in row})
+
+
+def upgrade_rows(stored: Sequence[Mapping[str, Any]]) -> list[BoardRow]:
+    return [upgrade_row(r) for r in stored]
+
+
+def _board_row(r: Mapping[str, Any], entry: Entry, by_key: Mapping[str, Entry]) -> BoardRow:
+    """The snapshot's row of one entry from its ``stats.board`` row (whose names are entry keys)."""
+    sub = entry.score.submission
+    other = None if r["compared_with"] is None else by_key[r["compared_with"]]
+    return upgrade_row(
+        {
+            **r,
+            "key": entry.key,
+            "name": entry.name,
+            "compared_with": None if other is None else other.name,
+            "compared_with_key": r["compared_with"],
+            "compared_with_submission_id": None if other is None else other.score.submission.pk,
+            "team": entry.team,
+            "is_baseline": sub.is_baseline,
+            "submission_id": sub.pk,
+            "submitted_at": sub.created_at.isoformat(),
+            "description": sub.description,
+            "link": sub.link,
+        }
+    )
+
+
 # --- boards --------------------------------------------------------------------------------------------
 #: Pairwise tables (every pair of entries) are stored for boards up to this size; they cost K^2 per board.
 PAIRWISE_MAX_ENTRIES = 60
@@ -32,8 +219,8 @@ PAIRWISE_MAX_ENTRIES = 60
 
 @dataclass(frozen=True)
 class BuiltBoard:
-    rows: list[dict[str, Any]]
-    signature: dict[str, Any]
+    rows: list[BoardRow]
+    signature: BoardSignature
     rank_distribution: list[list[float]]
     pairwise: dict[str, Any]
 
@@ -54,9 +241,9 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
                 "resamples": challenge.resamples,
                 "seed": challenge.seed,
                 "confidence": challenge.confidence,
-                "method": challenge.interval_method,
+                "interval_method": challenge.interval_method,
                 "correction": challenge.correction,
-                "version": stats.__version__,
+                "engine_version": stats.__version__,
                 "split": split,
                 "created": now,
             },
@@ -115,30 +302,10 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
     data = board.as_dict()
     by_key = {e.key: e for e in entries}
     order = [r["name"] for r in data["rows"]]
-    rows = []
-    for r in data["rows"]:
-        e = by_key[r["name"]]
-        sub = e.score.submission
-        rows.append(
-            {
-                **r,
-                "key": e.key,
-                "name": e.name,
-                "compared_with": None if r["compared_with"] is None else by_key[r["compared_with"]].name,
-                "compared_with_key": r["compared_with"],
-                "compared_with_submission_id": None
-                if r["compared_with"] is None
-                else by_key[r["compared_with"]].score.submission.pk,
-                "team": e.team,
-                "is_baseline": sub.is_baseline,
-                "submission_id": sub.pk,
-                "submitted_at": sub.created_at.isoformat(),
-                "description": sub.description,
-                "link": sub.link,
-            }
-        )
-    signature = {
-        **data["signature"],
+    rows = [_board_row(r, by_key[r["name"]], by_key) for r in data["rows"]]
+    stats_signature = data["signature"]
+    settings = {
+        **{k: v for k, v in stats_signature.items() if k != "extra"},
         "signature_text": data["signature_text"],
         "test": data["test"],
         "correction": data["correction"],
@@ -161,6 +328,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
             else {}
         ),
     }
+    signature = flat_signature(settings, stats_signature.get("extra"))
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
     rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
@@ -220,8 +388,8 @@ def build_shakeup(
     from stats.shakeup import shakeup, slope_chart_svg
 
     metric = get_metric(task.metric)
-    pub_rows = {r["key"]: r for r in public.rows if not r.get("is_baseline")}
-    priv_rows = {r["key"]: r for r in private.rows if not r.get("is_baseline")}
+    pub_rows = {r["key"]: r for r in upgrade_rows(public.rows) if not r.get("is_baseline")}
+    priv_rows = {r["key"]: r for r in upgrade_rows(private.rows) if not r.get("is_baseline")}
     keys = sorted(set(pub_rows) & set(priv_rows))
     keys = [k for k in keys if pub_rows[k]["submission_id"] in public_scores]
     keys = [k for k in keys if priv_rows[k]["submission_id"] in private_scores]
@@ -271,10 +439,7 @@ def build_shakeup(
     return data, slope_chart_svg(report, title=title).decode()
 
 
-def _rank_set(row: dict[str, Any]) -> tuple[int, int] | None:
-    sim = row.get("simultaneous_rank_interval")
-    if isinstance(sim, list | tuple) and len(sim) == 2:
-        return int(sim[0]), int(sim[1])
+def _rank_set(row: BoardRow) -> tuple[int, int] | None:
     if row.get("rank_sim_low") is not None and row.get("rank_sim_high") is not None:
         return int(row["rank_sim_low"]), int(row["rank_sim_high"])
     return None
@@ -300,7 +465,7 @@ def build_summary(
     directions = {metric_higher_is_better(t.metric) for t, _ in snapshots}
     if len(directions) != 1:
         return {"available": False, "reason": "The tasks' metrics disagree on whether higher is better."}, ""
-    per_task = [{r["key"]: r for r in snap.rows} for _, snap in snapshots]
+    per_task = [{r["key"]: r for r in upgrade_rows(snap.rows)} for _, snap in snapshots]
     common = sorted(set.intersection(*(set(rows) for rows in per_task)))
     if len(common) < 2:
         return {"available": False, "reason": "Fewer than two entries are on every task's board."}, ""

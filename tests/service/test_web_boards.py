@@ -49,10 +49,10 @@ def test_board_shows_value_interval_bar_rank_interval_and_marks(client, board: w
     assert _row_order(html, ["alpha", "beta", "gamma"]) == ["alpha", "beta", "gamma"]
     alpha = by_name["alpha"]
     assert f"{alpha['value']:.4f}" in html
-    assert f"[{alpha['interval'][0]:.4f}, {alpha['interval'][1]:.4f}]" in html
+    assert f"[{alpha['low']:.4f}, {alpha['high']:.4f}]" in html
     # The forest-plot bar carries its numbers as text for screen readers.
-    assert f'aria-label="alpha: {alpha["value"]:.4f}, 95% interval {alpha["interval"][0]:.4f} to' in html
-    low, high = alpha["rank_interval"]
+    assert f'aria-label="alpha: {alpha["value"]:.4f}, 95% interval {alpha["low"]:.4f} to' in html
+    low, high = alpha["rank_low"], alpha["rank_high"]
     assert (f"ranks {low}\u2013{high}" if high != low else f"ranks {low}</span>") in html
     # Best-set mark as text, and the legend names the test and the correction.
     assert html.count('<span aria-hidden="true">★</span> best set</span>') >= 1 + sum(

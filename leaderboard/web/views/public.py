@@ -228,7 +228,7 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     if snapshot is None:
         raise Http404("This board has not been built yet.")
     decimals = task_decimals(task)
-    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)]
+    rows = public_rows(snapshot.rows, decimals)
     filename = f"{challenge.slug}-{task.slug}-{split}-{snapshot.sequence}"
     if fmt == "json":
         payload = {
@@ -435,7 +435,7 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     split, private_visible = _split_of(request, challenge)
     snapshot = _board(request, task, split)
     decimals = task_decimals(task)
-    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)] if snapshot else []
+    rows = public_rows(snapshot.rows, decimals) if snapshot else []
     position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
     # Without a choice, the page opens on the leader against the second entry (it was empty until "Compare").
     default_a = str(rows[0].get("submission_id")) if rows else ""
