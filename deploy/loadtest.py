@@ -191,7 +191,7 @@ def create_board(args: argparse.Namespace) -> dict[str, Any]:
         stop = min(args.entries, start + 100)
         t = time.perf_counter()
         files = [predictions_csv(truth, float(a), rng, difficulty) for a in accuracies[start:stop]]
-        runs = [engine._read_predictions(f, name="p.csv", task=task, file_format="csv") for f in files]
+        runs = [engine._read_predictions(f, name="p.csv", task=task) for f in files]
         timing["parse"] += time.perf_counter() - t
         t = time.perf_counter()
         scores = score_entries(

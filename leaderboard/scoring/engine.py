@@ -335,9 +335,7 @@ def _split_off_parquet_column(data: bytes, *, name: str, column: str) -> tuple[b
 
 
 # --- predictions ---------------------------------------------------------------------------------------
-def _read_predictions(
-    data: bytes, *, name: str, task: Task, file_format: str, check_only: bool = False
-) -> np.ndarray:
+def _read_predictions(data: bytes, *, name: str, task: Task, check_only: bool = False) -> np.ndarray:
     metric = get_metric(task.metric)
     return stats_io.read_predictions(
         io.BytesIO(data),
@@ -352,13 +350,13 @@ def _read_predictions(
     )
 
 
-def validate_predictions(data: bytes, *, name: str, task: Task, file_format: str) -> None:
+def validate_predictions(data: bytes, *, name: str, task: Task) -> None:
     """Check a predictions file against the task's PUBLIC item list and label set (never the labels)."""
     if task.kind != "tabular":
         _read_vision_predictions(data, name=name, task=task)
         return
     try:
-        _read_predictions(data, name=name, task=task, file_format=file_format, check_only=True)
+        _read_predictions(data, name=name, task=task, check_only=True)
     except stats_io.InputError as exc:
         raise input_error(exc) from exc
 
@@ -386,9 +384,9 @@ def score_files(
         return _score_vision_files(task=task, truth=truth, files=files, challenge=challenge)
     metric = get_metric(task.metric)
     runs = []
-    for data, name, fmt in files:
+    for data, name, _fmt in files:
         try:
-            runs.append(_read_predictions(data, name=name, task=task, file_format=fmt))
+            runs.append(_read_predictions(data, name=name, task=task))
         except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
             raise input_error(exc) from exc
     truth_values = np.asarray(truth.labels)

@@ -144,7 +144,7 @@ def submission_create(
         for run, upload in enumerate(uploads):
             data = upload_read(upload, kind=tasks[slug].kind, stream=upload.stream)
             fmt = _file_format(upload, data[:512])
-            engine.validate_predictions(data, name=upload.name, task=tasks[slug], file_format=fmt)
+            engine.validate_predictions(data, name=upload.name, task=tasks[slug])
             validated.append((slug, run, upload, data, fmt))
 
     digest = _request_digest(name, validated) if idempotency_key else ""

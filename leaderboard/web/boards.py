@@ -47,7 +47,7 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("stratify", "Stratified resampling"),
     ("undefined_resamples", "Resamples dropped (metric undefined)"),
 ]
-_HIDDEN_SIGNATURE_KEYS = {"inputs", "extra", "pairwise", "warnings"}
+_HIDDEN_SIGNATURE_KEYS = {"inputs", "pairwise", "warnings"}
 TEST_NAMES = {
     "mcnemar": "McNemar's exact test",
     "randomization": "paired approximate randomization test",
