@@ -67,6 +67,13 @@ def test_a_new_snapshot_stores_the_typed_row_and_every_reader_reads_it_as_stored
     board = ws.make_board(django_capture_on_commit_callbacks)
     snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
     assert all(list(r) == [f for f in ROW_FIELDS if f in r] for r in snap.rows)  # stored in the shape
+    # the pairwise table is the board's own max-t bounds: a row's pair with the entry deciding its
+    # verdict shows the row's numbers (stats.board.Board.pairwise, not a second computation)
+    position = {r["name"]: i for i, r in enumerate(snap.rows)}
+    for i, r in enumerate(snap.rows):
+        j = position[r["compared_with"]]
+        cell = [snap.pairwise[k][i][j] for k in ("difference", "low", "high")]
+        assert cell == pytest.approx([r["diff"], r["diff_low"], r["diff_high"]], rel=1e-12, abs=1e-15)
     assert "extra" not in snap.signature and "method" not in snap.signature
     assert snap.signature["engine_version"] and snap.signature["interval_method"]
     api = APIClient().get(f"/api/challenges/{board.challenge.slug}/leaderboard/").json()
