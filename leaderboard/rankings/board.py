@@ -22,7 +22,8 @@ from django.utils import timezone
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels, vision_interval
+from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
+from leaderboard.scoring.vision import vision_interval
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
 from stats.metrics import get_metric
 
