@@ -1,8 +1,9 @@
-"""The one upload size rule: the limit of a file by its task's kind, and the check every entry point runs.
+"""The one upload size rule: the limit of a file by its task's kind, and the checks every entry point runs.
 
 The API, the site and the services call :func:`upload_check` (or :func:`upload_read`) before a file is
-read whole; the streaming guard of the API (``leaderboard.api.uploads``) bounds a body by
-:func:`upload_max_bytes` while it arrives, before the file's task is known.
+read whole. Before that, :class:`SizeLimitedUploadHandler` (first in the upload handlers of the API's and
+the site's views that accept files) bounds a body while it streams in, by :func:`stream_limit`: Django's
+multipart parser would otherwise write a 2 GB upload to a temporary file before the view sees it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Protocol, cast
 
 from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler
+from django.http import HttpRequest
 
 from leaderboard.core.exceptions import ApplicationError
 
@@ -73,3 +76,46 @@ def upload_read(upload: Upload, *, kind: str, stream: Readable | None = None) ->
             TOO_LARGE_STREAMED.format(name=upload.name, limit=limit), extra={"file": upload.name}
         )
     return data
+
+
+def stream_limit(url_kwargs: dict[str, Any], *, any_kind: bool = False) -> int:
+    """The limit while a body streams in, before its fields are parsed: the largest limit (by
+    :func:`upload_max_bytes`) of the tasks the request can be about.
+
+    A task in the address: its kind's limit. A challenge: the largest of its tasks' kinds (a challenge of
+    CSV tasks keeps the tabular limit). ``any_kind`` (a new task, whose metric is a field of the body): the
+    largest of all kinds; the service then applies the new task's own limit before reading the file.
+    """
+    from leaderboard.challenges.models import Task, TaskKind
+
+    slug = url_kwargs.get("slug")
+    task = url_kwargs.get("task") or url_kwargs.get("task_slug")
+    if any_kind or not slug:
+        return upload_max_bytes()
+    tasks = Task.objects.filter(challenge__slug=slug)
+    if task:
+        tasks = tasks.filter(slug=task)
+    kinds = set(tasks.values_list("kind", flat=True)) or {TaskKind.TABULAR}
+    return max(upload_max_bytes(kind) for kind in kinds)
+
+
+class SizeLimitedUploadHandler(FileUploadHandler):
+    def __init__(self, request: HttpRequest | None = None, *, limit: int | None = None) -> None:
+        super().__init__(request)
+        self.limit = upload_max_bytes() if limit is None else limit
+
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
+        super().new_file(*args, **kwargs)
+        self.received = 0
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        self.received += len(raw_data)
+        limit = self.limit
+        if self.received > limit:
+            raise ApplicationError(
+                TOO_LARGE_STREAMED.format(name=self.file_name, limit=limit), extra={"file": self.file_name}
+            )
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None  # the next handlers build the file

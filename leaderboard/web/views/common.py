@@ -15,10 +15,10 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from redis.exceptions import RedisError
 from rest_framework.throttling import SimpleRateThrottle
 
-from leaderboard.api.uploads import SizeLimitedUploadHandler, stream_limit
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import challenge_get, require_organizer, task_get
 from leaderboard.core.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
+from leaderboard.core.uploads import SizeLimitedUploadHandler, stream_limit
 
 
 class UploadRefusedError(ApplicationError):
