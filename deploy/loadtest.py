@@ -191,7 +191,7 @@ def create_board(args: argparse.Namespace) -> dict[str, Any]:
         stop = min(args.entries, start + 100)
         t = time.perf_counter()
         files = [predictions_csv(truth, float(a), rng, difficulty) for a in accuracies[start:stop]]
-        runs = [engine._read_predictions(f, name="p.csv", task=task, file_format="csv") for f in files]
+        runs = [engine._read_predictions(f, name="p.csv", task=task) for f in files]
         timing["parse"] += time.perf_counter() - t
         t = time.perf_counter()
         scores = score_entries(
@@ -262,8 +262,8 @@ def measure_rebuild(task_id: int) -> dict[str, Any]:
     import tracemalloc
 
     from leaderboard.challenges.models import Task
+    from leaderboard.rankings import board as board_builder
     from leaderboard.rankings import services as rankings
-    from leaderboard.scoring import engine
 
     out: dict[str, Any] = {}
     task = Task.objects.select_related("challenge").get(pk=task_id)
@@ -275,7 +275,7 @@ def measure_rebuild(task_id: int) -> dict[str, Any]:
     out["rss_after_load_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     tracemalloc.start()
     t = time.perf_counter()
-    engine.build_board(task=task, split="public", entries=entries)
+    board_builder.build_board(task=task, split="public", entries=entries)
     out["build_board_s"] = round(time.perf_counter() - t, 2)
     out["build_board_traced_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20)
     tracemalloc.stop()

@@ -11,15 +11,13 @@ from django.db.models import Prefetch, QuerySet
 from leaderboard.challenges.models import Challenge
 from leaderboard.challenges.selectors import (
     AnyUser,
-    challenge_visible,
     private_board_visible,
     user_is_organizer,
 )
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.scoring.models import RescoreJob, Score, Split
 from leaderboard.submissions.models import Submission, SubmissionFile
-
-SUBMISSION_NOT_FOUND = "No submission {id}."
+from leaderboard.submissions.selectors import submission_get_visible
 
 
 def _with_related(qs: QuerySet[Submission]) -> QuerySet[Submission]:
@@ -51,17 +49,9 @@ def submission_list(*, challenge: Challenge, user: AnyUser) -> QuerySet[Submissi
 
 def submission_get(*, submission_id: int, user: AnyUser) -> Submission:
     """A submission its team, the challenge's organizers or staff may read; 404 for everyone else."""
-    submission = _with_related(Submission.objects.filter(pk=submission_id)).first()
-    if submission is None or not user.is_authenticated:
-        raise NotFoundError(SUBMISSION_NOT_FOUND.format(id=submission_id))
-    challenge = submission.challenge
-    allowed = user_is_organizer(challenge=challenge, user=user) or (
-        challenge_visible(challenge=challenge, user=user)
-        and submission.team.members.filter(pk=user.pk).exists()
+    return submission_get_visible(
+        submission_id=submission_id, user=user, queryset=_with_related(Submission.objects.all())
     )
-    if not allowed:
-        raise NotFoundError(SUBMISSION_NOT_FOUND.format(id=submission_id))
-    return submission
 
 
 def submission_visible_scores(*, submission: Submission, user: AnyUser) -> list[Score]:

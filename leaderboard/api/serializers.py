@@ -57,11 +57,6 @@ class TokenOutputSerializer(serializers.Serializer):
     username = serializers.CharField()
 
 
-class UserOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    username = serializers.CharField()
-
-
 # --- challenges -------------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.api.renderers import CSVRenderer, SVGRenderer
-from leaderboard.api.views import ERROR_RESPONSES, FirstRendererNegotiation, JSONErrorsMixin
+from leaderboard.api.views.common import ERROR_RESPONSES, FirstRendererNegotiation, JSONErrorsMixin
 from leaderboard.challenges.models import Task
 from leaderboard.challenges.selectors import challenge_get, task_get
 from leaderboard.core.exceptions import NotFoundError

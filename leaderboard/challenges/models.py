@@ -77,21 +77,6 @@ class TaskKind(models.TextChoices):
     SEGMENTATION = "segmentation", "Semantic segmentation (a label map per image)"
 
 
-def upload_max_bytes(kind: str | None = None) -> int:
-    """The one upload size rule: the limit for a file of a task of this kind.
-
-    ``None`` gives the largest limit of any kind: the bound while a request body streams in, before the
-    file's task is known (the service then applies its task's own limit before reading the file).
-    """
-    vision = settings.VISION_UPLOAD_MAX_BYTES
-    limits = {
-        TaskKind.TABULAR: settings.UPLOAD_MAX_BYTES,
-        TaskKind.DETECTION: vision,
-        TaskKind.SEGMENTATION: vision,
-    }
-    return max(limits.values()) if kind is None else limits[TaskKind(kind)]
-
-
 class Challenge(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)

@@ -7,17 +7,27 @@ from django.db.models import Q, QuerySet
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge, Task, Team, Visibility
-from leaderboard.core.exceptions import NotFoundError
+from leaderboard.core.exceptions import NotFoundError, PermissionDeniedError
 
 AnyUser = User | AnonymousUser
 
 
+ORGANIZERS_ONLY = "Only the organizers of this challenge may do that."
+
+
 def user_is_organizer(*, challenge: Challenge, user: AnyUser) -> bool:
+    """The access rule of organizer actions and views: the challenge's organizers, and staff."""
     if not user.is_authenticated:
         return False
     if user.is_staff:
         return True
     return challenge.organizers.filter(pk=user.pk).exists()
+
+
+def require_organizer(*, challenge: Challenge, user: AnyUser) -> None:
+    """:func:`user_is_organizer` as a guard: 403 (``PermissionDeniedError``) for everyone else."""
+    if not user_is_organizer(challenge=challenge, user=user):
+        raise PermissionDeniedError(ORGANIZERS_ONLY)
 
 
 def user_team(*, challenge: Challenge, user: AnyUser) -> Team | None:

@@ -24,7 +24,8 @@ from leaderboard.challenges.models import (
     TaskTruth,
     Team,
 )
-from leaderboard.core.exceptions import ApplicationError, ConflictError, PermissionDeniedError
+from leaderboard.challenges.selectors import require_organizer
+from leaderboard.core.exceptions import ApplicationError, ConflictError
 from leaderboard.scoring import engine
 
 #: The settings an organizer chooses, in form order (the API and the pages offer these fields).
@@ -385,13 +386,6 @@ def team_join(*, challenge: Challenge, user: User, invite_code: str) -> Team:
 
 def slug_for(title: str) -> str:
     return slugify(title)[:80] or f"challenge-{int(timezone.now().timestamp())}"
-
-
-def require_organizer(*, challenge: Challenge, user: User) -> None:
-    from leaderboard.challenges.selectors import user_is_organizer
-
-    if not user_is_organizer(challenge=challenge, user=user):
-        raise PermissionDeniedError("Only the organizers of this challenge may do that.")
 
 
 # --- approved participation ------------------------------------------------------------------------

@@ -181,13 +181,24 @@ BOARD_COLUMNS = [
     ("team", "team"),
     ("value", "value"),
     ("interval", "interval"),
-    ("rank_interval", "ranks"),
+    ("ranks", "ranks"),
     ("verdict", "verdict"),
-    ("difference", "diff"),
+    ("diff", "diff"),
     ("compared_with", "vs"),
     ("in_best_set", "best set"),
     ("is_baseline", "baseline"),
 ]
+
+
+def board_table(rows: list[dict[str, Any]]) -> str:
+    """The API's board rows (``rankings.board.BoardRow``) as a text table, each interval in one cell."""
+    return table(
+        [
+            {**r, "interval": [r.get("low"), r.get("high")], "ranks": [r.get("rank_low"), r.get("rank_high")]}
+            for r in rows
+        ],
+        BOARD_COLUMNS,
+    )
 
 
 # --- commands -----------------------------------------------------------------------------------------
@@ -313,7 +324,7 @@ def submit(
         if score.get("ladder"):
             click.echo(f"  {score['ladder']['message']}")
         if rows:
-            click.echo(table(rows, BOARD_COLUMNS))
+            click.echo(board_table(rows))
         else:
             click.echo("  (not your team's entry on this board, by the challenge's entry rule)")
 
@@ -488,7 +499,7 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     when = f"snapshot {sequence} of {board['created_at']}" if sequence else "no board yet"
     click.echo(f"{board['challenge']} / {board['task']} ({board['split']} board, {board['metric']}): {when}")
     if board["rows"]:
-        click.echo(table(board["rows"], BOARD_COLUMNS))
+        click.echo(board_table(board["rows"]))
     sig = board["signature"]
     if sig.get("signature_text"):
         click.echo(sig["signature_text"])

@@ -30,13 +30,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leaderboard.challenges.models import Task
+from leaderboard.rankings.board import BoardRow, upgrade_row, upgrade_signature
 
-#: Row fields on the value's scale (``stats.board`` names, and the flat names of older snapshots).
+#: Row fields on the value's scale (``rankings.board.BoardRow``).
 VALUE_FIELDS = (
     "value",
-    "difference",
-    "difference_standard_error",
     "diff",
+    "diff_se",
     "low",
     "high",
     "diff_low",
@@ -46,10 +46,7 @@ VALUE_FIELDS = (
     "seed_sd",
     "test_set_sd",
 )
-PAIR_FIELDS = ("interval", "difference_interval")
-P_FIELDS = ("p_value", "adjusted_p_value", "p_adjusted")
-#: Per-run figures that a participant does not see (one value per task per submission).
-RUN_DETAIL_FIELDS = ("run_sd", "run_min", "run_max")
+P_FIELDS = ("p_value", "p_adjusted")
 #: Pairwise-table entries that a participant does not see: exact counts of items one entry got right.
 PAIRWISE_HIDDEN = ("only_row_right", "only_column_right")
 
@@ -85,37 +82,21 @@ def p_decimals(decimals: int) -> int:
     return max(decimals, 2)
 
 
-def public_row(row: Mapping[str, Any], decimals: int) -> dict[str, Any]:
-    """One board row as a participant sees it (a new dict; the stored row is untouched)."""
-    out = dict(row)
+def public_row(row: Mapping[str, Any], decimals: int) -> BoardRow:
+    """One stored board row as everyone reads it (API, site, downloads): a :class:`BoardRow` (older
+    snapshots upgraded), rounded to the board's precision. The stored row is untouched. A run's own
+    values are never in it (older snapshots' per-run figures are left out by the upgrade)."""
+    out = upgrade_row(row)
     for key in VALUE_FIELDS:
         if key in out:
-            out[key] = round_to(out[key], decimals)
-    for key in PAIR_FIELDS:
-        pair = out.get(key)
-        if isinstance(pair, Sequence) and not isinstance(pair, str):
-            out[key] = [round_to(v, decimals) for v in pair]
+            out[key] = round_to(out[key], decimals)  # type: ignore[literal-required]
     for key in P_FIELDS:
         if key in out:
-            out[key] = round_to(out[key], p_decimals(decimals))
-    runs = out.get("runs")
-    if isinstance(runs, Mapping):
-        out["runs"] = {
-            "n": runs.get("n"),
-            "mean": round_to(runs.get("mean"), decimals),
-            "sd": None,
-            "min": None,
-            "max": None,
-        }
-    if "run_mean" in out:
-        out["run_mean"] = round_to(out["run_mean"], decimals)
-    for key in RUN_DETAIL_FIELDS:
-        if key in out:
-            out[key] = None
+            out[key] = round_to(out[key], p_decimals(decimals))  # type: ignore[literal-required]
     return out
 
 
-def public_rows(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[dict[str, Any]]:
+def public_rows(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[BoardRow]:
     return [public_row(r, decimals) for r in rows]
 
 
@@ -141,8 +122,9 @@ def public_distribution(distribution: Sequence[Sequence[float]], decimals: int) 
 
 
 def public_signature(signature: Mapping[str, Any], decimals: int) -> dict[str, Any]:
-    """The board's signature, which states the precision of its numbers."""
-    return {**signature, "decimals": decimals}
+    """The board's signature as everyone reads it (flat, older snapshots upgraded), with the precision
+    of its numbers."""
+    return {**upgrade_signature(signature), "decimals": decimals}
 
 
 def public_summary(data: Mapping[str, Any], decimals_by_task: Mapping[str, int]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from django.db.models import F, Max, Min
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
+from leaderboard.rankings import board as board_builder
 from leaderboard.rankings import ladder
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
 from leaderboard.scoring import engine
@@ -180,7 +181,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             _record_rebuild_success(task, split, read_at)
             return latest
         _load_score_data(entries)
-        board = engine.build_board(task=task, split=split, entries=entries)
+        board = board_builder.build_board(task=task, split=split, entries=entries)
         sequence = (latest.sequence if latest else 0) + 1
         snapshot = BoardSnapshot.objects.create(
             task=task,
@@ -288,7 +289,7 @@ def challenge_summary_rebuild(*, challenge_id: int, split: str) -> ChallengeSumm
             snap = BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
             if snap is not None:
                 snapshots.append((task, snap))
-        data, svg = engine.build_summary(challenge=challenge, snapshots=snapshots)
+        data, svg = board_builder.build_summary(challenge=challenge, snapshots=snapshots)
         latest = (
             ChallengeSummary.objects.filter(challenge=challenge, split=split).order_by("-sequence").first()
         )
@@ -358,7 +359,7 @@ def shakeup_rebuild(*, task_id: int) -> ShakeupReport | None:
             }
             for split, snap in ((Split.PUBLIC, public), (Split.PRIVATE, private))
         }
-        data, svg = engine.build_shakeup(
+        data, svg = board_builder.build_shakeup(
             task=task,
             public=public,
             private=private,

@@ -25,6 +25,7 @@ from leaderboard.challenges.models import Task
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score
 from leaderboard.scoring.selectors import task_truth_get
+from leaderboard.scoring.services import submission_file_bytes
 from leaderboard.submissions.models import SubmissionFile
 
 #: Confused pairs listed (true class -> predicted class, by count).
@@ -138,10 +139,9 @@ def class_breakdown(
     files = list(SubmissionFile.objects.filter(submission_id=submission_id, task=task).order_by("run"))
     if not files:
         return None
-    with files[0].file.open("rb") as handle:
-        data = handle.read()
+    data = submission_file_bytes(files[0])
     predictions = engine._read_predictions(  # the engine's own reader: the file as it was scored
-        data, name=files[0].original_name, task=task, file_format=files[0].format
+        data, name=files[0].original_name, task=task
     )
     if predictions.ndim == 2:  # ranked labels: the first is the prediction
         predictions = predictions[:, 0]

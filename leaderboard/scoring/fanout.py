@@ -48,7 +48,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, Task
-from leaderboard.scoring import engine
+from leaderboard.scoring import engine, vision
 from leaderboard.scoring.models import FanoutChunk, FanoutJob, FanoutState
 from leaderboard.scoring.selectors import HiddenTruth
 from leaderboard.submissions.models import Status, Submission
@@ -177,7 +177,7 @@ def _prepare(item: TaskInput, challenge: Challenge) -> tuple[dict[str, Any], boo
             "seed": challenge.seed,
         }, True
     if task.kind == "detection":
-        runs = engine.detection_runs(task=task, truth=item.truth, files=item.files, challenge=challenge)
+        runs = vision.detection_runs(task=task, truth=item.truth, files=item.files, challenge=challenge)
         return {"kind": "detection", "runs": runs}, True
     scores = engine.score_files(task=task, truth=item.truth, files=item.files, challenge=challenge)
     return {"kind": "scored", "scores": scores}, False
@@ -258,7 +258,7 @@ def _chunk_arrays(payload: dict[str, Any], chunks: range) -> dict[str, np.ndarra
                 arrays[f"{i}:{r}"] = values
         return arrays
     for r, run in enumerate(payload["runs"]):
-        for c, reps in engine.detection_chunks(run, chunks=chunks):
+        for c, reps in vision.detection_chunks(run, chunks=chunks):
             for key, value in reps.items():
                 arrays[f"{r}:{c}:{key}"] = value
     return arrays
@@ -343,8 +343,8 @@ def _join_task(
             for c in chunks:
                 prefix = f"{r}:{c}:"
                 per_chunk.append({k[len(prefix) :]: v for k, v in arr.items() if k.startswith(prefix)})
-        results.append(engine.detection_result(run, per_chunk))
-    return engine.vision_split_scores(task=task, challenge=challenge, results=results)
+        results.append(vision.detection_result(run, per_chunk))
+    return vision.vision_split_scores(task=task, challenge=challenge, results=results)
 
 
 # --- failures ------------------------------------------------------------------------------------------

@@ -38,6 +38,22 @@ SCORER_GAVE_UP = (
 )
 
 
+def submission_dispatch(*, submission_id: int) -> bool:
+    """Send the scoring task to the broker. If the broker is down the submission stays queued with no
+    ``dispatched_at``, and the sweeper sends it once the broker is back (an outbox, in effect)."""
+    from leaderboard.scoring.tasks import score_submission  # the tasks module imports this one
+
+    try:
+        score_submission.apply_async(args=[submission_id])
+    except Exception:  # kombu/redis raise many types when the broker is unreachable
+        logger.warning("broker unreachable; submission %s left for the sweeper", submission_id, exc_info=True)
+        return False
+    Submission.objects.filter(pk=submission_id, dispatched_at__isnull=True).update(
+        dispatched_at=timezone.now()
+    )
+    return True
+
+
 def submission_claim(*, submission_id: int) -> bool:
     """queued (or running, when a dead worker's task comes back) -> running; False if there is nothing to do.
 
@@ -234,8 +250,6 @@ def submissions_requeue_stuck(
     restarts, so it is not sent again at every sweep while its message waits in a busy queue: duplicates
     claimed at once by several workers would count as interrupted attempts and trip the poison guard.
     """
-    from leaderboard.submissions.services import submission_dispatch
-
     now = timezone.now()
     lost = Q(status=Status.QUEUED, dispatched_at__lt=now - timedelta(seconds=dispatched_for))
     started = broker_started_at()
@@ -286,8 +300,6 @@ def task_rescore(*, task: Task, user: User | None) -> RescoreJob:
     Submission.objects.filter(pk__in=ids).update(
         status=Status.QUEUED, dispatched_at=None, error="", attempts=0
     )
-    from leaderboard.submissions.services import submission_dispatch
-
     for pk in ids:
         transaction.on_commit(lambda pk=pk: submission_dispatch(submission_id=pk))  # type: ignore[misc]
     if not ids:

@@ -1,17 +1,48 @@
-"""Reads about submissions that more than one door needs: how much of its limits a team has left."""
+"""Reads about submissions that more than one door needs: who may see a submission, and how much of its
+limits a team has left."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, Team
+from leaderboard.challenges.selectors import AnyUser, user_is_organizer
+from leaderboard.core.exceptions import NotFoundError
 from leaderboard.submissions.models import Submission
+
+SUBMISSION_NOT_FOUND = "No submission {id}."
 
 #: The daily limit counts charged submissions of the last 24 hours (a sliding window, not a UTC day).
 WINDOW = timedelta(days=1)
+
+
+def submission_of_team_member(*, submission: Submission, user: AnyUser) -> bool:
+    """``user`` is a member of the team that made the submission."""
+    return user.is_authenticated and submission.team.members.filter(pk=user.pk).exists()
+
+
+def submission_visible(*, submission: Submission, user: AnyUser) -> bool:
+    """The access rule of a submission (API, site, cancelling): its team's members, the challenge's
+    organizers and staff."""
+    return submission_of_team_member(submission=submission, user=user) or user_is_organizer(
+        challenge=submission.challenge, user=user
+    )
+
+
+def submission_get_visible(
+    *, submission_id: int, user: AnyUser, queryset: QuerySet[Submission] | None = None
+) -> Submission:
+    """The submission, read through ``queryset`` (with what the caller shows of it), if the user may see
+    it (:func:`submission_visible`); 404 (``NotFoundError``) for everyone else, as for a missing one."""
+    qs = queryset if queryset is not None else Submission.objects.select_related("challenge", "team")
+    submission = qs.filter(pk=submission_id).first()
+    if submission is None or not submission_visible(submission=submission, user=user):
+        raise NotFoundError(SUBMISSION_NOT_FOUND.format(id=submission_id))
+    return submission
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Writes of submissions: validate, charge against the limits, store, dispatch on commit."""
+"""Writes of submissions: validate, charge against the limits, store, and hand to scoring on commit
+(``leaderboard.scoring.services.submission_dispatch``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, EntrySelection, Team, upload_max_bytes
+from leaderboard.challenges.models import Challenge, EntrySelection, Team
 from leaderboard.challenges.selectors import user_is_organizer
 from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
 from leaderboard.core.exceptions import (
@@ -23,7 +24,9 @@ from leaderboard.core.exceptions import (
     PermissionDeniedError,
     UnprocessableError,
 )
+from leaderboard.core.uploads import upload_read
 from leaderboard.scoring import engine
+from leaderboard.scoring.services import submission_dispatch
 from leaderboard.submissions.models import (
     DESCRIPTION_MAX_CHARS,
     LINK_MAX_CHARS,
@@ -31,7 +34,12 @@ from leaderboard.submissions.models import (
     Submission,
     SubmissionFile,
 )
-from leaderboard.submissions.selectors import team_quota, wait_text
+from leaderboard.submissions.selectors import (
+    submission_of_team_member,
+    submission_visible,
+    team_quota,
+    wait_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -133,21 +141,10 @@ def submission_create(
     for slug, uploads in files.items():
         if not uploads:
             raise ApplicationError(f"No file for task '{slug}'.", extra={"field": "files", "task": slug})
-        limit = upload_max_bytes(tasks[slug].kind)
         for run, upload in enumerate(uploads):
-            if upload.size > limit:
-                raise ApplicationError(
-                    f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes.",
-                    extra={"file": upload.name},
-                )
-            data = upload.stream.read(limit + 1)
-            if len(data) > limit:
-                raise ApplicationError(
-                    f"{upload.name}: the file is larger than the limit of {limit:,} bytes.",
-                    extra={"file": upload.name},
-                )
+            data = upload_read(upload, kind=tasks[slug].kind, stream=upload.stream)
             fmt = _file_format(upload, data[:512])
-            engine.validate_predictions(data, name=upload.name, task=tasks[slug], file_format=fmt)
+            engine.validate_predictions(data, name=upload.name, task=tasks[slug])
             validated.append((slug, run, upload, data, fmt))
 
     digest = _request_digest(name, validated) if idempotency_key else ""
@@ -256,28 +253,10 @@ def _check_limits(*, challenge: Challenge, team: Team) -> None:
         )
 
 
-def submission_dispatch(*, submission_id: int) -> bool:
-    """Send the scoring task to the broker. If the broker is down the submission stays queued with no
-    ``dispatched_at``, and the sweeper sends it once the broker is back (an outbox, in effect)."""
-    from leaderboard.scoring.tasks import score_submission
-
-    try:
-        score_submission.apply_async(args=[submission_id])
-    except Exception:  # kombu/redis raise many types when the broker is unreachable
-        logger.warning("broker unreachable; submission %s left for the sweeper", submission_id, exc_info=True)
-        return False
-    Submission.objects.filter(pk=submission_id, dispatched_at__isnull=True).update(
-        dispatched_at=timezone.now()
-    )
-    return True
-
-
 @transaction.atomic
 def submission_cancel(*, submission: Submission, user: User) -> Submission:
     """Cancel a queued submission; it is no longer charged against the team's limits."""
-    if not submission.team.members.filter(pk=user.pk).exists() and not user_is_organizer(
-        challenge=submission.challenge, user=user
-    ):
+    if not submission_visible(submission=submission, user=user):
         raise PermissionDeniedError("Only the team that made a submission may cancel it.")
     updated = Submission.objects.filter(pk=submission.pk, status=Status.QUEUED).update(
         status=Status.CANCELLED, charged=False, finished_at=timezone.now()
@@ -293,7 +272,7 @@ def submission_select(*, submission: Submission, user: User) -> Submission:
     """Choose this submission as the team's entry on the board (challenges with 'selected' entries)."""
     if submission.challenge.entry_selection != EntrySelection.SELECTED:
         raise ConflictError("In this challenge the board chooses entries itself; selection is off.")
-    if not submission.team.members.filter(pk=user.pk).exists():
+    if not submission_of_team_member(submission=submission, user=user):
         raise PermissionDeniedError("Only the team that made a submission may select it.")
     if submission.status != Status.SCORED:
         raise ConflictError("Only scored submissions can be selected.")

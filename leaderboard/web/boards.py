@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.rankings.exports import normalise_row
+from leaderboard.rankings.board import BoardRow as StoredRow
 from leaderboard.web import forest
 
 # Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
@@ -27,9 +27,9 @@ SORT_KEYS: dict[str, str] = {
 }
 DEFAULT_SORT = "rank"
 
+#: Labels of the signature's keys (``rankings.board.BoardSignature``), in the order they are listed.
 SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("metric", "Metric"),
-    ("method", "Interval method"),
     ("interval_method", "Interval method"),
     ("confidence", "Confidence level"),
     ("resamples", "Bootstrap resamples"),
@@ -37,14 +37,9 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("test", "Test against the leader"),
     ("correction", "Multiplicity correction"),
     ("best_set_method", "Best set"),
-    ("best_set", "Best set"),
     ("split", "Board"),
-    ("items", "Test items"),
-    ("truth_version", "Labels version"),
     ("engine_version", "Engine version"),
-    ("version", "Engine version"),
     ("created", "Computed at"),
-    ("created_at", "Computed at"),
     ("higher_is_better", "Higher is better"),
     ("alpha", "Test level (alpha)"),
     ("power", "Power for items needed"),
@@ -53,7 +48,7 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("stratify", "Stratified resampling"),
     ("undefined_resamples", "Resamples dropped (metric undefined)"),
 ]
-_HIDDEN_SIGNATURE_KEYS = {"inputs", "extra", "pairwise", "warnings"}
+_HIDDEN_SIGNATURE_KEYS = {"inputs", "pairwise", "warnings"}
 TEST_NAMES = {
     "mcnemar": "McNemar's exact test",
     "randomization": "paired approximate randomization test",
@@ -73,14 +68,6 @@ def test_name(test: Any) -> str:
         rule = text.partition("-")[2]
         return "paired bootstrap test" + (f" ({rule})" if rule else "")
     return text or "paired test"
-
-
-def flat_signature(signature: Mapping[str, Any]) -> dict[str, Any]:
-    """The signature with its ``extra`` settings (``stats.signature.Signature.as_dict``) merged in."""
-    extra = signature.get("extra")
-    flat = dict(extra) if isinstance(extra, Mapping) else {}
-    flat.update({k: v for k, v in signature.items() if k != "extra"})
-    return flat
 
 
 def _num(value: Any) -> float | None:
@@ -314,16 +301,14 @@ def _sort_links(current: str) -> dict[str, SortLink]:
 
 
 def signature_items(signature: Mapping[str, Any]) -> list[tuple[str, str]]:
-    signature = flat_signature(signature)
+    """The flat signature (``rankings.precision.public_signature``) as (label, value) pairs to list."""
     items: list[tuple[str, str]] = []
-    seen: set[str] = set()
     labels = dict(SIGNATURE_LABELS)
     for key, label in SIGNATURE_LABELS:
-        if key in signature and key not in seen and label not in {lbl for lbl, _ in items}:
+        if key in signature:
             items.append((label, _signature_value(key, signature[key])))
-            seen.add(key)
     for key, value in signature.items():
-        if key in seen or key in _HIDDEN_SIGNATURE_KEYS or key in labels:
+        if key in _HIDDEN_SIGNATURE_KEYS or key in labels:
             continue
         if isinstance(value, Mapping):
             for k, v in value.items():
@@ -385,7 +370,7 @@ ROWS_PER_PAGE = 100
 
 def board_view(
     *,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[StoredRow],
     signature: Mapping[str, Any],
     sort: str = "",
     page: int | None = None,
@@ -398,8 +383,7 @@ def board_view(
     axes stay those of the whole board.
     """
     sort = sort or DEFAULT_SORT
-    rows = [normalise_row(r) for r in rows]
-    signature = flat_signature(signature)
+    rows = list(rows)
     confidence = _num(signature.get("confidence"))
     conf_pct = f"{confidence * 100:g}%" if confidence is not None else "confidence"
     axis = _axis([_num(r.get(k)) for r in rows for k in ("value", "low", "high")])

@@ -115,7 +115,7 @@ def _bounds(row: Mapping[str, Any]) -> tuple[float, float, float] | None:
 
 
 def _versus(row: Mapping[str, Any]) -> Any:
-    return _field(row, "compared_with_name", "compared_with")
+    return _field(row, "compared_with", "compared_with")
 
 
 def is_reference(row: Mapping[str, Any]) -> bool:

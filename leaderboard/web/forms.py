@@ -24,8 +24,9 @@ from leaderboard.challenges.models import (
     PublicMode,
     Task,
     Visibility,
-    upload_max_bytes,
 )
+from leaderboard.core.exceptions import ApplicationError
+from leaderboard.core.uploads import upload_check, upload_max_bytes
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS
 
 
@@ -181,11 +182,11 @@ class ChallengeForm(forms.Form):
 
 def _check_size(upload: UploadedFile | None, *, kind: str) -> UploadedFile | None:
     """Refuse a file over its task kind's limit before the view reads it into memory."""
-    limit = upload_max_bytes(kind)
-    if upload is not None and upload.size is not None and upload.size > limit:
-        raise forms.ValidationError(
-            f"{upload.name}: the file is {upload.size:,} bytes; the limit is {limit:,} bytes."
-        )
+    if upload is not None:
+        try:
+            upload_check(upload, kind=kind)
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from exc
     return upload
 
 

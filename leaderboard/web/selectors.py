@@ -13,13 +13,14 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, Team
-from leaderboard.challenges.selectors import AnyUser, challenge_list, user_is_organizer
+from leaderboard.challenges.selectors import AnyUser, challenge_list
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings import ladder
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.scoring.models import RescoreJob, Score, Split
 from leaderboard.submissions.models import Status, Submission
+from leaderboard.submissions.selectors import submission_get_visible
 
 
 @dataclass(frozen=True)
@@ -122,17 +123,8 @@ def submission_scores(
 
 def submission_for_user(*, pk: int, user: AnyUser) -> Submission:
     """A submission its team's members and the challenge's organizers may see; 404 for everyone else."""
-    sub = (
-        Submission.objects.select_related("challenge", "team")
-        .prefetch_related("files__task")
-        .filter(pk=pk)
-        .first()
-    )
-    if sub is None or not user.is_authenticated:
-        raise NotFoundError(f"No submission {pk}.")
-    if sub.team.members.filter(pk=user.pk).exists() or user_is_organizer(challenge=sub.challenge, user=user):
-        return sub
-    raise NotFoundError(f"No submission {pk}.")
+    queryset = Submission.objects.select_related("challenge", "team").prefetch_related("files__task")
+    return submission_get_visible(submission_id=pk, user=user, queryset=queryset)
 
 
 def rows_of_submission(*, submission: Submission, include_private: bool) -> list[tuple[BoardSnapshot, dict]]:

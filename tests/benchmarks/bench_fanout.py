@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from tests.benchmarks.bench_vision import synthetic_coco
 from stats.resampling import CHUNK_RESAMPLES, iter_unit_weight_chunks, resample_design
 from stats.vision.detection import DetectionTask, detection_strata
 from stats.vision.detection_io import parse_coco_results, parse_coco_truth
+from tests.benchmarks.bench_vision import synthetic_coco
 
 #: The service's rows of W with every stat (leaderboard.scoring.engine.DETAIL_RESAMPLES).
 DETAIL_ROWS = 1000
@@ -62,7 +62,9 @@ def _worker(chunks: list[int], out: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.bench_fanout", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.bench_fanout", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--quick", action="store_true", help="a tenth of the sizes (a smoke run)")
     parser.add_argument("--chunks", type=int, default=4, help="chunks measured (even; default 4)")
     parser.add_argument("--resamples", type=int, default=10_000)

@@ -31,9 +31,10 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard.accounts.models import User
-from leaderboard.api.uploads import TOO_LARGE
-from leaderboard.challenges.models import Challenge, Task, TaskTruth, upload_max_bytes
+from leaderboard.challenges.models import Challenge, Task, TaskTruth
 from leaderboard.challenges.services import challenge_create, task_create
+from leaderboard.core.uploads import TOO_LARGE_STREAMED as TOO_LARGE
+from leaderboard.core.uploads import upload_max_bytes
 from leaderboard.submissions.models import Submission
 from leaderboard.web.views.common import UPLOAD_TOO_LARGE
 from stats import cli as stats_cli

@@ -116,7 +116,7 @@ def test_an_upload_is_stored_while_a_rebuild_of_its_board_holds_the_lock(postgre
     """A rebuild locks only its task's row, and not against inserts: before, it also locked the challenge,
     so an upload (a new team, a submission referencing the challenge, its file the task) waited for every
     rebuild and could deadlock with one, which PostgreSQL broke by failing one of them: a 500 upload."""
-    from leaderboard.scoring import engine
+    from leaderboard.rankings import board as engine
 
     challenge, task, ids, truth = challenge_with_task(user("org"), resamples=200)
     submit(challenge, user("p0"), "first", predictions(ids, truth, 0.7, 0))

@@ -128,7 +128,7 @@ def test_service_adapter_answers_only_with_application_errors(
         if split:
             assert parsed.private is not None and any(parsed.private) and not all(parsed.private)
     try:
-        engine.validate_predictions(data, name="f.csv", task=_task(metric), file_format="csv")
+        engine.validate_predictions(data, name="f.csv", task=_task(metric))
     except ApplicationError as exc:
         assert exc.message.startswith("f.csv") and exc.status_code == 400
 

@@ -11,6 +11,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from leaderboard.rankings.board import ROW_FIELDS
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.submissions.models import Status, Submission
 from tests.conftest import wait_for
@@ -72,8 +73,9 @@ def test_whole_flow_organizer_task_participants_submit_board_shows_statistics(bo
     assert body["created_at"]
     assert [row["name"] for row in body["rows"]] == ["good", "fair"]
     top = body["rows"][0]
-    assert top["rank"] == 1 and len(top["interval"]) == 2 and len(top["rank_interval"]) == 2
-    assert {"p_value", "adjusted_p_value", "in_best_set", "items_needed", "difference_interval"} <= set(top)
+    assert top["rank"] == 1 and top["low"] <= top["value"] <= top["high"] and top["rank_low"] == 1
+    assert {"p_value", "p_adjusted", "in_best_set", "items_needed", "diff_low", "diff_high"} <= set(top)
+    assert list(top) == [f for f in ROW_FIELDS if f in top]  # the typed row, in its order
     assert body["signature"]["resamples"] == 500 and body["signature"]["metric"] == "accuracy"
 
     # The tasks list: public fields and the expected file format; the items behind their own URL.

@@ -115,7 +115,7 @@ def test_every_metric_builds_a_board_from_single_and_multi_run_uploads(settings,
         assert board is not None and board.entry_count == count, (metric_name, name, board)
         assert sorted(r["name"] for r in board.rows) == sorted(n for n, _ in uploads[:count])
         for row in board.rows:
-            assert np.all(np.isfinite([row["value"], *row["interval"]])), row
+            assert np.all(np.isfinite([row["value"], row["low"], row["high"]])), row
     three = next(r for r in _board(task.pk).rows if r["name"] == "three-runs")  # type: ignore[union-attr]
     assert Submission.objects.get(name="three-runs").scores.get().n_runs == 3
     assert three["rank"] >= 1

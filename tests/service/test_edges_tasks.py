@@ -108,7 +108,7 @@ def test_rare_positive_board_builds_with_positive_class_and_stratification(clien
     assert snap.signature["positive"] == "cancer"
     assert snap.signature["stratify"] == "auto"
     assert snap.signature["undefined_resamples"] == 0
-    assert all(r["interval"][0] is not None for r in snap.rows)
+    assert all(r["low"] is not None for r in snap.rows)
     page = client.get("/c/edge/?task=t")
     assert page.status_code == 200
     assert b"positive class: cancer" in page.content
@@ -225,7 +225,7 @@ def test_board_builds_when_groups_mix_classes_and_resamples_are_undefined() -> N
     snap = BoardSnapshot.objects.filter(task__slug="t").order_by("-sequence").first()
     assert snap.signature["undefined_resamples"] > 50  # of 1,000: both positives' groups left out
     assert any("undefined in" in w for w in snap.signature["warnings"])
-    assert all(r["interval"][0] is not None and r["interval"][1] is not None for r in snap.rows)
+    assert all(r["low"] is not None and r["high"] is not None for r in snap.rows)
 
 
 @pytest.mark.django_db

@@ -15,11 +15,11 @@ from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
+from leaderboard.rankings import board as board_builder
 from leaderboard.rankings import services as rankings
 from leaderboard.rankings.models import BoardSnapshot, BoardState
 from leaderboard.rankings.services import boards_requeue_stale
 from leaderboard.rankings.tasks import REBUILD_RETRIES
-from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score
 from leaderboard.submissions.models import Status
 from leaderboard.submissions.services import submission_create
@@ -61,7 +61,7 @@ def _age_scores(task, seconds: float) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_rebuild_that_fails_once_is_retried_and_the_board_catches_up(board, monkeypatch) -> None:
     _organizer, challenge, task, ids, truth = board
-    real = engine.build_board
+    real = board_builder.build_board
     calls = []
 
     def fails_once(**kwargs):  # type: ignore[no-untyped-def]
@@ -70,7 +70,7 @@ def test_a_rebuild_that_fails_once_is_retried_and_the_board_catches_up(board, mo
             raise ValueError(PLANTED)
         return real(**kwargs)
 
-    monkeypatch.setattr(engine, "build_board", fails_once)
+    monkeypatch.setattr(board_builder, "build_board", fails_once)
     s = _submit(challenge, "p1", ids, truth, 1)
     snap = _latest(task)
     assert snap is not None and [r["submission_id"] for r in snap.rows] == [s.pk]
@@ -89,7 +89,7 @@ def test_a_rebuild_that_keeps_failing_leaves_the_stale_board_with_its_error_for_
     def always_fails(**kwargs):  # type: ignore[no-untyped-def]
         raise ValueError(PLANTED)
 
-    monkeypatch.setattr(engine, "build_board", always_fails)
+    monkeypatch.setattr(board_builder, "build_board", always_fails)
     _submit(challenge, "p2", ids, truth, 2)
     snap = _latest(task)
     assert snap is not None and snap.sequence == 1 and [r["submission_id"] for r in snap.rows] == [first.pk]

@@ -153,7 +153,7 @@ def test_every_detection_metric_is_scored_by_the_worker_and_ranked(transactional
     assert set(rows) == {"good", "weak"}
     for name, records in entries.items():
         row = rows[name]
-        assert row["interval"][0] <= row["value"] <= row["interval"][1]
+        assert row["low"] <= row["value"] <= row["high"]
         if metric in COCO_STAT_INDEX:
             assert row["value"] == pytest.approx(
                 coco_stats(truth, records)[COCO_STAT_INDEX[metric]], abs=1e-12
@@ -191,7 +191,7 @@ def test_every_segmentation_metric_is_scored_by_the_worker_and_ranked(transactio
         miou, aacc = miou_oracle(truth, pred, n_classes=len(CLASS_NAMES))
         expected = miou if metric == "miou" else aacc
         assert rows[name]["value"] == pytest.approx(expected, abs=1e-12)
-        assert rows[name]["interval"][0] <= rows[name]["value"] <= rows[name]["interval"][1]
+        assert rows[name]["low"] <= rows[name]["value"] <= rows[name]["high"]
     assert rows["good"]["value"] > rows["weak"]["value"]
     details = Score.objects.get(submission__name="good").details
     assert details["class_metric"] == "IoU" and [c["name"] for c in details["classes"]] == CLASS_NAMES

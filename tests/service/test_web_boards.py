@@ -49,17 +49,17 @@ def test_board_shows_value_interval_bar_rank_interval_and_marks(client, board: w
     assert _row_order(html, ["alpha", "beta", "gamma"]) == ["alpha", "beta", "gamma"]
     alpha = by_name["alpha"]
     assert f"{alpha['value']:.4f}" in html
-    assert f"[{alpha['interval'][0]:.4f}, {alpha['interval'][1]:.4f}]" in html
+    assert f"[{alpha['low']:.4f}, {alpha['high']:.4f}]" in html
     # The forest plot (difference to the leader) carries its numbers as text for screen readers.
     beta = by_name["beta"]
-    low_d, high_d = beta["difference_interval"]
-    label = f"beta: difference to alpha {beta['difference']:+.4f}, 95% simultaneous interval "
+    low_d, high_d = beta["diff_low"], beta["diff_high"]
+    label = f"beta: difference to alpha {beta['diff']:+.4f}, 95% simultaneous interval "
     label += f"{low_d:+.4f} to {high_d:+.4f}"
     label = label.replace("-", "\u2212")
     assert f'aria-label="{label}"' in htmllib.unescape(html)
     assert 'aria-label="alpha: the leader, the reference at zero"' in html
     assert html.count('class="zero"') == 3  # the zero line in every row
-    low, high = alpha["rank_interval"]
+    low, high = alpha["rank_low"], alpha["rank_high"]
     assert (f"ranks {low}\u2013{high}" if high != low else f"ranks {low}</span>") in html
     # One-word verdicts, each with its explanation reachable by keyboard, and the legend names them.
     verdicts = {"best": "best", "could be the best": "tie", "worse than the best": "worse"}

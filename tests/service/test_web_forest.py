@@ -15,7 +15,7 @@ def _row(
         "rank": rank,
         "verdict": verdict,
         "is_leader": False,
-        "compared_with_name": "lead",
+        "compared_with": "lead",
         "diff": diff,
         "diff_low": low,
         "diff_high": high,
@@ -27,7 +27,7 @@ def _row(
 
 ROWS = [
     {"name": "lead", "rank": 1, "verdict": "could be the best", "is_leader": True, "diff": 0.01, "diff_low": -0.01,
-     "diff_high": 0.03, "value": 0.9, "submission_id": 1, "compared_with_name": "two"},
+     "diff_high": 0.03, "value": 0.9, "submission_id": 1, "compared_with": "two"},
     _row("two", 2, "could be the best", -0.01, -0.03, 0.01),
     _row("three", 3, "worse than the best", -0.03, -0.05, -0.01),
     _row("four", 4, "worse than the best", -0.08, -0.10, -0.06),
@@ -96,7 +96,7 @@ def test_when_only_the_leader_could_be_the_best_the_nearest_decided_gap_is_on_th
 
 
 def test_a_difference_to_another_entry_than_the_leader_is_named_on_the_plot() -> None:
-    row = _row("five", 5, "worse than the best", -0.04, -0.06, -0.02, compared_with_name="two")
+    row = _row("five", 5, "worse than the best", -0.04, -0.06, -0.02, compared_with="two")
     axis = forest.forest_axis([*ROWS, row], decimals=2)
     mark = forest.forest_mark(row, axis, decimals=2, confidence="95%", leader="lead")
     assert mark is not None and mark.versus == "two" and "difference to two" in mark.label
@@ -108,7 +108,7 @@ def test_the_plot_reads_stats_board_row_shape_too() -> None:
     stored = [
         {"name": r["name"], "rank": r["rank"], "verdict": r["verdict"], "is_leader": r["is_leader"],
          "difference": r["diff"], "difference_interval": [r["diff_low"], r["diff_high"]],
-         "compared_with": r["compared_with_name"]}
+         "compared_with": r["compared_with"]}
         for r in ROWS
     ]  # fmt: skip
     flat, raw = forest.forest_axis(ROWS, decimals=2), forest.forest_axis(stored, decimals=2)

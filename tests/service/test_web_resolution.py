@@ -52,7 +52,7 @@ def test_the_api_rows_carry_the_verdict_and_what_decides_it(
     rows = data["rows"] if "rows" in data else data["results"]
     assert {r["verdict"] for r in rows} <= {"best", "could be the best", "worse than the best"}
     for r in rows:
-        low, high = r["difference_interval"]
+        low, high = r["diff_low"], r["diff_high"]
         assert (low > 0 or high < 0) == (r["verdict"] != "could be the best")
         assert r["in_best_set"] == (r["verdict"] != "worse than the best")
 
@@ -71,9 +71,9 @@ def test_the_pairwise_page_shows_the_rows_own_interval_with_its_sign(
         other = row["compared_with_submission_id"]
         page = client.get(url, {"split": "public", "a": row["submission_id"], "b": other}).content.decode()
         section = htmllib.unescape(page[page.index('id="pd-h"') :])
-        low, high = row["difference_interval"]
+        low, high = row["diff_low"], row["diff_high"]
         assert f"[{signed(low)}, {signed(high)}]" in section, row["name"]
-        assert f"{signed(row['difference'])}</dd>" in section
+        assert f"{signed(row['diff'])}</dd>" in section
         assert "max-t simultaneous interval of every pair" in section
         separated = low > 0 or high < 0
         assert ("The interval excludes zero" in section) == separated

@@ -72,7 +72,7 @@ def test_submit_then_status_page_shows_the_scored_row(
     snap = BoardSnapshot.objects.filter(task=t).latest("sequence")
     row = snap.rows[0]
     d = t.decimals  # the board's precision: the page shows the interval rounded to it
-    assert f"[{row['interval'][0]:.{d}f}, {row['interval'][1]:.{d}f}]" in html
+    assert f"[{row['low']:.{d}f}, {row['high']:.{d}f}]" in html
     assert 'http-equiv="refresh"' not in html  # final: the page stops updating
     status = client.get(reverse("submission_status", args=[sub.pk])).json()
     assert status == {

@@ -15,10 +15,10 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from redis.exceptions import RedisError
 from rest_framework.throttling import SimpleRateThrottle
 
-from leaderboard.api.uploads import SizeLimitedUploadHandler, stream_limit
 from leaderboard.challenges.models import Challenge, Task
-from leaderboard.challenges.selectors import challenge_get, task_get, user_is_organizer
+from leaderboard.challenges.selectors import challenge_get, require_organizer, task_get
 from leaderboard.core.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
+from leaderboard.core.uploads import SizeLimitedUploadHandler, stream_limit
 
 
 class UploadRefusedError(ApplicationError):
@@ -89,8 +89,8 @@ def task_for(challenge: Challenge, slug: str) -> Task:
 
 def organizer_challenge(request: HttpRequest, slug: str) -> Challenge:
     challenge = challenge_for(request, slug)
-    if not user_is_organizer(challenge=challenge, user=request.user):
-        raise PermissionDenied("Only the organizers of this challenge may do that.")
+    with as_http():
+        require_organizer(challenge=challenge, user=request.user)
     return challenge
 
 

@@ -27,9 +27,9 @@ from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
 from leaderboard.scoring.models import Split
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.web import boards
+from leaderboard.web.ladder import ladder_refusal
 from leaderboard.web.selectors import DETAILS_HIDDEN, submission_scores
 from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
-from leaderboard.web.ladder import ladder_refusal
 from leaderboard.web.views.public import _board
 
 #: Submissions of the team listed on the entry page (the newest first).

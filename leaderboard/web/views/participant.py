@@ -11,10 +11,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard.challenges.models import EntrySelection, Participant, upload_max_bytes
+from leaderboard.challenges.models import EntrySelection, Participant
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
 from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.core.uploads import upload_max_bytes
 from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.submissions.models import Status, Submission

@@ -241,7 +241,7 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     if ladder.hides(task, split, request.user):
         return ladder_download(task, snapshot, fmt, filename)
     decimals = task_decimals(task)
-    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)]
+    rows = public_rows(snapshot.rows, decimals)
     if fmt == "json":
         payload = {
             "challenge": challenge.slug,
@@ -457,7 +457,7 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
         return ladder_refusal(request, challenge, task)
     snapshot = _board(request, task, split)
     decimals = task_decimals(task)
-    rows = [boards.normalise_row(r) for r in public_rows(snapshot.rows, decimals)] if snapshot else []
+    rows = public_rows(snapshot.rows, decimals) if snapshot else []
     position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
     # Without a choice, the page opens on the leader against the second entry (it was empty until "Compare").
     default_a = str(rows[0].get("submission_id")) if rows else ""

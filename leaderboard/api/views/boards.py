@@ -1,0 +1,222 @@
+"""Boards: the latest (or a past) snapshot of a task, the cross-task summary and its diagram."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.core.cache import caches
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
+from rest_framework.views import APIView
+
+from leaderboard.api import serializers as s
+from leaderboard.api.renderers import CSVRenderer, SVGRenderer
+from leaderboard.api.views.common import (
+    ERROR_RESPONSES,
+    NO_DIAGRAM,
+    NO_SUMMARY,
+    NO_TASKS,
+    FirstRendererNegotiation,
+    JSONErrorsMixin,
+)
+from leaderboard.challenges.selectors import (
+    challenge_get,
+    task_get,
+)
+from leaderboard.core.exceptions import NotFoundError
+from leaderboard.rankings import ladder
+from leaderboard.rankings.exports import board_csv
+from leaderboard.rankings.precision import (
+    challenge_decimals,
+    public_rows,
+    public_signature,
+    public_summary,
+    task_decimals,
+)
+from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
+from leaderboard.scoring.models import Split
+
+# --- boards -----------------------------------------------------------------------------------------
+SPLIT_PARAMETER = OpenApiParameter("split", str, enum=["public", "private"], default="public")
+#: Seconds a rendered board (JSON) stays cached; snapshots are immutable, so this only bounds memory.
+BOARD_CACHE_SECONDS = 3600
+
+
+class LeaderboardView(JSONErrorsMixin, APIView):
+    """GET: the latest snapshot of a task's board: rows, signature, sequence and time. CSV with
+    ``?format=csv`` or ``Accept: text/csv`` (text cells that a spreadsheet would run as formulas are
+    neutralised)."""
+
+    permission_classes = [AllowAny]
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("task", str, description="Task slug; the first task by default."),
+            SPLIT_PARAMETER,
+            OpenApiParameter("sequence", int, description="An earlier snapshot; the latest by default."),
+            OpenApiParameter("limit", int, description="Rows per page (default 100, at most 1,000)."),
+            OpenApiParameter("offset", int, description="The first row of the page (default 0)."),
+        ],
+        responses={200: s.BoardOutputSerializer, 404: ERROR_RESPONSES[404]},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        query = s.BoardQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        task_slug = query.validated_data.get("task")
+        if task_slug:
+            task = task_get(challenge=challenge, slug=task_slug)
+        else:
+            task = challenge.tasks.order_by("position", "slug").first()  # type: ignore[assignment]
+            if task is None:
+                raise NotFoundError(NO_TASKS.format(slug=challenge.slug))
+        split = query.validated_data["split"]
+        sequence = query.validated_data.get("sequence")
+        snapshot = (
+            board_latest(task=task, split=split, user=request.user)
+            if sequence is None
+            else board_at(task=task, split=split, user=request.user, sequence=sequence)
+        )
+
+        csv = isinstance(request.accepted_renderer, CSVRenderer)
+        total = snapshot.entry_count if snapshot else 0
+        # A CSV export is a download of the whole board; JSON answers are paginated like the API's lists.
+        offset = 0 if csv else query.validated_data["offset"]
+        limit = max(total, 1) if csv else query.validated_data["limit"]
+
+        def page_url(new_offset: int | None) -> str | None:
+            if new_offset is None:
+                return None
+            url = replace_query_param(request.build_absolute_uri(), "limit", limit)
+            return replace_query_param(url, "offset", new_offset)
+
+        decimals = task_decimals(task)  # the board's precision: every number a reader sees is rounded
+        # A Ladder board (issue 15): a non-organizer reads only what the Ladder released (rankings.ladder).
+        hidden = ladder.hides(task, split, request.user)
+        if hidden:
+            released = ladder.reader_rows(snapshot) if snapshot else []
+            total = len(released)
+            limit = max(total, 1) if csv else limit
+
+        def board() -> dict[str, Any]:
+            rows: Sequence[Mapping[str, Any]]
+            if hidden:
+                rows = released[offset : offset + limit]
+            else:
+                rows = public_rows(snapshot.rows[offset : offset + limit], decimals) if snapshot else []
+            signature = public_signature(snapshot.signature, decimals) if snapshot else {}
+            if hidden:
+                signature = ladder.reader_signature(task)
+            return {
+                "challenge": challenge.slug,
+                "task": task.slug,
+                "split": split,
+                "metric": task.metric,
+                "sequence": snapshot.sequence if snapshot else None,
+                "created_at": snapshot.created_at if snapshot else None,
+                "entry_count": total,
+                "signature": signature,
+                "offset": offset,
+                "limit": limit,
+                "next": page_url(offset + limit if offset + limit < total else None),
+                "previous": page_url(max(offset - limit, 0) if offset > 0 else None),
+                "rows": rows,
+            }
+
+        if snapshot is not None and request.accepted_media_type == JSONRenderer.media_type:
+            # A snapshot never changes, so each page's rendered JSON is cached (1,000 rows: ~0.9 MB, ~0.1 s
+            # to serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
+            key = (
+                f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:"
+                f"{task.metric}:{decimals}:{offset}:{limit}:{hidden}:{request.build_absolute_uri()}"
+            )
+            body = caches["boards"].get(key)
+            if body is None:
+                data = s.BoardOutputSerializer(board()).data
+                body = request.accepted_renderer.render(
+                    data, JSONRenderer.media_type, self.get_renderer_context()
+                )
+                caches["boards"].set(key, body, BOARD_CACHE_SECONDS)
+            return HttpResponse(body, content_type=JSONRenderer.media_type)  # type: ignore[return-value]
+        if csv:
+            # The whole board in the site's CSV schema, from the same writer: the API's download and the
+            # site's board.csv are the same bytes for the same snapshot (rankings.exports).
+            if hidden:
+                text = ladder.ladder_csv(released)
+            else:
+                text = board_csv(snapshot.rows, decimals) if snapshot else board_csv([], decimals)
+            download = HttpResponse(text, content_type="text/csv; charset=utf-8")
+            name = f"{challenge.slug}-{task.slug}-{split}" + (f"-{snapshot.sequence}" if snapshot else "")
+            download["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+            return download  # type: ignore[return-value]
+        return Response(s.BoardOutputSerializer(board()).data)
+
+
+class SummaryView(APIView):
+    """GET: the cross-task summary (average ranks, Friedman, critical difference, cliques)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=[SPLIT_PARAMETER], responses={200: s.SummaryOutputSerializer, 404: ERROR_RESPONSES[404]}
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        split = s.BoardQuerySerializer(data=request.query_params)
+        split.is_valid(raise_exception=True)
+        name = split.validated_data["split"]
+        if name == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
+            raise NotFoundError(ladder.NOT_AVAILABLE)  # it ranks entries by their exact public values
+        summary = summary_latest(challenge=challenge, split=name, user=request.user)
+        if summary is None:
+            raise NotFoundError(NO_SUMMARY.format(split=name))
+        svg_url = None
+        if summary.svg:
+            from django.urls import reverse
+
+            svg_url = reverse("api:critical-difference", kwargs={"slug": challenge.slug}) + f"?split={name}"
+        data = {
+            "challenge": challenge.slug,
+            "split": name,
+            "sequence": summary.sequence,
+            "created_at": summary.created_at,
+            # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
+            "summary": public_summary(summary.data, challenge_decimals(list(challenge.tasks.all()))),
+            "svg_url": svg_url,
+        }
+        return Response(s.SummaryOutputSerializer(data).data)
+
+
+class CriticalDifferenceView(JSONErrorsMixin, APIView):
+    """GET: the critical-difference diagram of the latest summary, as SVG."""
+
+    permission_classes = [AllowAny]
+    renderer_classes = [SVGRenderer, JSONRenderer]
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        parameters=[SPLIT_PARAMETER],
+        responses={(200, "image/svg+xml"): OpenApiTypes.STR, 404: ERROR_RESPONSES[404]},
+    )
+    def get(self, request: Request, slug: str) -> Response | HttpResponse:
+        challenge = challenge_get(slug=slug, user=request.user)
+        split = s.BoardQuerySerializer(data=request.query_params)
+        split.is_valid(raise_exception=True)
+        name = split.validated_data["split"]
+        if name == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
+            raise NotFoundError(ladder.NOT_AVAILABLE)
+        summary = summary_latest(challenge=challenge, split=name, user=request.user)
+        if summary is None or not summary.svg:
+            raise NotFoundError(NO_DIAGRAM.format(split=name))
+        response = Response(summary.svg)
+        # The SVG is drawn by the service, but names in it come from participants: no scripts, ever.
+        response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+        return response

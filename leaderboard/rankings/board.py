@@ -1,0 +1,492 @@
+"""The board of a task: the one owner of what a board snapshot holds, built from the ``stats`` package.
+
+``build_board`` turns the stored scores of a task's entries into the snapshot's rows (:class:`BoardRow`),
+signature (:class:`BoardSignature`, flat, one key per meaning), rank distribution and pairwise table
+(``stats.board.Board.pairwise``: the board's own max-t ``pair_bounds``, so a pair shows the numbers its
+rows show); no item labels are needed. They are written once, in the snapshot, and the API, the site
+and both downloads read them as stored. Snapshots written before this shape are read through
+:func:`upgrade_row` and :func:`upgrade_signature`, the one place that knows the older shapes.
+
+``build_shakeup`` and ``build_summary`` build the reveal's shake-up report and the cross-task summary
+from stored snapshots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
+import numpy as np
+from django.utils import timezone
+
+import stats
+from leaderboard.core.exceptions import ApplicationError
+from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
+from leaderboard.scoring.vision import vision_interval
+from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
+from stats.metrics import get_metric
+
+if TYPE_CHECKING:
+    from leaderboard.challenges.models import Challenge, Task
+    from leaderboard.rankings.models import BoardSnapshot
+    from leaderboard.rankings.services import Entry
+
+
+# --- the snapshot's row and signature -------------------------------------------------------------------
+class BoardRow(TypedDict, total=False):
+    """One entry of a stored board, as the API returns it, the site draws it and the CSV writes it.
+
+    Numbers are stored in full; readers round them to the board's precision (``rankings.precision``).
+    """
+
+    # the entry
+    rank: int
+    name: str
+    team: str
+    key: str  # the entry across tasks and snapshots: ``team:<id>``, or a baseline submission
+    is_baseline: bool
+    submission_id: int
+    submitted_at: str
+    description: str
+    link: str
+    # its value, with the board's interval method, and its ranks
+    value: float
+    low: float | None
+    high: float | None
+    interval_method: str
+    interval_warning: str | None
+    rank_low: int  # the marginal rank interval
+    rank_high: int
+    rank_sim_low: int  # the simultaneous rank set (max-t)
+    rank_sim_high: int
+    # the verdict: max-t comparison with the best (``stats.board``)
+    verdict: str
+    is_leader: bool
+    compared_with: str | None  # the entry's name it is compared with (the leader; the runner-up for it)
+    compared_with_key: str | None
+    compared_with_submission_id: int | None
+    diff: float | None  # value minus compared_with's value, with its max-t simultaneous interval
+    diff_low: float | None
+    diff_high: float | None
+    diff_se: float | None
+    in_best_set: bool
+    in_best_set_max_t: bool
+    in_best_set_holm: bool
+    # the pair test against the observed leader (not the verdict), and the items it would need
+    p_value: float | None
+    p_adjusted: float | None
+    items_needed: int | None
+    # entries with several runs (seeds)
+    n_runs: int | None
+    seed_sd: float | None
+    test_set_sd: float | None
+
+
+#: The row's fields in order: the API's keys and the downloads' columns.
+ROW_FIELDS: tuple[str, ...] = tuple(BoardRow.__annotations__)
+
+
+class BoardSignature(TypedDict, total=False):
+    """How a board was computed: every setting once, under one name (``stats.signature`` settings that
+    have no field here, e.g. ``runs`` or ``randomizations``, are kept under their own names)."""
+
+    metric: str
+    higher_is_better: bool
+    split: str
+    interval_method: str
+    confidence: float
+    resamples: int
+    seed: int
+    stratify: str
+    grouped: str
+    test: str
+    correction: str
+    alpha: float
+    power: float
+    verdict_method: str
+    verdict_level: float
+    difference_interval: str
+    best_set_method: str
+    stepdown: str
+    rank_ties: str
+    positive: str
+    undefined_resamples: int
+    undefined_rule: str
+    warnings: list[str]
+    engine_version: str
+    signature_text: str  # ``stats.signature.Signature`` as text: what reproduces the numbers
+    created: str
+    inputs: str  # digest of what the board was built from (``rankings.services``)
+
+
+#: Names of older snapshots (``stats.signature.Signature.as_dict`` merged with the board's settings) ->
+#: the one name of each meaning; ``None``: a second copy of a setting stored under another name.
+_SIGNATURE_RENAMES: dict[str, str | None] = {
+    "method": "interval_method",
+    "version": "engine_version",
+    "best_set": "best_set_method",
+    "verdict": None,  # the words of verdict_method and alpha
+}
+
+
+def flat_signature(signature: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> BoardSignature:
+    """One key per meaning from a signature and ``stats.signature`` settings (``extra``): the board's
+    typed settings win over the same setting's text copy in ``extra``."""
+    out: dict[str, Any] = {}
+    for key, value in signature.items():
+        name = _SIGNATURE_RENAMES.get(key, key)
+        if key == "extra" or name is None or (key != name and name in signature):
+            continue  # both names stored: the one name's value holds
+        out[name] = value
+    for key, value in (extra or {}).items():
+        name = _SIGNATURE_RENAMES.get(key, key)
+        if name is not None and name not in out:
+            out[name] = value
+    return cast(BoardSignature, out)
+
+
+def upgrade_signature(stored: Mapping[str, Any]) -> BoardSignature:
+    """A stored signature in the flat shape, whichever shape its snapshot was written in."""
+    extra = stored.get("extra")
+    return flat_signature(stored, extra if isinstance(extra, Mapping) else None)
+
+
+#: Older row names -> the row's names (``stats.board`` names stored before issue 13).
+_ROW_PAIRS = {
+    "interval": ("low", "high"),
+    "rank_interval": ("rank_low", "rank_high"),
+    "simultaneous_rank_interval": ("rank_sim_low", "rank_sim_high"),
+    "difference_interval": ("diff_low", "diff_high"),
+}
+_ROW_RENAMES = {
+    "difference": "diff",
+    "adjusted_p_value": "p_adjusted",
+    "difference_standard_error": "diff_se",
+}
+
+
+def upgrade_row(stored: Mapping[str, Any]) -> BoardRow:
+    """A stored row as a :class:`BoardRow`, whichever shape its snapshot was written in.
+
+    Rows of ``stats.board``'s shape (pairs, long names; snapshots before issue 13) are flattened; a row
+    written before verdicts existed is compared with the leader. Keys the row does not define are left
+    out. A row already in the shape comes back with the same values.
+    """
+    row: dict[str, Any] = {}
+    for old, (lo, hi) in _ROW_PAIRS.items():
+        pair = stored.get(old)
+        if isinstance(pair, Sequence) and not isinstance(pair, str) and len(pair) == 2:
+            row[lo], row[hi] = pair[0], pair[1]
+    for old, new in _ROW_RENAMES.items():
+        if old in stored:
+            row[new] = stored[old]
+    row.update({k: v for k, v in stored.items() if k in ROW_FIELDS})
+    if "verdict" not in stored and not row.get("is_leader") and row.get("rank") != 1:
+        row.setdefault("compared_with", "the leader")  # a snapshot written before verdicts existed
+    return cast(BoardRow, {k: row[k] for k in ROW_FIELDS if k in row})
+
+
+def upgrade_rows(stored: Sequence[Mapping[str, Any]]) -> list[BoardRow]:
+    return [upgrade_row(r) for r in stored]
+
+
+def _board_row(r: Mapping[str, Any], entry: Entry, by_key: Mapping[str, Entry]) -> BoardRow:
+    """The snapshot's row of one entry from its ``stats.board`` row (whose names are entry keys)."""
+    sub = entry.score.submission
+    other = None if r["compared_with"] is None else by_key[r["compared_with"]]
+    return upgrade_row(
+        {
+            **r,
+            "key": entry.key,
+            "name": entry.name,
+            "compared_with": None if other is None else other.name,
+            "compared_with_key": r["compared_with"],
+            "compared_with_submission_id": None if other is None else other.score.submission.pk,
+            "team": entry.team,
+            "is_baseline": sub.is_baseline,
+            "submission_id": sub.pk,
+            "submitted_at": sub.created_at.isoformat(),
+            "description": sub.description,
+            "link": sub.link,
+        }
+    )
+
+
+# --- boards --------------------------------------------------------------------------------------------
+#: Pairwise tables (every pair of entries) are stored for boards up to this size; they cost K^2 per board.
+PAIRWISE_MAX_ENTRIES = 60
+
+
+@dataclass(frozen=True)
+class BuiltBoard:
+    rows: list[BoardRow]
+    signature: BoardSignature
+    rank_distribution: list[list[float]]
+    pairwise: dict[str, Any]
+
+
+def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
+    """All statistics of one board from the stored scores of its entries (no item labels needed)."""
+    from stats.board import build_board as stats_build_board
+    from stats.compare import mcnemar_exact
+
+    challenge = task.challenge
+    metric = get_metric(task.metric)
+    now = timezone.now().isoformat()
+    if not entries:
+        return BuiltBoard(
+            rows=[],
+            signature={
+                "metric": task.metric,
+                "resamples": challenge.resamples,
+                "seed": challenge.seed,
+                "confidence": challenge.confidence,
+                "interval_method": challenge.interval_method,
+                "correction": challenge.correction,
+                "engine_version": stats.__version__,
+                "split": split,
+                "created": now,
+            },
+            rank_distribution=[],
+            pairwise={},
+        )
+    keys = [e.key for e in entries]
+    values = np.array([e.score.value for e in entries])
+    theta = np.column_stack([e.score.replicate_array() for e in entries])
+    # resamples in which the metric is undefined: the stated rule of stats.checks (dropped for all, counted);
+    # a board never fails for it, it warns when more than UNDEFINED_LIMIT are dropped
+    try:
+        keep, undefined = defined_rows(theta, limit=1.0)
+    except ValueError as exc:
+        raise ApplicationError(f"The board of {task} cannot be built: {exc}.") from exc
+    resamples_stored = theta.shape[0]
+    theta = theta[keep]
+    jack_list = [e.score.jackknife_array() for e in entries]
+    jackknife = np.column_stack(jack_list) if all(j is not None and len(j) for j in jack_list) else None  # type: ignore[arg-type]
+    item_stats = [e.score.item_statistics_array() for e in entries]
+    have_items = all(s is not None for s in item_stats) and not metric.rank_based
+    runs = [e.score.run_values if len(e.score.run_values) > 1 else None for e in entries]
+    group_codes = None
+    edge_warnings: list[str] = []
+    if task.grouped:
+        from leaderboard.scoring.selectors import task_group_codes
+
+        codes = task_group_codes(task=task, split=split)
+        n_groups = len(set(codes)) if codes else 0
+        edge_warnings += design_warnings(n_groups, grouped=True)
+        if have_items and codes is not None and len(codes) == len(item_stats[0]):  # type: ignore[arg-type]
+            group_codes = np.asarray(codes)
+    edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
+    edge_warnings += undefined_warning(undefined, resamples_stored)
+    board = stats_build_board(
+        names=keys,
+        values=values,
+        replicates=theta,
+        higher_is_better=metric.higher_is_better,
+        metric_name=metric.name,
+        seed=challenge.seed,
+        confidence=challenge.confidence,
+        interval=vision_interval(task.metric, challenge)
+        if task.kind != "tabular"
+        else _interval_method(challenge.interval_method, has_jackknife=jackknife is not None),
+        jackknife=jackknife,
+        correction=challenge.correction,
+        item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
+        finalize=metric.finalize if have_items else None,
+        zero_one=metric.zero_one,
+        n_items=_n_items(entries) or task.n_items,
+        runs=runs if any(r is not None for r in runs) else None,
+        grouped=task.grouped,
+        groups=group_codes,
+    )
+    data = board.as_dict()
+    by_key = {e.key: e for e in entries}
+    order = [r["name"] for r in data["rows"]]
+    rows = [_board_row(r, by_key[r["name"]], by_key) for r in data["rows"]]
+    stats_signature = data["signature"]
+    settings = {
+        **{k: v for k, v in stats_signature.items() if k != "extra"},
+        "signature_text": data["signature_text"],
+        "test": data["test"],
+        "correction": data["correction"],
+        "interval_method": data["interval_method"],
+        "verdict_method": data["verdict_method"],
+        "verdict_level": data["verdict_level"],
+        "best_set_method": data["best_set_method"],
+        "alpha": data["alpha"],
+        "power": data["power"],
+        "higher_is_better": data["higher_is_better"],
+        "split": split,
+        "created": now,
+        "stratify": task.stratify,
+        "undefined_resamples": undefined,
+        "undefined_rule": UNDEFINED_RULE,
+        "warnings": edge_warnings,
+        **(
+            {"positive": (task_metric_labels(task) or ["", ""])[1]}
+            if metric.prediction_kind == "score"
+            else {}
+        ),
+    }
+    signature = flat_signature(settings, stats_signature.get("extra"))
+    # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
+    index = {k: i for i, k in enumerate(keys)}
+    rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
+
+    pairwise: dict[str, Any] = {}
+    if len(entries) <= PAIRWISE_MAX_ENTRIES:
+        # The board's own method for every pair (stats.board), so a pair shows the interval its rows show.
+        pairwise = board.pairwise()
+        pairwise["names"] = [by_key[k].name for k in order]
+        if have_items and metric.zero_one:
+            right = np.column_stack([np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in order])
+            only_row = (right[:, :, None] & ~right[:, None, :]).sum(axis=0)
+            only_col = only_row.T
+            pairwise["only_row_right"] = only_row.tolist()
+            pairwise["only_column_right"] = only_col.tolist()
+            pairwise["mcnemar_p"] = np.asarray(mcnemar_exact(only_row, only_col)).round(12).tolist()
+    return BuiltBoard(rows=rows, signature=signature, rank_distribution=rank_distribution, pairwise=pairwise)
+
+
+def _interval_method(setting: str, *, has_jackknife: bool) -> str | None:
+    """The board's value-interval method from the challenge's setting: ``auto`` lets the metric choose
+    (Wilson for plain proportions, docs/stats.md); BCa falls back to percentile without a jackknife."""
+    if setting == "auto":
+        return None
+    if setting == "bca" and not has_jackknife:
+        return "percentile"
+    return setting
+
+
+def _n_items(entries: list[Entry]) -> int:
+    """The number of test items behind the entries' scores (for the items-needed calculation)."""
+    shapes = [e.score.item_statistics_shape for e in entries if e.score.item_statistics_shape]
+    if shapes:
+        return int(shapes[0][0])
+    jack = entries[0].score.jackknife_array()
+    return len(jack) if jack is not None else 0
+
+
+# --- shake-up report at the reveal ---------------------------------------------------------------------
+#: Re-splits of the shake-up report's reference (the Monte Carlo p-values resolve to 1/1001).
+SHAKEUP_RESPLITS = 1000
+
+
+def build_shakeup(
+    *,
+    task: Task,
+    public: BoardSnapshot,
+    private: BoardSnapshot,
+    public_scores: dict[int, Any],
+    private_scores: dict[int, Any],
+) -> tuple[dict[str, Any], str]:
+    """The shake-up report of the entries on both boards (teams; baselines are left out), and its chart.
+
+    ``public_scores`` and ``private_scores`` map a submission id to its stored Score on that split; their
+    per-item statistics feed the re-split reference and stay here (only aggregates leave).
+    """
+    from stats.shakeup import shakeup, slope_chart_svg
+
+    metric = get_metric(task.metric)
+    pub_rows = {r["key"]: r for r in upgrade_rows(public.rows) if not r.get("is_baseline")}
+    priv_rows = {r["key"]: r for r in upgrade_rows(private.rows) if not r.get("is_baseline")}
+    keys = sorted(set(pub_rows) & set(priv_rows))
+    keys = [k for k in keys if pub_rows[k]["submission_id"] in public_scores]
+    keys = [k for k in keys if priv_rows[k]["submission_id"] in private_scores]
+    if len(keys) < 2:
+        return {
+            "available": False,
+            "reason": "Fewer than two teams are on both the public and the private board.",
+        }, ""
+    pub_s = [public_scores[pub_rows[k]["submission_id"]] for k in keys]
+    priv_s = [private_scores[priv_rows[k]["submission_id"]] for k in keys]
+    names = [str(pub_rows[k]["name"]) for k in keys]
+    if len(set(names)) != len(names):
+        names = [f"{pub_rows[k]['name']} ({pub_rows[k]['team']})" for k in keys]
+    item_stats = [
+        (a.item_statistics_array(), b.item_statistics_array()) for a, b in zip(pub_s, priv_s, strict=True)
+    ]
+    have_items = not metric.rank_based and all(a is not None and b is not None for a, b in item_stats)
+    pub_rep = np.column_stack([s.replicate_array() for s in pub_s])
+    priv_rep = np.column_stack([s.replicate_array() for s in priv_s])
+    paired = pub_rep.shape == priv_rep.shape
+    challenge = task.challenge
+    report = shakeup(
+        [float(pub_rows[k]["value"]) for k in keys],
+        [float(priv_rows[k]["value"]) for k in keys],
+        names=names,
+        higher_is_better=metric.higher_is_better,
+        metric=metric.name,
+        public_rank_sets=[_rank_set(pub_rows[k]) for k in keys],
+        private_best_set=[priv_rows[k].get("in_best_set") for k in keys],
+        public_replicates=pub_rep if paired else None,
+        private_replicates=priv_rep if paired else None,
+        item_statistics=[(np.asarray(a, np.float64), np.asarray(b, np.float64)) for a, b in item_stats]
+        if have_items
+        else None,
+        finalize=metric.finalize if have_items else None,
+        resplits=SHAKEUP_RESPLITS,
+        seed=challenge.seed,
+        confidence=challenge.confidence,
+    )
+    data = report.as_dict()
+    data["available"] = True
+    data["public_sequence"] = public.sequence
+    data["private_sequence"] = private.sequence
+    data["higher_is_better"] = metric.higher_is_better
+    data["keys"] = dict(zip(names, keys, strict=True))
+    title = f"{challenge.title}: {task.title}"
+    return data, slope_chart_svg(report, title=title).decode()
+
+
+def _rank_set(row: BoardRow) -> tuple[int, int] | None:
+    if row.get("rank_sim_low") is not None and row.get("rank_sim_high") is not None:
+        return int(row["rank_sim_low"]), int(row["rank_sim_high"])
+    return None
+
+
+# --- cross-task summary ----------------------------------------------------------------------------------
+def build_summary(
+    *, challenge: Challenge, snapshots: list[tuple[Task, BoardSnapshot]]
+) -> tuple[dict[str, Any], str]:
+    """Average ranks, Friedman / Iman-Davenport, Nemenyi CD and cliques over the tasks, and the diagram.
+
+    Entries are matched across tasks by their key (a team, or a baseline submission); only entries
+    present on every task's board take part, and only tasks sharing one direction of "better".
+    """
+    from stats.cddiagram import cd_diagram_svg
+    from stats.crosstask import compare_across_tasks
+
+    if len(snapshots) < 2:
+        return {
+            "available": False,
+            "reason": "A cross-task comparison needs at least two tasks with boards.",
+        }, ""
+    directions = {metric_higher_is_better(t.metric) for t, _ in snapshots}
+    if len(directions) != 1:
+        return {"available": False, "reason": "The tasks' metrics disagree on whether higher is better."}, ""
+    per_task = [{r["key"]: r for r in upgrade_rows(snap.rows)} for _, snap in snapshots]
+    common = sorted(set.intersection(*(set(rows) for rows in per_task)))
+    if len(common) < 2:
+        return {"available": False, "reason": "Fewer than two entries are on every task's board."}, ""
+    names = [per_task[0][k]["name"] for k in common]
+    if len(set(names)) != len(names):
+        names = [f"{per_task[0][k]['name']} ({per_task[0][k]['team']})" for k in common]
+    scores = np.array([[rows[k]["value"] for k in common] for rows in per_task])
+    result = compare_across_tasks(
+        scores,
+        names=names,
+        higher_is_better=directions.pop(),
+        alpha=0.05,
+        posthoc="nemenyi",
+        metric=",".join(sorted({t.metric for t, _ in snapshots})),
+    )
+    data = result.as_dict()
+    data["available"] = True
+    data["tasks"] = [t.slug for t, _ in snapshots]
+    data["snapshots"] = [s.sequence for _, s in snapshots]
+    data["keys"] = dict(zip(names, common, strict=True))
+    data["scores"] = scores.tolist()
+    svg = cd_diagram_svg(result, title=challenge.title).decode()
+    return data, svg
