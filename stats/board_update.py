@@ -1,0 +1,361 @@
+"""The board of a task updated for one new entry, with the numbers of a full rebuild (issue 14).
+
+A :class:`BoardCache` is kept per task (and metric). :meth:`BoardCache.build` takes exactly the arguments of
+:func:`stats.board.build_board` and returns the same :class:`~stats.board.Board`. The first call computes
+everything and keeps what the costly parts need; a later call whose entries are the previous ones (same
+names, values and replicate columns, same options) plus **one new entry** reuses them:
+
+- **value intervals**: every interval is a function of its own column; the old ones are kept, the new
+  one is computed;
+- **rank distribution**: the previous ranks of every (resample, entry) are kept (B x K, 16-bit); the new
+  entry moves an old entry down by one in the resamples where it is strictly better, and its own rank
+  is the count of entries strictly better than it (ties share the smallest rank, as in the full
+  count), so the counts are the same integers;
+- **max-t sets**: the per-resample maxima of the first step come from the previous board's list of
+  every (pair, resample) statistic at or above a level ``lambda`` plus the new pairs' statistics at or
+  above it (O(B K), dense): no pruned search over the pairs. The step-down then runs exactly as in the
+  full rebuild: a quantile at or above ``lambda`` is exact (the count of maxima above any
+  ``x >= lambda`` is the true count), and a quantile below it lowers the level and searches again, as
+  the full rebuild does.
+
+What the full rebuild computes in O(B K) anyway (differences to the leader, their tests, standard
+deviations) is computed again; what is O(K^2) elementwise (standard errors from the Gram matrix,
+observed statistics, verdicts) too. At K = 1,000, N = B = 10,000 the update costs a fraction of a full
+rebuild (docs/benchmarks.md, "Scale").
+
+**Equal bits.** Every step is the full rebuild's, on the same arrays. The Gram matrix ``y^T y`` of the
+pairwise standard errors (one BLAS call, O(B K^2): about 0.2 s of the update at K = 1,000) is computed
+again with the same call rather than extended by one column: OpenBLAS rounds a column of a product
+differently depending on the product's shape (measured here: ``y^T [y_new, y_new]`` differs from the
+full product's column in the last bit for some B and K, e.g. B = 300), and a last bit of a standard
+error moves the critical value and every interval by as much. ``tests/stats/test_board_update.py``
+checks the whole board against a full rebuild on random boards with ties, both metric directions,
+new leaders and BCa intervals.
+
+Anything else (an entry removed or changed, two new entries, other options, entries with runs, whose
+replicates are resampled per entry) is a full rebuild, which refreshes the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from stats.board import Board, build_board
+from stats.compare_ranks import (
+    MaxTState,
+    RankDistribution,
+    SimultaneousRanks,
+    _rank_counts,
+    _rank_dtype,
+    _rank_table,
+    _simultaneous,
+)
+from stats.intervals import bootstrap_bounds
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = ["BoardCache"]
+
+#: Arguments of build_board that hold one item per entry (permuted with the entries).
+_PER_ENTRY = ("item_statistics", "runs")
+#: Per-entry arguments not compared with the previous board's: the item statistics feed only the tests
+#: against the leader, which are recomputed; runs make a full rebuild; the jackknife is compared by column.
+_NOT_COMPARED = ("item_statistics", "runs", "jackknife")
+#: Elements counted per chunk by the incremental rank counts.
+_COUNT_CHUNK = 1 << 22
+#: Elements of the new pairs' statistics computed at once.
+_PAIR_CHUNK = 1 << 21
+
+
+@dataclass
+class _State:
+    names: tuple[str, ...]
+    point: FloatArray
+    theta: FloatArray  # (B, K), in the order of ``names``
+    options: dict[str, Any]
+    bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]]
+    ranks: npt.NDArray[np.integer] | None
+    rank_counts: npt.NDArray[np.int64] | None
+    higher_is_better: bool
+    maxt: MaxTState | None
+    maxt_key: tuple[float, bool] | None
+    jackknife: FloatArray | None
+
+
+def _same_option(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    try:
+        return bool(a == b)
+    except Exception:  # incomparable options: not the same
+        return False
+
+
+class _Parts:
+    """The costly parts of a board, reusing a previous state when the board has one entry more."""
+
+    def __init__(self, previous: _State | None, theta: FloatArray) -> None:
+        self.previous = previous
+        self.k_old = previous.theta.shape[1] if previous is not None else 0
+        self.theta = theta
+        self.bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]] = {}
+        self.ranks: npt.NDArray[np.integer] | None = None
+        self.rank_counts: npt.NDArray[np.int64] | None = None
+        self.maxt: MaxTState | None = None
+        self.maxt_key: tuple[float, bool] | None = None
+
+    # -- value intervals --------------------------------------------------------------------------
+    def value_bounds(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        method: str,
+        confidence: float,
+        jackknife: FloatArray | None,
+    ) -> tuple[FloatArray, FloatArray]:
+        key = (method, confidence, jackknife is not None)
+        prev = self.previous.bounds.get(key) if self.previous is not None else None
+        if prev is None or theta is not self.theta:
+            lo, hi = bootstrap_bounds(
+                theta, point=point, method=method, confidence=confidence, jackknife=jackknife
+            )
+        else:
+            new = [self.k_old, self.k_old]  # two columns: the column reductions run as in the full array
+            lo_n, hi_n = bootstrap_bounds(
+                theta[:, new],
+                point=point[new],
+                method=method,
+                confidence=confidence,
+                jackknife=None if jackknife is None else jackknife[:, new],
+            )
+            lo = np.concatenate([prev[0], lo_n[:1]])
+            hi = np.concatenate([prev[1], hi_n[:1]])
+        self.bounds[key] = (lo, hi)
+        return lo, hi
+
+    # -- rank distribution ------------------------------------------------------------------------
+    def rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> RankDistribution:
+        prev = self.previous
+        if (
+            prev is None
+            or theta is not self.theta
+            or prev.ranks is None
+            or prev.rank_counts is None
+            or prev.higher_is_better != higher_is_better
+        ):
+            counts, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
+        else:
+            counts, ranks = _add_rank_column(theta, prev.ranks, higher_is_better=higher_is_better)
+        self.ranks, self.rank_counts = ranks, counts
+        return _rank_table(counts, theta.shape[0], confidence)
+
+    # -- max-t sets -------------------------------------------------------------------------------
+    def simultaneous_ranks(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        higher_is_better: bool,
+        confidence: float,
+        stepdown: bool,
+    ) -> SimultaneousRanks:
+        prev = self.previous
+        key = (confidence, stepdown)
+        gram = None
+        preload = None
+        if (
+            prev is not None
+            and theta is self.theta
+            and prev.maxt is not None
+            and prev.maxt_key == key
+            and np.isfinite(prev.maxt.level)
+        ):
+            # the same arrays and the same BLAS call as the full computation (see "Equal bits")
+            y = theta - point
+            gram = y.T @ y
+            preload = _add_pairs(prev.maxt, y, gram)
+        result, state = _simultaneous(
+            theta,
+            point,
+            higher_is_better=higher_is_better,
+            confidence=confidence,
+            stepdown=stepdown,
+            gram=gram,
+            preload=preload,
+            keep=True,
+        )
+        self.maxt, self.maxt_key = state, key
+        return result
+
+
+def _add_rank_column(
+    theta: FloatArray, ranks: npt.NDArray[np.integer], *, higher_is_better: bool
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.integer]]:
+    """Ranks (0-based, ties sharing the smallest) and their (K+1, K+1) counts with the last column added."""
+    b, k1 = theta.shape
+    k = k1 - 1
+    out = np.empty((b, k1), dtype=_rank_dtype(k1))
+    counts = np.zeros(k1 * k1, dtype=np.int64)
+    step = max(1, _COUNT_CHUNK // k1)
+    offsets = np.arange(k1, dtype=np.int64) * k1
+    for r0 in range(0, b, step):
+        old = theta[r0 : r0 + step, :k]
+        new = theta[r0 : r0 + step, k : k + 1]
+        beaten = old < new if higher_is_better else old > new  # the new entry strictly better
+        ahead = old > new if higher_is_better else old < new  # strictly better than the new entry
+        block = out[r0 : r0 + step]
+        np.add(ranks[r0 : r0 + step], beaten, out=block[:, :k], casting="unsafe")
+        block[:, k] = ahead.sum(axis=1)
+        counts += np.bincount((block + offsets).ravel(), minlength=k1 * k1)
+    return counts.reshape(k1, k1), out
+
+
+def _add_pairs(
+    maxt: MaxTState, y: FloatArray, gram: FloatArray
+) -> tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
+    """The previous exceedance list plus every (new pair, resample) statistic at or above its level."""
+    from stats.compare_ranks import _standard_errors_from_gram
+
+    b, k1 = y.shape
+    k = k1 - 1
+    level = maxt.level
+    # the standard errors of the new pairs, elementwise as in the full computation
+    se, _ = _standard_errors_from_gram(gram, y.mean(axis=0), b)
+    se_new = se[:k, k]
+    cols = np.flatnonzero(se_new > 0)
+    parts_j, parts_b, parts_z = [maxt.pair_j], [maxt.rows], [maxt.z]
+    parts_k = [maxt.pair_k]
+    step = max(1, _PAIR_CHUNK // b)
+    yt_new = y[:, k]
+    for c0 in range(0, cols.size, step):
+        cc = cols[c0 : c0 + step]
+        block = y[:, cc].T - yt_new  # (c, B)
+        np.abs(block, out=block)
+        block /= se_new[cc][:, None]
+        pi, bi = np.nonzero(block >= level)
+        parts_j.append(cc[pi])
+        parts_k.append(np.full(pi.size, k, dtype=np.intp))
+        parts_b.append(bi)
+        parts_z.append(block[pi, bi])
+    return (
+        level,
+        np.concatenate(parts_j).astype(np.intp),
+        np.concatenate(parts_k).astype(np.intp),
+        np.concatenate(parts_b).astype(np.intp),
+        np.concatenate(parts_z),
+    )
+
+
+class BoardCache:
+    """The incremental board of one task: :meth:`build` returns :func:`stats.board.build_board`'s board.
+
+    Keep one per task and metric, in the process that rebuilds the task's boards. Memory: the replicates
+    (B x K float64), their ranks (B x K, 16-bit) and the exceedance list; at K = 1,000, B = 10,000 about
+    100 MB.
+    """
+
+    def __init__(self) -> None:
+        self._state: _State | None = None
+        #: How the last :meth:`build` went: ``"full"`` or ``"incremental"``.
+        self.last: str = "none"
+
+    def clear(self) -> None:
+        """Forget the previous board (the next build is a full rebuild)."""
+        self._state = None
+
+    def build(
+        self, *, names: Sequence[str], values: npt.ArrayLike, replicates: npt.ArrayLike, **options: Any
+    ) -> Board:
+        """The board of :func:`stats.board.build_board` for these arguments, reusing the previous one's work
+        when the entries are the previous ones plus one."""
+        names_t = tuple(str(n) for n in names)
+        point = np.asarray(values, dtype=np.float64)
+        theta = np.asarray(replicates, dtype=np.float64)
+        order = self._appended_order(names_t, point, theta, options)
+        previous = self._state if order is not None else None
+        if order is None:
+            order = list(range(len(names_t)))
+        # the board is computed with the entries in the cached order, the new one last; the board does not
+        # depend on the input order (rows sorted by rank and name)
+        identity = order == list(range(len(names_t)))
+        names_c = names_t if identity else tuple(names_t[i] for i in order)
+        point_c = point if identity else point[order]
+        theta_c = np.ascontiguousarray(theta if identity else theta[:, order])
+        options_c = dict(options)
+        if not identity:
+            if options.get("jackknife") is not None:
+                options_c["jackknife"] = np.asarray(options["jackknife"])[:, order]
+            for name in _PER_ENTRY:
+                if options.get(name) is not None:
+                    seq = list(options[name])
+                    options_c[name] = [seq[i] for i in order]
+        if options.get("runs") is not None:
+            previous = None  # replicates of entries with runs are resampled per entry: no reuse
+        parts = _Parts(previous, theta_c)
+        board = build_board(names=names_c, values=point_c, replicates=theta_c, _parts=parts, **options_c)
+        self.last = "incremental" if previous is not None else "full"
+        self._state = _State(
+            names=names_c,
+            point=point_c.copy(),
+            theta=theta_c if theta_c is not theta else theta_c.copy(),
+            options={key: value for key, value in options.items() if key not in _NOT_COMPARED},
+            bounds=parts.bounds,
+            ranks=parts.ranks,
+            rank_counts=parts.rank_counts,
+            higher_is_better=bool(options.get("higher_is_better")),
+            maxt=parts.maxt,
+            maxt_key=parts.maxt_key,
+            jackknife=None
+            if options_c.get("jackknife") is None
+            else np.asarray(options_c["jackknife"]).copy(),
+        )
+        return board
+
+    def _appended_order(
+        self, names: tuple[str, ...], point: FloatArray, theta: FloatArray, options: dict[str, Any]
+    ) -> list[int] | None:
+        """Column order (previous entries in their cached order, the new one last), or None: full rebuild."""
+        prev = self._state
+        if prev is None or len(names) != len(prev.names) + 1 or theta.ndim != 2:
+            return None
+        if theta.shape != (prev.theta.shape[0], len(names)) or point.shape != (len(names),):
+            return None
+        stored = {key: value for key, value in options.items() if key not in _NOT_COMPARED}
+        if stored.keys() != prev.options.keys() or not all(
+            _same_option(stored[key], prev.options[key]) for key in stored
+        ):
+            return None
+        position = {name: i for i, name in enumerate(names)}
+        if len(position) != len(names) or not all(name in position for name in prev.names):
+            return None
+        order = [position[name] for name in prev.names]
+        new = sorted(set(range(len(names))) - set(order))
+        order.append(new[0])
+        old = order[:-1]
+        if not np.array_equal(point[old], prev.point):
+            return None
+        same = theta[:, old] if old != list(range(len(old))) else theta[:, : len(old)]
+        if not np.array_equal(same, prev.theta):
+            return None
+        jack = options.get("jackknife")
+        if (jack is None) != (prev.jackknife is None):
+            return None
+        if jack is not None:
+            jack = np.asarray(jack, dtype=np.float64)
+            if (
+                jack.ndim != 2
+                or jack.shape[1] != len(names)
+                or not np.array_equal(jack[:, old], prev.jackknife)
+            ):
+                return None
+        return order
