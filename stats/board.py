@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from stats._threads import with_blas_threads
 from stats.checks import FEW_CLUSTERS
 from stats.compare import (
     CORRECTIONS,
@@ -471,6 +472,7 @@ class _FullParts:
         )
 
 
+@with_blas_threads
 def build_board(
     *,
     names: Sequence[str],
