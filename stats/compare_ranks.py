@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
 
+from stats._threads import with_blas_threads
 from stats.compare import _level
 
 FloatArray = npt.NDArray[np.float64]
@@ -477,6 +478,7 @@ def _critical_value(
     return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
 
 
+@with_blas_threads
 def simultaneous_ranks(
     theta: npt.ArrayLike,
     point: npt.ArrayLike,
