@@ -38,6 +38,7 @@ replicates are resampled per entry) is a full rebuild, which refreshes the cache
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,7 @@ from stats.compare_ranks import (
     _rank_dtype,
     _rank_table,
     _simultaneous,
+    _standard_errors_from_gram,
 )
 from stats.intervals import bootstrap_bounds
 
@@ -61,8 +63,6 @@ FloatArray = npt.NDArray[np.float64]
 
 __all__ = ["BoardCache"]
 
-#: Arguments of build_board that hold one item per entry (permuted with the entries).
-_PER_ENTRY = ("item_statistics", "runs")
 #: Per-entry arguments not compared with the previous board's: the item statistics feed only the tests
 #: against the leader, which are recomputed; runs make a full rebuild; the jackknife is compared by column.
 _NOT_COMPARED = ("item_statistics", "runs", "jackknife")
@@ -101,9 +101,10 @@ def _same_option(a: Any, b: Any) -> bool:
 class _Parts:
     """The costly parts of a board, reusing a previous state when the board has one entry more."""
 
-    def __init__(self, previous: _State | None, theta: FloatArray) -> None:
+    def __init__(self, previous: _State | None, theta: FloatArray, old: list[int], new: int) -> None:
         self.previous = previous
-        self.k_old = previous.theta.shape[1] if previous is not None else 0
+        self.old = np.asarray(old, dtype=np.intp)  # the columns of the previous entries, in their order
+        self.new = new  # the column of the new entry
         self.theta = theta
         self.bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]] = {}
         self.ranks: npt.NDArray[np.integer] | None = None
@@ -128,7 +129,7 @@ class _Parts:
                 theta, point=point, method=method, confidence=confidence, jackknife=jackknife
             )
         else:
-            new = [self.k_old, self.k_old]  # two columns: the column reductions run as in the full array
+            new = [self.new, self.new]  # two columns: the column reductions run as in the full array
             lo_n, hi_n = bootstrap_bounds(
                 theta[:, new],
                 point=point[new],
@@ -136,8 +137,10 @@ class _Parts:
                 confidence=confidence,
                 jackknife=None if jackknife is None else jackknife[:, new],
             )
-            lo = np.concatenate([prev[0], lo_n[:1]])
-            hi = np.concatenate([prev[1], hi_n[:1]])
+            lo = np.empty(theta.shape[1])
+            hi = np.empty(theta.shape[1])
+            lo[self.old], hi[self.old] = prev
+            lo[self.new], hi[self.new] = lo_n[0], hi_n[0]
         self.bounds[key] = (lo, hi)
         return lo, hi
 
@@ -155,7 +158,9 @@ class _Parts:
         ):
             counts, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
         else:
-            counts, ranks = _add_rank_column(theta, prev.ranks, higher_is_better=higher_is_better)
+            counts, ranks = _add_rank_column(
+                theta, prev.ranks, self.old, self.new, higher_is_better=higher_is_better
+            )
         self.ranks, self.rank_counts = ranks, counts
         return _rank_table(counts, theta.shape[0], confidence)
 
@@ -171,7 +176,7 @@ class _Parts:
     ) -> SimultaneousRanks:
         prev = self.previous
         key = (confidence, stepdown)
-        gram = None
+        standard_errors = None
         preload = None
         if (
             prev is not None
@@ -182,15 +187,15 @@ class _Parts:
         ):
             # the same arrays and the same BLAS call as the full computation (see "Equal bits")
             y = theta - point
-            gram = y.T @ y
-            preload = _add_pairs(prev.maxt, y, gram)
+            standard_errors = _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
+            preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
         result, state = _simultaneous(
             theta,
             point,
             higher_is_better=higher_is_better,
             confidence=confidence,
             stepdown=stepdown,
-            gram=gram,
+            standard_errors=standard_errors,
             preload=preload,
             keep=True,
         )
@@ -199,54 +204,69 @@ class _Parts:
 
 
 def _add_rank_column(
-    theta: FloatArray, ranks: npt.NDArray[np.integer], *, higher_is_better: bool
+    theta: FloatArray,
+    ranks: npt.NDArray[np.integer],
+    old: npt.NDArray[np.intp],
+    new: int,
+    *,
+    higher_is_better: bool,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.integer]]:
-    """Ranks (0-based, ties sharing the smallest) and their (K+1, K+1) counts with the last column added."""
+    """Ranks (0-based, ties sharing the smallest) and their (K+1, K+1) counts with column ``new`` added;
+    ``ranks`` are the previous board's, its columns at ``old``."""
     b, k1 = theta.shape
-    k = k1 - 1
     out = np.empty((b, k1), dtype=_rank_dtype(k1))
     counts = np.zeros(k1 * k1, dtype=np.int64)
     step = max(1, _COUNT_CHUNK // k1)
     offsets = np.arange(k1, dtype=np.int64) * k1
+    in_order = bool(np.array_equal(old, np.arange(k1 - 1)))
     for r0 in range(0, b, step):
-        old = theta[r0 : r0 + step, :k]
-        new = theta[r0 : r0 + step, k : k + 1]
-        beaten = old < new if higher_is_better else old > new  # the new entry strictly better
-        ahead = old > new if higher_is_better else old < new  # strictly better than the new entry
+        rows = theta[r0 : r0 + step]
+        others = rows[:, : k1 - 1] if in_order else rows[:, old]
+        mine = rows[:, new : new + 1]
+        beaten = others < mine if higher_is_better else others > mine  # the new entry strictly better
+        ahead = others > mine if higher_is_better else others < mine  # strictly better than the new entry
         block = out[r0 : r0 + step]
-        np.add(ranks[r0 : r0 + step], beaten, out=block[:, :k], casting="unsafe")
-        block[:, k] = ahead.sum(axis=1)
+        moved = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
+        if in_order:
+            block[:, : k1 - 1] = moved
+        else:
+            block[:, old] = moved
+        block[:, new] = ahead.sum(axis=1)
         counts += np.bincount((block + offsets).ravel(), minlength=k1 * k1)
     return counts.reshape(k1, k1), out
 
 
 def _add_pairs(
-    maxt: MaxTState, y: FloatArray, gram: FloatArray
+    maxt: MaxTState, y: FloatArray, se: FloatArray, old: npt.NDArray[np.intp], new: int
 ) -> tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
-    """The previous exceedance list plus every (new pair, resample) statistic at or above its level."""
-    from stats.compare_ranks import _standard_errors_from_gram
+    """The previous exceedance list (its entries moved to columns ``old``) plus every (new pair, resample)
+    statistic at or above its level.
 
+    The statistic of pair (j, new) in resample b is ``|y_bj - y_b,new| / se_j,new``, elementwise as in the
+    full computation (``se`` is exactly symmetric); pairs with a zero standard error are not in the list
+    (as in the full search). The previous entries keep their relative order, so a pair keeps j < k.
+    """
     b, k1 = y.shape
-    k = k1 - 1
     level = maxt.level
-    # the standard errors of the new pairs, elementwise as in the full computation
-    se, _ = _standard_errors_from_gram(gram, y.mean(axis=0), b)
-    se_new = se[:k, k]
-    cols = np.flatnonzero(se_new > 0)
-    parts_j, parts_b, parts_z = [maxt.pair_j], [maxt.rows], [maxt.z]
-    parts_k = [maxt.pair_k]
+    se_new = se[:, new]
+    parts_j, parts_k = [old[maxt.pair_j]], [old[maxt.pair_k]]
+    parts_b, parts_z = [maxt.rows], [maxt.z]
     step = max(1, _PAIR_CHUNK // b)
-    yt_new = y[:, k]
-    for c0 in range(0, cols.size, step):
-        cc = cols[c0 : c0 + step]
-        block = y[:, cc].T - yt_new  # (c, B)
+    y_new = y[:, new : new + 1]
+    for c0 in range(0, k1, step):
+        c1 = min(k1, c0 + step)
+        ok = se_new[c0:c1] > 0  # False on the diagonal (se = 0)
+        block = y[:, c0:c1] - y_new  # (B, c): rows of y, no transposed copy
         np.abs(block, out=block)
-        block /= se_new[cc][:, None]
-        pi, bi = np.nonzero(block >= level)
-        parts_j.append(cc[pi])
-        parts_k.append(np.full(pi.size, k, dtype=np.intp))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            block /= se_new[c0:c1]
+        block[:, ~ok] = 0.0
+        bi, pi = np.nonzero(block >= level)
+        pi += c0
+        parts_j.append(np.minimum(pi, new))
+        parts_k.append(np.maximum(pi, new))
         parts_b.append(bi)
-        parts_z.append(block[pi, bi])
+        parts_z.append(block[bi, pi - c0])
     return (
         level,
         np.concatenate(parts_j).astype(np.intp),
@@ -280,34 +300,20 @@ class BoardCache:
         when the entries are the previous ones plus one."""
         names_t = tuple(str(n) for n in names)
         point = np.asarray(values, dtype=np.float64)
-        theta = np.asarray(replicates, dtype=np.float64)
-        order = self._appended_order(names_t, point, theta, options)
-        previous = self._state if order is not None else None
-        if order is None:
-            order = list(range(len(names_t)))
-        # the board is computed with the entries in the cached order, the new one last; the board does not
-        # depend on the input order (rows sorted by rank and name)
-        identity = order == list(range(len(names_t)))
-        names_c = names_t if identity else tuple(names_t[i] for i in order)
-        point_c = point if identity else point[order]
-        theta_c = np.ascontiguousarray(theta if identity else theta[:, order])
-        options_c = dict(options)
-        if not identity:
-            if options.get("jackknife") is not None:
-                options_c["jackknife"] = np.asarray(options["jackknife"])[:, order]
-            for name in _PER_ENTRY:
-                if options.get(name) is not None:
-                    seq = list(options[name])
-                    options_c[name] = [seq[i] for i in order]
-        if options.get("runs") is not None:
-            previous = None  # replicates of entries with runs are resampled per entry: no reuse
-        parts = _Parts(previous, theta_c)
-        board = build_board(names=names_c, values=point_c, replicates=theta_c, _parts=parts, **options_c)
+        theta = np.ascontiguousarray(replicates, dtype=np.float64)
+        found = self._appended(names_t, point, theta, options)
+        previous = self._state if found is not None and options.get("runs") is None else None
+        old, new = found if found is not None else ([], -1)
+        # computed in the caller's order, as the full rebuild (a pair's standard error is the same bits for
+        # any insertion of the new entry, since the previous entries keep their relative order)
+        parts = _Parts(previous, theta, old, new)
+        board = build_board(names=names_t, values=point, replicates=theta, _parts=parts, **options)
         self.last = "incremental" if previous is not None else "full"
+        jack = options.get("jackknife")
         self._state = _State(
-            names=names_c,
-            point=point_c.copy(),
-            theta=theta_c if theta_c is not theta else theta_c.copy(),
+            names=names_t,
+            point=point.copy(),
+            theta=theta if theta is not replicates else theta.copy(),
             options={key: value for key, value in options.items() if key not in _NOT_COMPARED},
             bounds=parts.bounds,
             ranks=parts.ranks,
@@ -315,16 +321,15 @@ class BoardCache:
             higher_is_better=bool(options.get("higher_is_better")),
             maxt=parts.maxt,
             maxt_key=parts.maxt_key,
-            jackknife=None
-            if options_c.get("jackknife") is None
-            else np.asarray(options_c["jackknife"]).copy(),
+            jackknife=None if jack is None else np.array(jack, dtype=np.float64),
         )
         return board
 
-    def _appended_order(
+    def _appended(
         self, names: tuple[str, ...], point: FloatArray, theta: FloatArray, options: dict[str, Any]
-    ) -> list[int] | None:
-        """Column order (previous entries in their cached order, the new one last), or None: full rebuild."""
+    ) -> tuple[list[int], int] | None:
+        """The columns of the previous entries (in their order, which must be kept) and of the new one, or
+        None: a full rebuild."""
         prev = self._state
         if prev is None or len(names) != len(prev.names) + 1 or theta.ndim != 2:
             return None
@@ -338,14 +343,14 @@ class BoardCache:
         position = {name: i for i, name in enumerate(names)}
         if len(position) != len(names) or not all(name in position for name in prev.names):
             return None
-        order = [position[name] for name in prev.names]
-        new = sorted(set(range(len(names))) - set(order))
-        order.append(new[0])
-        old = order[:-1]
+        old = [position[name] for name in prev.names]
+        if any(a >= b for a, b in itertools.pairwise(old)):
+            return None  # the previous entries in another order
+        new = next(i for i in range(len(names)) if names[i] not in set(prev.names))
         if not np.array_equal(point[old], prev.point):
             return None
-        same = theta[:, old] if old != list(range(len(old))) else theta[:, : len(old)]
-        if not np.array_equal(same, prev.theta):
+        in_order = old == list(range(len(old)))
+        if not np.array_equal(theta[:, : len(old)] if in_order else theta[:, old], prev.theta):
             return None
         jack = options.get("jackknife")
         if (jack is None) != (prev.jackknife is None):
@@ -358,4 +363,4 @@ class BoardCache:
                 or not np.array_equal(jack[:, old], prev.jackknife)
             ):
                 return None
-        return order
+        return old, new
