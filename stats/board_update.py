@@ -178,6 +178,7 @@ class _Parts:
         key = (confidence, stepdown)
         standard_errors = None
         preload = None
+        y = None
         if (
             prev is not None
             and theta is self.theta
@@ -196,6 +197,7 @@ class _Parts:
             confidence=confidence,
             stepdown=stepdown,
             standard_errors=standard_errors,
+            deviations=y,
             preload=preload,
             keep=True,
         )
@@ -355,7 +357,7 @@ class BoardCache:
         jack = options.get("jackknife")
         if (jack is None) != (prev.jackknife is None):
             return None
-        if jack is not None:
+        if jack is not None and prev.jackknife is not None:
             jack = np.asarray(jack, dtype=np.float64)
             if (
                 jack.ndim != 2

@@ -331,6 +331,7 @@ class _Exceedances:
         self.se = se
         self.sd = sd
         self.prepared = False
+        self._sorted_for: FloatArray | None = None
         self.level = np.inf
         self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
         self.z = np.empty(0)
@@ -442,10 +443,25 @@ class _Exceedances:
         self.level = level
 
     def maxima(self, active: BoolArray) -> FloatArray:
-        """Per resample, the max over active pairs of the statistics ``>= level`` (0 where none)."""
+        """Per resample, the max over active pairs of the statistics ``>= level`` (0 where none).
+
+        The list is sorted by resample once (kept while the list is), then each step takes one
+        ``maximum.reduceat`` per resample instead of an unbuffered ``maximum.at`` per element (the max is
+        exact in any order).
+        """
+        if self._sorted_for is not self.z:
+            order = np.argsort(self.rows, kind="stable")
+            rows = self.rows[order]
+            self._sorted = (self.pair_j[order], self.pair_k[order], self.z[order])
+            self._starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if rows.size else rows
+            self._start_rows = rows[self._starts]
+            self._sorted_for = self.z
         out = np.zeros(self.y.shape[0])
-        use = active[self.pair_j, self.pair_k]
-        np.maximum.at(out, self.rows[use], self.z[use])
+        if self._starts.size == 0:
+            return out
+        pj, pk, z = self._sorted
+        used = np.where(active[pj, pk], z, 0.0)
+        out[self._start_rows] = np.maximum.reduceat(used, self._starts)
         return out
 
 
@@ -576,21 +592,23 @@ def _simultaneous(
     confidence: float,
     stepdown: bool,
     standard_errors: tuple[FloatArray, FloatArray] | None = None,
+    deviations: FloatArray | None = None,
     preload: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]
     | None = None,
     keep: bool = False,
 ) -> tuple[SimultaneousRanks, MaxTState | None]:
     """:func:`simultaneous_ranks` on checked arrays; with ``keep`` also the state for the next board.
 
-    ``standard_errors`` (``_standard_errors_from_gram(y.T @ y, ...)`` computed by the caller with the same
-    calls on the same ``y = x - p``) and ``preload`` (an exceedance list of the first step over all pairs)
+    ``deviations`` (``y = x - p``), ``standard_errors`` (``_standard_errors_from_gram(y.T @ y, ...)``
+    computed by the caller with the same calls) and ``preload`` (an exceedance list of the first step over all pairs)
     replace their computation; neither changes a number.
     """
     k = x.shape[1]
     sign = 1.0 if higher_is_better else -1.0
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
-    y = x - p  # deviations from the point values; the sign of the metric does not matter under |.|
+    # deviations from the point values; the sign of the metric does not matter under |.|
+    y = x - p if deviations is None else deviations
     if standard_errors is not None:
         se, sd = standard_errors
     else:

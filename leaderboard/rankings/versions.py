@@ -29,9 +29,12 @@ NEEDS_RESCORE = "needs re-score"
 
 
 class _Scored(Protocol):
-    key: str
-    name: str
-    score: Any
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def score(self) -> Any: ...
 
 
 E = TypeVar("E", bound=_Scored)
