@@ -580,9 +580,12 @@ def build_board(
     point = np.asarray(values, dtype=np.float64)
     if point.shape != (k,) or not np.all(np.isfinite(point)):
         raise ValueError(f"`values` must be a finite array of shape ({k},), one value per name.")
-    # C order: numpy sums a column of a C-ordered array in sequence and of an F-ordered one pairwise, so
-    # the last bits of the means (and the standard errors) would depend on the input's memory layout
-    theta = np.ascontiguousarray(replicates, dtype=np.float64)
+    # Row-major: numpy sums a column of a row-major array in sequence and of a column-major one pairwise,
+    # so the last bits of the means (and the standard errors) would depend on the input's memory layout.
+    # A row-major view (the first columns of a wider array) is used as it is, anything else copied.
+    theta = np.asarray(replicates, dtype=np.float64)
+    if theta.ndim == 2 and not (theta.strides[1] == 8 and theta.strides[0] >= 8 * theta.shape[1]):
+        theta = np.ascontiguousarray(theta)
     if theta.ndim != 2 or theta.shape[1] != k or theta.shape[0] < 2:
         raise ValueError(f"`replicates` must have shape (B, {k}) with B >= 2, one column per name.")
     if not np.all(np.isfinite(theta)):

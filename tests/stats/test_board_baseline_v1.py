@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pytest
@@ -49,7 +50,9 @@ def _same(a: Board, b: Board) -> None:
     np.testing.assert_allclose(se_a, se_b, rtol=1e-14, atol=0)
 
 
-@pytest.mark.parametrize(("seed", "k", "higher"), [(0, 12, True), (1, 40, False), (2, 90, True), (3, 120, False)])
+@pytest.mark.parametrize(
+    ("seed", "k", "higher"), [(0, 12, True), (1, 40, False), (2, 90, True), (3, 120, False)]
+)
 def test_board_equals_the_baseline(seed: int, k: int, higher: bool) -> None:
     rng = np.random.default_rng(seed)
     n, b = 50, 300  # few items: many exact ties between entries and between resamples
@@ -60,20 +63,20 @@ def test_board_equals_the_baseline(seed: int, k: int, higher: bool) -> None:
     point = correct.mean(axis=0)
     if not higher:
         theta, point = 1 - theta, 1 - point
-    args = dict(
-        names=[f"t{i}" for i in range(k)],
-        values=point,
-        replicates=theta,
-        higher_is_better=higher,
-        metric_name="accuracy",
-        seed=0,
-        interval="percentile",
-        test="bootstrap",
-        n_items=n,
-    )
-    new = build_board(**args)  # type: ignore[arg-type]
+    args: dict[str, Any] = {
+        "names": [f"t{i}" for i in range(k)],
+        "values": point,
+        "replicates": theta,
+        "higher_is_better": higher,
+        "metric_name": "accuracy",
+        "seed": 0,
+        "interval": "percentile",
+        "test": "bootstrap",
+        "n_items": n,
+    }
+    new = build_board(**args)
     with _v1():
-        old = build_board(**args)  # type: ignore[arg-type]
+        old = build_board(**args)
     _same(new, old)
 
 
@@ -82,6 +85,8 @@ def test_randomization_equals_the_baseline(metric_name: str) -> None:
     rng = np.random.default_rng(5)
     metric = get_metric(metric_name)
     n, k = 300, 30
+    truth: np.ndarray
+    preds: list[np.ndarray]
     if metric_name == "mae":
         truth = rng.normal(size=n)
         preds = [truth + rng.normal(scale=rng.uniform(0.5, 1.0), size=n) for _ in range(k)]
@@ -93,7 +98,9 @@ def test_randomization_equals_the_baseline(metric_name: str) -> None:
         preds[4] = preds[7].copy()
         stats = [metric.item_statistics(truth, p, labels=[0, 1, 2]) for p in preds]
     for reference in (0, 7, k - 1):
-        new = paired_randomization(stats, finalize=metric.finalize, reference=reference, randomizations=700, seed=3)
+        new = paired_randomization(
+            stats, finalize=metric.finalize, reference=reference, randomizations=700, seed=3
+        )
         old = _baseline_v1.paired_randomization_v1(
             stats, finalize=metric.finalize, reference=reference, randomizations=700, seed=3
         )

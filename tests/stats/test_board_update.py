@@ -52,16 +52,30 @@ def test_one_new_entry_gives_the_full_rebuilds_board(seed: int, higher: bool) ->
     cache = BoardCache()
     first = list(rng.permutation(k))
     _same(
-        cache.build(names=[names[i] for i in first], values=point[first], replicates=theta[:, first], **_options(higher, n)),
-        build_board(names=[names[i] for i in first], values=point[first], replicates=theta[:, first], **_options(higher, n)),
+        cache.build(
+            names=[names[i] for i in first],
+            values=point[first],
+            replicates=theta[:, first],
+            **_options(higher, n),
+        ),
+        build_board(
+            names=[names[i] for i in first],
+            values=point[first],
+            replicates=theta[:, first],
+            **_options(higher, n),
+        ),
     )
     assert cache.last == "full"
     current = first
     for new in range(k, k + 4):
         # the new entry anywhere in the input order; the best one as the last (a new leader)
         where = int(rng.integers(0, len(current) + 1))
-        current = current[:where] + [new] + current[where:]
-        args = dict(names=[names[i] for i in current], values=point[current], replicates=theta[:, current])
+        current = [*current[:where], new, *current[where:]]
+        args: dict[str, Any] = {
+            "names": [names[i] for i in current],
+            "values": point[current],
+            "replicates": theta[:, current],
+        }
         got = cache.build(**args, **_options(higher, n))
         assert cache.last == "incremental"
         _same(got, build_board(**args, **_options(higher, n)))
@@ -76,7 +90,13 @@ def test_a_new_leader_and_bca_with_jackknife() -> None:
     point[k] += lift
     jack = rng.normal(0.7, 0.01, (n, k + 1))
     names = [f"m{i}" for i in range(k + 1)]
-    options = dict(higher_is_better=True, metric_name="accuracy", seed=0, interval="bca", test="bootstrap")
+    options: dict[str, Any] = {
+        "higher_is_better": True,
+        "metric_name": "accuracy",
+        "seed": 0,
+        "interval": "bca",
+        "test": "bootstrap",
+    }
     cache = BoardCache()
     cache.build(names=names[:k], values=point[:k], replicates=theta[:, :k], jackknife=jack[:, :k], **options)
     got = cache.build(names=names, values=point, replicates=theta, jackknife=jack, **options)
@@ -97,9 +117,24 @@ def test_anything_but_one_appended_entry_is_a_full_rebuild() -> None:
     changed[0, 3] += 0.01  # an old entry re-scored
     got = cache.build(names=names[: k + 1], values=point[: k + 1], replicates=changed, **_options(True, n))
     assert cache.last == "full"
-    _same(got, build_board(names=names[: k + 1], values=point[: k + 1], replicates=changed, **_options(True, n)))
+    _same(
+        got, build_board(names=names[: k + 1], values=point[: k + 1], replicates=changed, **_options(True, n))
+    )
     got = cache.build(names=names, values=point, replicates=theta, **_options(True, n, alpha=0.1))
     assert cache.last == "full"  # two new entries (against the last board) and another alpha
     got = cache.build(names=names[:-1], values=point[:-1], replicates=theta[:, :-1], **_options(True, n))
     assert cache.last == "full"  # an entry removed
-    _same(got, build_board(names=names[:-1], values=point[:-1], replicates=theta[:, :-1], **_options(True, n)))
+    _same(
+        got, build_board(names=names[:-1], values=point[:-1], replicates=theta[:, :-1], **_options(True, n))
+    )
+
+
+def test_the_board_does_not_depend_on_the_memory_layout_of_the_replicates() -> None:
+    rng = np.random.default_rng(4)
+    n, b, k = 60, 300, 80
+    theta, point = _replicates(rng, n, b, k + 5)
+    args = dict(names=[f"x{i}" for i in range(k)], values=point[:k], **_options(True, n))
+    row_major = np.ascontiguousarray(theta[:, :k])
+    want = build_board(replicates=row_major, **args)
+    _same(build_board(replicates=np.asfortranarray(row_major), **args), want)
+    _same(build_board(replicates=theta[:, :k], **args), want)  # a view of the first columns
