@@ -255,20 +255,23 @@ def _add_pairs(
     parts_b, parts_z = [maxt.rows], [maxt.z]
     step = max(1, _PAIR_CHUNK // b)
     y_new = y[:, new : new + 1]
+    # candidates by |y_j - y_new| >= level se (1 - 1e-12), a necessary condition of z >= level (the
+    # product and the quotient round differently), then the statistic itself as the full computation
+    # divides it; a zero standard error (the diagonal, identical entries) is never a candidate
+    bound = np.where(se_new > 0, level * se_new * (1 - 1e-12), np.inf)
+    block = np.empty((b, min(step, k1)))
     for c0 in range(0, k1, step):
         c1 = min(k1, c0 + step)
-        ok = se_new[c0:c1] > 0  # False on the diagonal (se = 0)
-        block = y[:, c0:c1] - y_new  # (B, c): rows of y, no transposed copy
-        np.abs(block, out=block)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            block /= se_new[c0:c1]
-        block[:, ~ok] = 0.0
-        bi, pi = np.nonzero(block >= level)
-        pi += c0
+        d = np.subtract(y[:, c0:c1], y_new, out=block[:, : c1 - c0])  # (B, c): rows of y, no transpose
+        np.abs(d, out=d)
+        bi, pi = np.nonzero(d >= bound[c0:c1])
+        z = d[bi, pi] / se_new[c0 + pi]
+        hit = z >= level
+        bi, pi, z = bi[hit], pi[hit] + c0, z[hit]
         parts_j.append(np.minimum(pi, new))
         parts_k.append(np.maximum(pi, new))
         parts_b.append(bi)
-        parts_z.append(block[bi, pi - c0])
+        parts_z.append(z)
     return (
         level,
         np.concatenate(parts_j).astype(np.intp),
