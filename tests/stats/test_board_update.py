@@ -78,6 +78,7 @@ def test_one_new_entry_gives_the_full_rebuilds_board(seed: int, higher: bool) ->
         }
         got = cache.build(**args, **_options(higher, n))
         assert cache.last == "incremental"
+        assert cache._state is not None and cache._state.gram is not None  # the Gram matrix was extended
         _same(got, build_board(**args, **_options(higher, n)))
 
 
