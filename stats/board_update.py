@@ -22,20 +22,23 @@ at any position, reuses them:
 What the full rebuild computes in O(B K) anyway (differences to the leader, their tests, standard
 deviations) is computed again; what is O(K^2) elementwise (standard errors from the Gram matrix,
 observed statistics, verdicts) too. At K = 1,000, N = B = 10,000 (bootstrap p-values) the update takes
-0.47 s of CPU against 0.84 s for the full rebuild (docs/benchmarks.md, "Scale"). The test against the
+0.33-0.43 s of CPU against 0.94 s for the full rebuild (docs/benchmarks.md, "Scale"). The test against the
 leader is recomputed too: McNemar's is O(N K), but approximate randomization is O(R N K) (1.2 s of CPU at
 K = 1,000, R = 10,000), so a board tested by randomization gains less (keeping each entry's count while
 the leader stays would need the swap products to round alike for any number of columns, the same
 question as the Gram matrix's below).
 
-**Equal bits.** Every step is the full rebuild's, on the same arrays. The Gram matrix ``y^T y`` of the
-pairwise standard errors (one BLAS call, O(B K^2): about 0.2 s of the update at K = 1,000) is computed
-again with the same call rather than extended by one column: OpenBLAS rounds a column of a product
-differently depending on the product's shape (measured here: ``y^T [y_new, y_new]`` differs from the
-full product's column in the last bit for some B and K, e.g. B = 300), and a last bit of a standard
-error moves the critical value and every interval by as much. ``tests/stats/test_board_update.py``
-checks the whole board against a full rebuild on random boards with ties, both metric directions,
-new leaders and BCa intervals.
+**Equal bits.** Every step is the full rebuild's, on the same arrays, but one: the Gram matrix ``y^T y``
+of the pairwise standard errors (O(B K^2) in the full rebuild) is the previous board's plus a column made
+of small products ``z^T z`` of the new column with chunks of 32 others (:func:`_extend_gram`, O(B K)).
+That is exact because OpenBLAS gives an element of ``y^T y`` the same bits in any such product,
+whatever its position and the product's size (tried for B = 100 to 10,000 and K = 65 to 1,500); a column
+of a *general* two-column product ``y^T [y_new, y_new]`` is not (it differed in the last bit for B = 300).
+The property is checked on every board the cache keeps (:func:`_gram_reusable`: a product of 24 shuffled
+columns against the board's matrix); where it fails (another BLAS) the update computes the full product,
+so a BLAS only costs speed, never a number. ``tests/stats/test_board_update.py`` checks the whole board
+against a full rebuild on random boards with ties, both metric directions, the new entry at any
+position, new leaders and BCa intervals.
 
 Anything else (an entry removed or changed, two new entries, other options, entries with runs, whose
 replicates are resampled per entry) is a full rebuild, which refreshes the cache.
@@ -330,8 +333,8 @@ class BoardCache:
     """The incremental board of one task: :meth:`build` returns :func:`stats.board.build_board`'s board.
 
     Keep one per task and metric, in the process that rebuilds the task's boards. Memory: the replicates
-    (B x K float64), their ranks (B x K, 16-bit) and the exceedance list; at K = 1,000, B = 10,000 about
-    100 MB.
+    (B x K float64), their ranks (B x K, 16-bit), the Gram matrix (K x K float64) and the exceedance list;
+    at K = 1,000, B = 10,000 about 110 MB.
     """
 
     def __init__(self) -> None:
