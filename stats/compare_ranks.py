@@ -614,10 +614,13 @@ def _simultaneous(
     else:
         se, sd = _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
     diff = sign * (p[:, None] - p[None, :])  # advantage of j over k
+    # |t| of every pair, in place (K = 5,000: every K x K float temporary is 200 MB): |d| / se, which is
+    # |d / se| to the bit; a zero se gives inf for d != 0 and 0/0 = nan, read as 0, for d == 0
+    abs_t = np.abs(diff)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_obs = np.where(se > 0, diff / se, np.sign(diff) * np.inf)
-    t_obs = np.where((se == 0) & (diff == 0), 0.0, t_obs)
-    upper_pairs = np.triu(np.ones((k, k), dtype=bool), 1) & (se > 0)
+        abs_t /= se
+    abs_t[np.isnan(abs_t)] = 0.0
+    upper_pairs = np.triu(se > 0, 1)
     search = None if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd)
     if search is not None and preload is not None:
         search.preload(*preload)
@@ -637,7 +640,7 @@ def _simultaneous(
         if steps == 1 and search is not None and np.isfinite(search.level):
             # the list of the first step covers every pair: what the next board starts from
             first = (search.level, search.pair_j, search.pair_k, search.rows, search.z)
-        newly = active & (np.abs(t_obs) > critical * (1 + _TIE))
+        newly = active & (abs_t > critical * (1 + _TIE))
         if not newly.any():
             break
         separated |= newly | newly.T
