@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from stats._threads import with_blas_threads
 from stats.checks import (
     FEW_CLUSTERS,
     check_choice,
@@ -43,7 +44,13 @@ from stats.compare import (
     mcnemar_exact,
     paired_randomization,
 )
-from stats.compare_ranks import min_ranks, rank_distribution, simultaneous_ranks
+from stats.compare_ranks import (
+    RankDistribution,
+    SimultaneousRanks,
+    min_ranks,
+    rank_distribution,
+    simultaneous_ranks,
+)
 from stats.compare_runs import RunsSummary, runs_summaries, two_level_replicates
 from stats.intervals import Interval, bca_or_percentile, bootstrap_bounds, proportion_bounds
 from stats.signature import Signature
@@ -71,6 +78,7 @@ __all__ = [
     "VERDICTS",
     "VERDICT_METHOD",
     "Board",
+    "BoardParts",
     "BoardRow",
     "build_board",
     "default_interval",
@@ -408,6 +416,69 @@ def _resolve_test(
     return test
 
 
+class BoardParts(Protocol):
+    """The three costly parts of a board (:func:`build_board`'s ``_parts``): each returns exactly what the
+    functions named in :class:`_FullParts` return for the same arrays."""
+
+    def value_bounds(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        method: str,
+        confidence: float,
+        jackknife: FloatArray | None,
+    ) -> tuple[FloatArray, FloatArray]: ...
+
+    def rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> RankDistribution: ...
+
+    def simultaneous_ranks(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        higher_is_better: bool,
+        confidence: float,
+        stepdown: bool,
+    ) -> SimultaneousRanks: ...
+
+
+class _FullParts:
+    """Everything computed from the arrays (the module's functions, looked up at call time)."""
+
+    def value_bounds(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        method: str,
+        confidence: float,
+        jackknife: FloatArray | None,
+    ) -> tuple[FloatArray, FloatArray]:
+        return bootstrap_bounds(theta, point=point, method=method, confidence=confidence, jackknife=jackknife)
+
+    def rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> RankDistribution:
+        return rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
+
+    def simultaneous_ranks(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        higher_is_better: bool,
+        confidence: float,
+        stepdown: bool,
+    ) -> SimultaneousRanks:
+        return simultaneous_ranks(
+            theta, point, higher_is_better=higher_is_better, confidence=confidence, stepdown=stepdown
+        )
+
+
+@with_blas_threads
 def build_board(
     *,
     names: Sequence[str],
@@ -433,6 +504,7 @@ def build_board(
     runs: Sequence[npt.ArrayLike | None] | None = None,
     grouped: bool = False,
     groups: npt.ArrayLike | None = None,
+    _parts: BoardParts | None = None,
 ) -> Board:
     """Build the board of one task: intervals, ranks, differences to the leader, tests, best sets.
 
@@ -490,6 +562,10 @@ def build_board(
         Each item's group (with ``item_statistics``). With fewer than ``stats.checks.FEW_CLUSTERS``
         groups, ``test="auto"`` uses the exact cluster sign-flip test
         (:func:`stats.compare.cluster_sign_flip`): the bootstrap has too few distinct resamples there.
+    _parts : BoardParts, optional
+        Computes the value intervals, the rank distribution and the max-t sets (internal: the incremental
+        board of :mod:`stats.board_update` passes one that reuses the previous board's work; the numbers
+        are the same).
 
     Returns
     -------
@@ -525,6 +601,11 @@ def build_board(
         raise ValueError("`names` must hold at least one name, all unique.")
     point = check_vector(values, name="values", length=k, what="values, one per name")
     theta = check_replicates(replicates, k=k)
+    # Row-major: numpy sums a column of a row-major array in sequence and of a column-major one pairwise,
+    # so the last bits of the means (and the standard errors) would depend on the input's memory layout.
+    # A row-major view (the first columns of a wider array) is used as it is, anything else copied.
+    if not (theta.strides[1] == 8 and theta.strides[0] >= 8 * theta.shape[1]):
+        theta = np.ascontiguousarray(theta)
     b = theta.shape[0]
     confidence = check_level(confidence, name="confidence")
     alpha = check_level(alpha, name="alpha")
@@ -599,10 +680,9 @@ def build_board(
     v_low = np.full(k, np.nan)
     v_high = np.full(k, np.nan)
     degenerate = np.ptp(theta, axis=0) == 0
+    parts = _parts if _parts is not None else _FullParts()
     if boot_method is not None:
-        lo, hi = bootstrap_bounds(
-            theta, point=point, method=boot_method, confidence=confidence, jackknife=jack
-        )
+        lo, hi = parts.value_bounds(theta, point, method=boot_method, confidence=confidence, jackknife=jack)
         v_low[:], v_high[:] = lo, hi
     if with_runs.any():
         lo, hi = bootstrap_bounds(
@@ -669,8 +749,8 @@ def build_board(
 
     # ranks; the simultaneous (max-t) comparisons at level alpha decide the verdicts and the best set
     ranks = min_ranks(point, higher_is_better=higher_is_better)
-    rd = rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
-    sim = simultaneous_ranks(
+    rd = parts.rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
+    sim = parts.simultaneous_ranks(
         theta, point, higher_is_better=higher_is_better, confidence=1.0 - alpha, stepdown=stepdown
     )
     advantage = sign * diff_point

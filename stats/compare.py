@@ -29,6 +29,7 @@ import numpy.typing as npt
 from scipy import special
 from scipy import stats as sps
 
+from stats._threads import with_blas_threads
 from stats.checks import (
     check_choice,
     check_count,
@@ -581,6 +582,7 @@ class RandomizationResult:
     seed: int
 
 
+@with_blas_threads
 def paired_randomization(
     statistics: Sequence[npt.ArrayLike],
     *,
@@ -666,18 +668,23 @@ def paired_randomization(
     # product: leaving out exact zeros changes no sum.
     moving_mask = np.zeros((k, m), dtype=bool)
     item_mask = np.zeros(n, dtype=bool)
-    integer = True
     largest = 0.0
-    for j, a in enumerate(arrays):
-        if j == reference:
-            continue
-        nonzero = a != ref
-        moving_mask[j] = nonzero.any(axis=0)
-        item_mask |= nonzero.any(axis=1)
-        if moving_mask[j].any():
-            largest = max(largest, float(np.abs(a - ref).max()))
-        integer = integer and bool(np.array_equal(a, np.round(a)))
-    integer = integer and bool(np.array_equal(ref, np.round(ref)))
+    integer = bool(np.array_equal(ref, np.round(ref)))
+    # entries in blocks of at most 2^22 elements (32 MB), not one at a time: the same masks and maxima
+    step = max(1, (1 << 22) // max(n * m, 1))
+    for j0 in range(0, k, step):
+        block = np.stack(arrays[j0 : j0 + step])  # (s, N, m)
+        integer = integer and bool(np.array_equal(block, np.round(block)))
+        block -= ref
+        nonzero = block != 0
+        if j0 <= reference < j0 + step:
+            nonzero[reference - j0] = False
+        moving_mask[j0 : j0 + step] = nonzero.any(axis=1)
+        item_mask |= nonzero.any(axis=(0, 2))
+        np.abs(block, out=block)
+        if j0 <= reference < j0 + step:
+            block[reference - j0] = 0.0
+        largest = max(largest, float(block.max(initial=0.0)))
     if dtype is None:
         dtype = np.float32 if integer and n * largest < 2**24 else np.float64
     moving = np.flatnonzero(moving_mask.ravel())  # columns of the (K * m) flattening
@@ -691,15 +698,25 @@ def paired_randomization(
         position += cols.size
     counts = np.zeros(k, dtype=np.int64)
     moved_flat = np.zeros((RANDOMIZATION_CHUNK, k * m))
+    ref_pooled = np.empty((RANDOMIZATION_CHUNK, k, m))
+    entry_pooled = np.empty((RANDOMIZATION_CHUNK, k, m))
+    all_moving = moving.size == k * m
     for c, start in enumerate(range(0, randomizations, RANDOMIZATION_CHUNK)):
         rows = min(RANDOMIZATION_CHUNK, randomizations - start)
         z = _swap_chunk(n, seed, c)[:rows, items].astype(dtype)
-        moved_flat[:rows, moving] = z @ delta_moving
+        if all_moving:
+            moved_flat[:rows] = z @ delta_moving
+        else:
+            moved_flat[:rows, moving] = z @ delta_moving
         moved = moved_flat[:rows].reshape(rows, k, m)  # (r, K, m)
-        # swapped: reference gets + moved, entry gets - moved
-        ref_side = np.asarray(finalize(pooled_ref + moved), dtype=np.float64)
-        entry_side = np.asarray(finalize(pooled[None, :, :] - moved), dtype=np.float64)
-        counts += (np.abs(entry_side - ref_side) >= threshold).sum(axis=0)
+        # swapped: reference gets + moved, entry gets - moved (into buffers: no temporaries per chunk)
+        ref_in = np.add(pooled_ref, moved, out=ref_pooled[:rows])
+        entry_in = np.subtract(pooled[None, :, :], moved, out=entry_pooled[:rows])
+        ref_side = np.asarray(finalize(ref_in), dtype=np.float64)
+        entry_side = np.asarray(finalize(entry_in), dtype=np.float64)
+        gap = np.subtract(entry_side, ref_side, out=entry_side if entry_side is not ref_side else None)
+        np.abs(gap, out=gap)
+        counts += np.count_nonzero(gap >= threshold, axis=0)
     same = ~moving_mask.any(axis=1)
     p_values: FloatArray = np.where(same, 1.0, (1.0 + counts) / (1.0 + randomizations))
     return RandomizationResult(

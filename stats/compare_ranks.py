@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
 
+from stats._threads import with_blas_threads
 from stats.checks import check_level, check_replicates, check_vector
 
 FloatArray = npt.NDArray[np.float64]
@@ -124,10 +125,24 @@ def rank_distribution(
     """
     x = check_replicates(theta, name="theta")
     confidence = check_level(confidence, name="confidence")
+    counts, _ = _rank_counts(x, higher_is_better=higher_is_better)
+    return _rank_table(counts, x.shape[0], confidence)
+
+
+def _rank_dtype(k: int) -> type[np.integer]:
+    """The smallest integer type that holds ranks 0..k-1 (the stored ranks of the incremental board)."""
+    return np.int16 if k < 2**15 else np.int32
+
+
+def _rank_counts(
+    x: FloatArray, *, higher_is_better: bool, keep: bool = False
+) -> tuple[IntArray, npt.NDArray[np.integer] | None]:
+    """The (K, K) counts of (entry, rank - 1) over the resamples; with ``keep`` also every rank - 1 (B, K)."""
     b, k = x.shape
     # Rank the resamples in row chunks: the counts are the same, and memory stays O(chunk x K) instead of
     # several B x K int64 temporaries (K = 1,000, B = 10,000: about 0.6 GB at once).
     counts = np.zeros(k * k, dtype=np.int64)
+    ranks = np.empty((b, k), dtype=_rank_dtype(k)) if keep else None
     step = max(1, _RANK_CHUNK_ELEMENTS // k)
     for start in range(0, b, step):
         keyed = -x[start : start + step] if higher_is_better else x[start : start + step]
@@ -141,7 +156,13 @@ def rank_distribution(
         first = np.maximum.accumulate(np.where(fresh, np.arange(k), 0), axis=1)
         # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
         np.add.at(counts, (order * k + first).ravel(), 1)
-    counts = counts.reshape(k, k)
+        if ranks is not None:
+            np.put_along_axis(ranks[start : start + step], order, first, axis=1)
+    return counts.reshape(k, k), ranks
+
+
+def _rank_table(counts: IntArray, b: int, confidence: float) -> RankDistribution:
+    """The :class:`RankDistribution` of rank counts over ``b`` resamples."""
     cumulative = np.cumsum(counts, axis=1)
     tail = (1 - confidence) / 2
     # smallest rank r whose cumulative count reaches q * B (inverse of the empirical CDF)
@@ -197,9 +218,22 @@ def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     ``(y^T y - B m m^T) / (B - 1)`` with ``m`` the column means, which loses nothing to cancellation
     because ``m`` (the bootstrap bias) is small next to the spread, and needs no centred copy of ``y``.
     """
-    b, k = y.shape
-    m = y.mean(axis=0)
-    se2 = y.T @ y  # becomes the squared standard errors in place, row block by row block: at K = 5,000
+    return _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
+
+
+def _standard_errors_from_gram(
+    gram: FloatArray, m: FloatArray, b: int, *, in_place: bool = False
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`_pair_standard_errors` from the Gram matrix ``y^T y`` and the column means ``m`` of ``y``.
+
+    Every element is a function of ``gram[j, k]``, ``gram[j, j]``, ``gram[k, k]``, ``m_j`` and ``m_k``
+    alone, so a board with one more entry gets the same bits for the old pairs when its Gram matrix has
+    them (the incremental board, :mod:`stats.board_update`).
+    """
+    k = gram.shape[0]
+    se2 = (
+        gram if in_place else gram.copy()
+    )  # becomes the squared standard errors in place, row block by row block: at K = 5,000
     # every K x K temporary is 200 MB
     bm = b * m
     var = np.empty(k)
@@ -217,6 +251,15 @@ def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
         block[block <= 1e-10 * scale] = 0.0
     np.fill_diagonal(se2, 0.0)
     np.sqrt(se2, out=se2)
+    # exactly symmetric: ``b m_j m_k`` is rounded differently in the two triangles (18 of 10^6 elements
+    # differed in the last bit at K = 1,000), and the pruned search read whichever triangle its orientation
+    # gave where the dense computation read the upper one; the lower triangle is now the upper one's copy
+    for r0 in range(256, k, 256):
+        se2[r0 : r0 + 256, :r0] = se2[:r0, r0 : r0 + 256].T
+    for r0 in range(0, k, 256):
+        block = se2[r0 : r0 + 256, r0 : r0 + 256]
+        lower = np.tril_indices(block.shape[0], -1)
+        block[lower] = block.T[lower]
     return se2, np.sqrt(var)
 
 
@@ -278,8 +321,17 @@ class _Exceedances:
     def __init__(self, y: FloatArray, se: FloatArray, sd: FloatArray) -> None:
         self.y = y
         self.se = se
-        k = y.shape[1]
         self.sd = sd
+        self.prepared = False
+        self._sorted_for: FloatArray | None = None
+        self.level = np.inf
+        self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
+        self.z = np.empty(0)
+
+    def _prepare(self) -> None:
+        """The bound ``gamma``, the pairs computed densely and the pairs the bound searches (once)."""
+        y, se, sd = self.y, self.se, self.sd
+        k = y.shape[1]
         iu, ju = np.triu_indices(k, 1)
         ok = se[iu, ju] > 0
         iu, ju = iu[ok], ju[ok]
@@ -299,9 +351,15 @@ class _Exceedances:
         eligible[self.special_j, self.special_k] = False
         eligible[self.special_k, self.special_j] = False
         self.eligible = eligible
-        self.level = np.inf
-        self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
-        self.z = np.empty(0)
+        self.prepared = True
+
+    def preload(
+        self, level: float, pair_j: IntArray, pair_k: IntArray, rows: IntArray, z: FloatArray
+    ) -> None:
+        """Take a list of every (pair, resample) with statistic ``>= level`` over all pairs (step 1), as
+        :meth:`search` would have found it (the incremental board, :mod:`stats.board_update`)."""
+        self.level = level
+        self.pair_j, self.pair_k, self.rows, self.z = pair_j, pair_k, rows, z
 
     def search(self, level: float, active: BoolArray) -> None:
         """Collect every (active pair, resample) with statistic ``>= level`` (``level > 0``).
@@ -309,6 +367,8 @@ class _Exceedances:
         ``active`` (upper triangle) are the pairs of the current step; later steps use subsets of them,
         so the list serves them too. Raises :class:`_TooMany` past :data:`_MAX_EXCEEDANCES` entries.
         """
+        if not self.prepared:
+            self._prepare()
         y, se, sd = self.y, self.se, self.sd
         b = y.shape[0]
         h = level * self.gamma * (1 - 1e-9)
@@ -375,10 +435,25 @@ class _Exceedances:
         self.level = level
 
     def maxima(self, active: BoolArray) -> FloatArray:
-        """Per resample, the max over active pairs of the statistics ``>= level`` (0 where none)."""
+        """Per resample, the max over active pairs of the statistics ``>= level`` (0 where none).
+
+        The list is sorted by resample once (kept while the list is), then each step takes one
+        ``maximum.reduceat`` per resample instead of an unbuffered ``maximum.at`` per element (the max is
+        exact in any order).
+        """
+        if self._sorted_for is not self.z:
+            order = np.argsort(self.rows, kind="stable")
+            rows = self.rows[order]
+            self._sorted = (self.pair_j[order], self.pair_k[order], self.z[order])
+            self._starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if rows.size else rows
+            self._start_rows = rows[self._starts]
+            self._sorted_for = self.z
         out = np.zeros(self.y.shape[0])
-        use = active[self.pair_j, self.pair_k]
-        np.maximum.at(out, self.rows[use], self.z[use])
+        if self._starts.size == 0:
+            return out
+        pj, pk, z = self._sorted
+        used = np.where(active[pj, pk], z, 0.0)
+        out[self._start_rows] = np.maximum.reduceat(used, self._starts)
         return out
 
 
@@ -420,6 +495,7 @@ def _critical_value(
     return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
 
 
+@with_blas_threads
 def simultaneous_ranks(
     theta: npt.ArrayLike,
     point: npt.ArrayLike,
@@ -484,32 +560,87 @@ def simultaneous_ranks(
     ([1, 1, 3], [2, 2, 3], [True, True, False])
     """
     x = check_replicates(theta, name="theta")
-    k = x.shape[1]
-    p = check_vector(point, name="point", length=k, what="values, one per entry")
+    p = check_vector(point, name="point", length=x.shape[1], what="values, one per entry")
     confidence = check_level(confidence, name="confidence")
+    result, _ = _simultaneous(
+        x, p, higher_is_better=higher_is_better, confidence=confidence, stepdown=stepdown
+    )
+    return result
+
+
+@dataclass(frozen=True)
+class MaxTState:
+    """What :func:`_simultaneous` leaves for the next board of the same task (:mod:`stats.board_update`).
+
+    ``level`` and the four arrays are the list of every (pair, resample) with max-t statistic
+    ``>= level`` over all pairs of the board (the first step), or ``level = inf`` when the board computed
+    its maxima densely.
+    """
+
+    level: float
+    pair_j: npt.NDArray[np.intp]
+    pair_k: npt.NDArray[np.intp]
+    rows: npt.NDArray[np.intp]
+    z: FloatArray
+
+
+def _simultaneous(
+    x: FloatArray,
+    p: FloatArray,
+    *,
+    higher_is_better: bool,
+    confidence: float,
+    stepdown: bool,
+    standard_errors: tuple[FloatArray, FloatArray] | None = None,
+    deviations: FloatArray | None = None,
+    preload: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]
+    | None = None,
+    keep: bool = False,
+) -> tuple[SimultaneousRanks, MaxTState | None]:
+    """:func:`simultaneous_ranks` on checked arrays; with ``keep`` also the state for the next board.
+
+    ``deviations`` (``y = x - p``), ``standard_errors`` (``_standard_errors_from_gram(y.T @ y, ...)``
+    computed by the caller with the same calls) and ``preload`` (an exceedance list of the first step over all pairs)
+    replace their computation; neither changes a number.
+    """
+    k = x.shape[1]
     sign = 1.0 if higher_is_better else -1.0
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
-    y = x - p  # deviations from the point values; the sign of the metric does not matter under |.|
-    se, sd = _pair_standard_errors(y)
+    # deviations from the point values; the sign of the metric does not matter under |.|
+    y = x - p if deviations is None else deviations
+    if standard_errors is not None:
+        se, sd = standard_errors
+    else:
+        se, sd = _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
     diff = sign * (p[:, None] - p[None, :])  # advantage of j over k
+    # |t| of every pair, in place (K = 5,000: every K x K float temporary is 200 MB): |d| / se, which is
+    # |d / se| to the bit; a zero se gives inf for d != 0 and 0/0 = nan, read as 0, for d == 0
+    abs_t = np.abs(diff)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_obs = np.where(se > 0, diff / se, np.sign(diff) * np.inf)
-    t_obs = np.where((se == 0) & (diff == 0), 0.0, t_obs)
-    upper_pairs = np.triu(np.ones((k, k), dtype=bool), 1) & (se > 0)
+        abs_t /= se
+    abs_t[np.isnan(abs_t)] = 0.0
+    upper_pairs = np.triu(se > 0, 1)
     search = None if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd)
+    if search is not None and preload is not None:
+        search.preload(*preload)
     zero = (se == 0) & (diff != 0)
     np.fill_diagonal(zero, False)
     separated = zero.copy()  # symmetric
     critical = np.inf
     steps = 0
+    first: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray] | None
+    first = None
     while True:
         active = upper_pairs & ~separated
         steps += 1
         if not active.any():
             break
         critical = _critical_value(y, se, active, confidence, search)
-        newly = active & (np.abs(t_obs) > critical * (1 + _TIE))
+        if steps == 1 and search is not None and np.isfinite(search.level):
+            # the list of the first step covers every pair: what the next board starts from
+            first = (search.level, search.pair_j, search.pair_k, search.rows, search.z)
+        newly = active & (abs_t > critical * (1 + _TIE))
         if not newly.any():
             break
         separated |= newly | newly.T
@@ -518,7 +649,7 @@ def simultaneous_ranks(
     better = separated & (diff > 0)
     lower = 1 + better.sum(axis=0)
     upper = k - better.sum(axis=1)
-    return SimultaneousRanks(
+    result = SimultaneousRanks(
         lower=lower.astype(np.int64),
         upper=upper.astype(np.int64),
         best=lower == 1,
@@ -528,3 +659,8 @@ def simultaneous_ranks(
         steps=steps,
         confidence=confidence,
     )
+    if not keep:
+        return result, None
+    empty = np.empty(0, dtype=np.intp)
+    level, pj, pk, rows, z = first if first is not None else (np.inf, empty, empty, empty, np.empty(0))
+    return result, MaxTState(level=level, pair_j=pj, pair_k=pk, rows=rows, z=z)

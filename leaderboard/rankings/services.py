@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
 from leaderboard.rankings import board as board_builder
-from leaderboard.rankings import ladder
+from leaderboard.rankings import ladder, versions
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
@@ -168,7 +168,14 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             .order_by("-sequence")
             .first()
         )
+        # never mix replicates drawn with two seeds, resample counts or engine versions (versions.py)
+        weights = versions.reference(
+            seed=task.challenge.seed, resamples=task.challenge.resamples, scores=[e.score for e in entries]
+        )
+        entries, left_off = versions.split_compatible(entries, weights)
         digest = _digest(task, split, entries)
+        if left_off:
+            digest = hashlib.sha256(json.dumps([digest, left_off], sort_keys=True).encode()).hexdigest()
         ladder_rows: list[dict] = []
         if split == Split.PUBLIC and ladder.is_ladder(task):
             # the Ladder's releases, made once, in the order scores reach the board (rankings.ladder)
@@ -188,7 +195,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             split=split,
             sequence=sequence,
             entry_count=len(entries),
-            signature={**board.signature, "inputs": digest},
+            signature={**board.signature, "inputs": digest, **({"left_off": left_off} if left_off else {})},
             rows=board.rows,
             rank_distribution=board.rank_distribution,
             pairwise=board.pairwise,
@@ -200,6 +207,10 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         if task.has_private_split:
             transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
     logger.info("board %s/%s rebuilt: snapshot %s with %s entries", task_id, split, sequence, len(entries))
+    for off in left_off:
+        logger.warning(
+            "board %s/%s: %s (%s) left off: %s", task_id, split, off["name"], off["key"], off["reason"]
+        )
     return snapshot
 
 

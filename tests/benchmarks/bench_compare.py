@@ -37,20 +37,27 @@ from scipy import stats as sps
 import stats.board as board_module
 import stats.intervals as intervals_module
 from stats.board import build_board
+from stats.board_update import BoardCache
 from stats.compare import bootstrap_p_values, holm, mcnemar_exact, paired_randomization
 from stats.compare_ranks import rank_distribution, simultaneous_ranks
 from stats.engine import score_entries
 from stats.metrics import get_metric
-from tests.benchmarks import _baseline
+from tests.benchmarks import _baseline, _baseline_v1
+
+#: CPU seconds (all threads of the process) of the fastest run of the last ``_timed`` call: on the shared
+#: machine the wall time is mostly waiting for a core, the CPU time much less so.
+_CPU = [0.0]
 
 
 def _timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     best = float("inf")
     result = None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         result = fn()
-        best = min(best, time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        if wall < best:
+            best, _CPU[0] = wall, time.process_time() - cpu
     return best, result
 
 
@@ -75,6 +82,35 @@ def _before_issue_14() -> Iterator[None]:
         yield
     finally:
         board_module.simultaneous_ranks, board_module.rank_distribution, intervals_module._quantiles = saved
+
+
+@contextmanager
+def _main_v1() -> Iterator[None]:
+    """``build_board`` with the comparison code of main before the incremental board (tests.benchmarks._baseline_v1)."""
+    saved = (board_module.simultaneous_ranks, board_module.rank_distribution)
+    board_module.simultaneous_ranks = _baseline_v1.simultaneous_ranks  # type: ignore[assignment]
+    board_module.rank_distribution = _baseline_v1.rank_distribution  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        board_module.simultaneous_ranks, board_module.rank_distribution = saved
+
+
+def _v1_blas(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` with the BLAS threads of main before this change (OpenBLAS's default: every core)."""
+
+    def run() -> Any:
+        saved = os.environ.get("LEADERBOARD_BLAS_THREADS")
+        os.environ["LEADERBOARD_BLAS_THREADS"] = str(os.cpu_count() or 1)
+        try:
+            return fn()
+        finally:
+            if saved is None:
+                del os.environ["LEADERBOARD_BLAS_THREADS"]
+            else:
+                os.environ["LEADERBOARD_BLAS_THREADS"] = saved
+
+    return run
 
 
 def _task(n: int, k: int, seed: int) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -136,6 +172,7 @@ def main(argv: list[str] | None = None) -> None:
 
     # -- 1. from stored replicates ------------------------------------------------------------------
     t_board, new_board = _timed(board, repeat=2)
+    cpu_board = _CPU[0]
     peak = _peak_mib(board)
     t_rd, _ = _timed(lambda: rank_distribution(theta, higher_is_better=True), repeat=2)
     t_sim, sim = _timed(lambda: simultaneous_ranks(theta, point, higher_is_better=True), repeat=2)
@@ -144,12 +181,25 @@ def main(argv: list[str] | None = None) -> None:
     t_p, _ = _timed(lambda: holm(bootstrap_p_values(diff, point - point[leader])), repeat=2)
 
     print("1. board from stored replicates (intervals, p-values, Holm, rank distribution, max-t sets)")
-    print(f"   build_board, all of it (percentile, bootstrap p)  {t_board:8.3f} s   (target < 1 s)")
+    print(
+        f"   build_board, all of it (percentile, bootstrap p)  {t_board:8.3f} s   (target < 1 s; CPU {cpu_board:.3f} s)"
+    )
     print(f"     peak traced memory (tracemalloc)                {peak:8.0f} MiB (target < 300 MiB)")
     print(f"     rank distribution (B x K ranks, K x K table)    {t_rd:8.3f} s")
     print(f"     max-t simultaneous ranks + best set, step-down  {t_sim:8.3f} s   ({sim.steps} steps)")
     print(f"     max-t single step                               {t_single:8.3f} s")
     print(f"     bootstrap p-values + Holm, all vs leader        {t_p:8.3f} s")
+
+    def board_v1() -> Any:
+        with _main_v1():
+            return board()
+
+    t_v1_board, v1_board = _timed(_v1_blas(board_v1), repeat=2)
+    print(
+        f"   main before this change (tests.benchmarks._baseline_v1, all BLAS threads), same run: build_board "
+        f"{t_v1_board:8.3f} s (CPU {_CPU[0]:.3f} s) -> ratio {t_v1_board / t_board:.2f}x; same board: "
+        f"{v1_board.as_dict() == new_board.as_dict()}"
+    )
     if not args.no_baseline:
         with _before_issue_14():
             t_old_board, old_board = _timed(board)
@@ -205,9 +255,37 @@ def main(argv: list[str] | None = None) -> None:
     print()
 
     # -- 2. one more entry --------------------------------------------------------------------------
-    t_more, _ = _timed(lambda: board(theta_all, point_all))
+    t_more, full_more = _timed(lambda: board(theta_all, point_all))
+    names_all = [f"e{j:05d}" for j in range(k + 1)]
+    options: dict[str, Any] = {
+        "higher_is_better": True,
+        "metric_name": "accuracy",
+        "seed": args.seed,
+        "interval": "percentile",
+        "test": "bootstrap",
+    }
+    cache = BoardCache()
+    cache.build(names=names_all[:k], values=point, replicates=theta, n_items=n, **options)
+    state = cache._state
+    updates = []
+    for _ in range(2):
+        cache._state = state  # the same board of K each time: one new entry on it
+        updates.append(
+            _timed(
+                lambda: cache.build(
+                    names=names_all, values=point_all, replicates=theta_all, n_items=n, **options
+                )
+            )
+        )
+    t_update, inc_board = min(updates, key=lambda u: u[0])
+    cpu_update = _CPU[0]
+    print(f"2. a new entry on the board of {k}")
+    print(f"   full rebuild with {k + 1} entries                   {t_more:8.3f} s")
     print(
-        f"2. a new entry on the board of {k}: full rebuild with {k + 1} entries {t_more:8.3f} s (target < 0.5 s)"
+        f"   incremental (stats.board_update.BoardCache)        {t_update:8.3f} s   (target < 0.5 s; CPU of the "
+        f"last {cpu_update:.3f} s) -> ratio "
+        f"{t_more / t_update:.1f}x; same board as the full rebuild: {inc_board.as_dict() == full_more.as_dict()} "
+        f"({cache.last})"
     )
     print()
 
@@ -237,11 +315,21 @@ def main(argv: list[str] | None = None) -> None:
     def rand(fn: Callable[..., Any] = paired_randomization, **kw: Any) -> Any:
         return fn(stats, finalize=metric.finalize, reference=leader, randomizations=r, seed=args.seed, **kw)
 
-    t_ar, new_rand = _timed(rand)
+    t_ar, new_rand = _timed(rand, repeat=2)
+    cpu_ar = _CPU[0]
     t_ar64, _ = _timed(lambda: rand(dtype=np.float64))
+    t_ar_v1, v1_rand = _timed(_v1_blas(lambda: rand(_baseline_v1.paired_randomization_v1)), repeat=2)
+    cpu_ar_v1 = _CPU[0]
     print(f"4. paired approximate randomization, R={r:,}, all {k - 1} entries vs leader")
-    print(f"   one swap matrix, moving items only (float32, exact) {t_ar:8.3f} s   (target < 2 s)")
+    print(
+        f"   one swap matrix, moving items only (float32, exact) {t_ar:8.3f} s   (target < 2 s; CPU {cpu_ar:.3f} s)"
+    )
     print(f"   same in float64                                   {t_ar64:8.3f} s")
+    print(
+        f"   main before this change (tests.benchmarks._baseline_v1)      {t_ar_v1:8.3f} s (CPU {cpu_ar_v1:.3f} s) -> ratio "
+        f"{t_ar_v1 / t_ar:.2f}x "
+        f"(same counts: {bool(np.array_equal(v1_rand.counts, new_rand.counts))})"
+    )
     if not args.no_baseline:
         t_ar_old, old_rand = _timed(lambda: rand(_baseline.paired_randomization_v0))
         same = bool(np.array_equal(old_rand.counts, new_rand.counts))

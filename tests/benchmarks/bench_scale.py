@@ -4,7 +4,8 @@ Three sizes each, one process:
 
 - the board from stored replicates (``build_board``, percentile intervals, bootstrap p-values) at
   K = 250, 1,000, 5,000 entries (B = 10,000) and at B = 2,500, 5,000, 10,000 resamples (K = 1,000), with
-  its parts (pairwise standard errors, rank distribution, max-t step-down) and peak traced memory;
+  its parts (pairwise standard errors, rank distribution, max-t step-down), peak traced memory, and the
+  incremental update that adds the last entry to the board of the others (``stats.board_update``);
 - paired approximate randomization of all entries against the leader at K = 250, 1,000, 5,000 (R as
   given, default 10,000);
 - scoring one entry with W drawn (no cache) at N = 10,000, 100,000, 1,000,000 items (B as given,
@@ -26,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from stats._threads import blas_threads
 from stats.board import build_board
+from stats.board_update import BoardCache
 from stats.compare import paired_randomization
 from stats.compare_ranks import _pair_standard_errors, rank_distribution, simultaneous_ranks
 from stats.engine import score_entries
@@ -68,12 +71,29 @@ def _board_row(theta: np.ndarray, point: np.ndarray, n: int) -> str:
 
     t_board, _ = _timed(board)
     _, peak = _peak_mib(board)
-    t_se, _ = _timed(lambda: _pair_standard_errors(theta - point))
+    with blas_threads():  # as build_board runs it
+        t_se, _ = _timed(lambda: _pair_standard_errors(theta - point))
     t_rd, _ = _timed(lambda: rank_distribution(theta, higher_is_better=True))
     t_sim, sim = _timed(lambda: simultaneous_ranks(theta, point, higher_is_better=True))
+    # the last entry added to the board of the others (stats.board_update)
+    names = [f"e{j:05d}" for j in range(k)]
+    options: dict[str, Any] = {
+        "higher_is_better": True,
+        "metric_name": "accuracy",
+        "seed": 0,
+        "interval": "percentile",
+        "test": "bootstrap",
+        "n_items": n,
+    }
+    cache = BoardCache()
+    cache.build(
+        names=names[:-1], values=point[:-1], replicates=np.ascontiguousarray(theta[:, :-1]), **options
+    )
+    t_update, _ = _timed(lambda: cache.build(names=names, values=point, replicates=theta, **options))
     return (
         f"K={k:>5} B={theta.shape[0]:>6}  board {t_board:7.2f} s  peak {peak:6.0f} MiB  | "
-        f"pair se {t_se:6.2f} s  ranks {t_rd:6.2f} s  max-t {t_sim:6.2f} s ({sim.steps} steps)"
+        f"pair se {t_se:6.2f} s  ranks {t_rd:6.2f} s  max-t {t_sim:6.2f} s ({sim.steps} steps)  | "
+        f"one new entry {t_update:6.2f} s ({cache.last})"
     )
 
 

@@ -1,0 +1,420 @@
+"""The board of a task updated for one new entry, with the numbers of a full rebuild (issue 14).
+
+A :class:`BoardCache` is kept per task (and metric). :meth:`BoardCache.build` takes exactly the arguments of
+:func:`stats.board.build_board` and returns the same :class:`~stats.board.Board`. The first call computes
+everything and keeps what the costly parts need; a later call whose entries are the previous ones (same
+names, values and replicate columns, same options, in the same relative order) plus **one new entry**,
+at any position, reuses them:
+
+- **value intervals**: every interval is a function of its own column; the old ones are kept, the new
+  one is computed;
+- **rank distribution**: the previous ranks of every (resample, entry) are kept (B x K, 16-bit); the new
+  entry moves an old entry down by one in the resamples where it is strictly better, and its own rank
+  is the count of entries strictly better than it (ties share the smallest rank, as in the full
+  count), so the counts are the same integers;
+- **max-t sets**: the per-resample maxima of the first step come from the previous board's list of
+  every (pair, resample) statistic at or above a level ``lambda`` plus the new pairs' statistics at or
+  above it (O(B K), dense): no pruned search over the pairs. The step-down then runs exactly as in the
+  full rebuild: a quantile at or above ``lambda`` is exact (the count of maxima above any
+  ``x >= lambda`` is the true count), and a quantile below it lowers the level and searches again, as
+  the full rebuild does.
+
+What the full rebuild computes in O(B K) anyway (differences to the leader, their tests, standard
+deviations) is computed again; what is O(K^2) elementwise (standard errors from the Gram matrix,
+observed statistics, verdicts) too. At K = 1,000, N = B = 10,000 (bootstrap p-values) the update takes
+0.33-0.43 s of CPU against 0.94 s for the full rebuild (docs/benchmarks.md, "Scale"). The test against the
+leader is recomputed too: McNemar's is O(N K), but approximate randomization is O(R N K) (1.2 s of CPU at
+K = 1,000, R = 10,000), so a board tested by randomization gains less (keeping each entry's count while
+the leader stays would need the swap products to round alike for any number of columns, the same
+question as the Gram matrix's below).
+
+**Equal bits.** Every step is the full rebuild's, on the same arrays, but one: the Gram matrix ``y^T y``
+of the pairwise standard errors (O(B K^2) in the full rebuild) is the previous board's plus a column made
+of small products ``z^T z`` of the new column with chunks of 32 others (:func:`_extend_gram`, O(B K)).
+That is exact because OpenBLAS gives an element of ``y^T y`` the same bits in any such product,
+whatever its position and the product's size (tried for B = 100 to 10,000 and K = 65 to 1,500); a column
+of a *general* two-column product ``y^T [y_new, y_new]`` is not (it differed in the last bit for B = 300).
+The property is checked on every board the cache keeps (:func:`_gram_reusable`: a product of 24 shuffled
+columns against the board's matrix); where it fails (another BLAS) the update computes the full product,
+so a BLAS only costs speed, never a number. ``tests/stats/test_board_update.py`` checks the whole board
+against a full rebuild on random boards with ties, both metric directions, the new entry at any
+position, new leaders and BCa intervals.
+
+Anything else (an entry removed or changed, two new entries, other options, entries with runs, whose
+replicates are resampled per entry) is a full rebuild, which refreshes the cache.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from stats.board import Board, build_board
+from stats.compare_ranks import (
+    MaxTState,
+    RankDistribution,
+    SimultaneousRanks,
+    _rank_counts,
+    _rank_dtype,
+    _rank_table,
+    _simultaneous,
+    _standard_errors_from_gram,
+)
+from stats.intervals import bootstrap_bounds
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = ["BoardCache"]
+
+#: Per-entry arguments not compared with the previous board's: the item statistics feed only the tests
+#: against the leader, which are recomputed; runs make a full rebuild; the jackknife is compared by column.
+_NOT_COMPARED = ("item_statistics", "runs", "jackknife")
+#: Elements counted per chunk by the incremental rank counts.
+_COUNT_CHUNK = 1 << 22
+#: Elements of the new pairs' statistics computed at once.
+_PAIR_CHUNK = 1 << 21
+
+
+@dataclass
+class _State:
+    names: tuple[str, ...]
+    point: FloatArray
+    theta: FloatArray  # (B, K), in the order of ``names``
+    options: dict[str, Any]
+    bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]]
+    ranks: npt.NDArray[np.integer] | None
+    rank_counts: npt.NDArray[np.int64] | None
+    higher_is_better: bool
+    maxt: MaxTState | None
+    maxt_key: tuple[float, bool] | None
+    jackknife: FloatArray | None
+    gram: FloatArray | None  # y^T y of the board, when the BLAS passed the check of _gram_reusable
+
+
+def _same_option(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    try:
+        return bool(a == b)
+    except Exception:  # incomparable options: not the same
+        return False
+
+
+class _Parts:
+    """The costly parts of a board, reusing a previous state when the board has one entry more."""
+
+    def __init__(self, previous: _State | None, theta: FloatArray, old: list[int], new: int) -> None:
+        self.previous = previous
+        self.old = np.asarray(old, dtype=np.intp)  # the columns of the previous entries, in their order
+        self.new = new  # the column of the new entry
+        self.theta = theta
+        self.bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]] = {}
+        self.ranks: npt.NDArray[np.integer] | None = None
+        self.rank_counts: npt.NDArray[np.int64] | None = None
+        self.maxt: MaxTState | None = None
+        self.maxt_key: tuple[float, bool] | None = None
+        self.gram: FloatArray | None = None
+
+    # -- value intervals --------------------------------------------------------------------------
+    def value_bounds(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        method: str,
+        confidence: float,
+        jackknife: FloatArray | None,
+    ) -> tuple[FloatArray, FloatArray]:
+        key = (method, confidence, jackknife is not None)
+        prev = self.previous.bounds.get(key) if self.previous is not None else None
+        if prev is None or theta is not self.theta:
+            lo, hi = bootstrap_bounds(
+                theta, point=point, method=method, confidence=confidence, jackknife=jackknife
+            )
+        else:
+            new = [self.new, self.new]  # two columns: the column reductions run as in the full array
+            lo_n, hi_n = bootstrap_bounds(
+                theta[:, new],
+                point=point[new],
+                method=method,
+                confidence=confidence,
+                jackknife=None if jackknife is None else jackknife[:, new],
+            )
+            lo = np.empty(theta.shape[1])
+            hi = np.empty(theta.shape[1])
+            lo[self.old], hi[self.old] = prev
+            lo[self.new], hi[self.new] = lo_n[0], hi_n[0]
+        self.bounds[key] = (lo, hi)
+        return lo, hi
+
+    # -- rank distribution ------------------------------------------------------------------------
+    def rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> RankDistribution:
+        prev = self.previous
+        if (
+            prev is None
+            or theta is not self.theta
+            or prev.ranks is None
+            or prev.rank_counts is None
+            or prev.higher_is_better != higher_is_better
+        ):
+            counts, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
+        else:
+            counts, ranks = _add_rank_column(
+                theta, prev.ranks, self.old, self.new, higher_is_better=higher_is_better
+            )
+        self.ranks, self.rank_counts = ranks, counts
+        return _rank_table(counts, theta.shape[0], confidence)
+
+    # -- max-t sets -------------------------------------------------------------------------------
+    def simultaneous_ranks(
+        self,
+        theta: FloatArray,
+        point: FloatArray,
+        *,
+        higher_is_better: bool,
+        confidence: float,
+        stepdown: bool,
+    ) -> SimultaneousRanks:
+        prev = self.previous
+        key = (confidence, stepdown)
+        preload = None
+        y = theta - point  # the deviations, as the full computation forms them
+        reuse = prev is not None and theta is self.theta and prev.maxt_key == key
+        if reuse and prev is not None and prev.gram is not None:
+            gram = _extend_gram(prev.gram, y, self.old, self.new)
+        else:
+            gram = y.T @ y  # the full computation's call (see "Equal bits")
+        # kept for the next board when the BLAS rounds every element of y^T y alike in any product
+        self.gram = gram.copy() if _gram_reusable(y, gram) else None
+        standard_errors = _standard_errors_from_gram(gram, y.mean(axis=0), y.shape[0], in_place=True)
+        if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
+            preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
+        result, state = _simultaneous(
+            theta,
+            point,
+            higher_is_better=higher_is_better,
+            confidence=confidence,
+            stepdown=stepdown,
+            standard_errors=standard_errors,
+            deviations=y,
+            preload=preload,
+            keep=True,
+        )
+        self.maxt, self.maxt_key = state, key
+        return result
+
+
+#: Columns of the old board per small product of :func:`_extend_gram`.
+_GRAM_CHUNK = 32
+#: Columns of the product that :func:`_gram_reusable` checks against the board's Gram matrix.
+_GRAM_CHECK = 24
+
+
+def _extend_gram(gram: FloatArray, y: FloatArray, old: npt.NDArray[np.intp], new: int) -> FloatArray:
+    """``y^T y`` of the new board from the previous board's (columns ``old``) and small products of the
+    new column with chunks of the others (each ``z^T z`` of a (B, 33) copy: the same call as the full
+    product, whose elements the BLAS rounds alike at any position, see :func:`_gram_reusable`)."""
+    k1 = y.shape[1]
+    out = np.empty((k1, k1))
+    if np.array_equal(old, np.arange(k1 - 1)):
+        out[: k1 - 1, : k1 - 1] = gram
+    else:
+        out[np.ix_(old, old)] = gram
+    others = np.delete(np.arange(k1), new)
+    for c0 in range(0, others.size, _GRAM_CHUNK):
+        cols = np.append(others[c0 : c0 + _GRAM_CHUNK], new)
+        z = np.ascontiguousarray(y[:, cols])
+        g = z.T @ z
+        out[cols, new] = g[:, -1]
+        out[new, cols] = g[:, -1]
+    return out
+
+
+def _gram_reusable(y: FloatArray, gram: FloatArray) -> bool:
+    """Whether the BLAS gives the elements of ``y^T y`` the same bits in a product of a few shuffled
+    columns as in the full product (true of the project's OpenBLAS for every shape tried, B = 100 to
+    10,000, K = 65 to 1,500; a column of a two-column general product is not). Checked on every board
+    the cache keeps, so another BLAS only costs the reuse, never a number."""
+    k = y.shape[1]
+    if k < 2:
+        return False
+    rng = np.random.default_rng(k)
+    cols = rng.permutation(k)[: min(k, _GRAM_CHECK)]
+    z = np.ascontiguousarray(y[:, cols])
+    return bool(np.array_equal(z.T @ z, gram[np.ix_(cols, cols)]))
+
+
+def _add_rank_column(
+    theta: FloatArray,
+    ranks: npt.NDArray[np.integer],
+    old: npt.NDArray[np.intp],
+    new: int,
+    *,
+    higher_is_better: bool,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.integer]]:
+    """Ranks (0-based, ties sharing the smallest) and their (K+1, K+1) counts with column ``new`` added;
+    ``ranks`` are the previous board's, its columns at ``old``."""
+    b, k1 = theta.shape
+    out = np.empty((b, k1), dtype=_rank_dtype(k1))
+    counts = np.zeros(k1 * k1, dtype=np.int64)
+    step = max(1, _COUNT_CHUNK // k1)
+    offsets = np.arange(k1, dtype=np.int64) * k1
+    in_order = bool(np.array_equal(old, np.arange(k1 - 1)))
+    for r0 in range(0, b, step):
+        rows = theta[r0 : r0 + step]
+        others = rows[:, : k1 - 1] if in_order else rows[:, old]
+        mine = rows[:, new : new + 1]
+        beaten = others < mine if higher_is_better else others > mine  # the new entry strictly better
+        ahead = others > mine if higher_is_better else others < mine  # strictly better than the new entry
+        block = out[r0 : r0 + step]
+        moved = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
+        if in_order:
+            block[:, : k1 - 1] = moved
+        else:
+            block[:, old] = moved
+        block[:, new] = ahead.sum(axis=1)
+        counts += np.bincount((block + offsets).ravel(), minlength=k1 * k1)
+    return counts.reshape(k1, k1), out
+
+
+def _add_pairs(
+    maxt: MaxTState, y: FloatArray, se: FloatArray, old: npt.NDArray[np.intp], new: int
+) -> tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
+    """The previous exceedance list (its entries moved to columns ``old``) plus every (new pair, resample)
+    statistic at or above its level.
+
+    The statistic of pair (j, new) in resample b is ``|y_bj - y_b,new| / se_j,new``, elementwise as in the
+    full computation (``se`` is exactly symmetric); pairs with a zero standard error are not in the list
+    (as in the full search). The previous entries keep their relative order, so a pair keeps j < k.
+    """
+    b, k1 = y.shape
+    level = maxt.level
+    se_new = se[:, new]
+    parts_j, parts_k = [old[maxt.pair_j]], [old[maxt.pair_k]]
+    parts_b, parts_z = [maxt.rows], [maxt.z]
+    step = max(1, _PAIR_CHUNK // b)
+    y_new = y[:, new : new + 1]
+    # candidates by |y_j - y_new| >= level se (1 - 1e-12), a necessary condition of z >= level (the
+    # product and the quotient round differently), then the statistic itself as the full computation
+    # divides it; a zero standard error (the diagonal, identical entries) is never a candidate
+    bound = np.where(se_new > 0, level * se_new * (1 - 1e-12), np.inf)
+    block = np.empty((b, min(step, k1)))
+    for c0 in range(0, k1, step):
+        c1 = min(k1, c0 + step)
+        d = np.subtract(y[:, c0:c1], y_new, out=block[:, : c1 - c0])  # (B, c): rows of y, no transpose
+        np.abs(d, out=d)
+        bi, pi = np.nonzero(d >= bound[c0:c1])
+        z = d[bi, pi] / se_new[c0 + pi]
+        hit = z >= level
+        bi, pi, z = bi[hit], pi[hit] + c0, z[hit]
+        parts_j.append(np.minimum(pi, new))
+        parts_k.append(np.maximum(pi, new))
+        parts_b.append(bi)
+        parts_z.append(z)
+    return (
+        level,
+        np.concatenate(parts_j).astype(np.intp),
+        np.concatenate(parts_k).astype(np.intp),
+        np.concatenate(parts_b).astype(np.intp),
+        np.concatenate(parts_z),
+    )
+
+
+class BoardCache:
+    """The incremental board of one task: :meth:`build` returns :func:`stats.board.build_board`'s board.
+
+    Keep one per task and metric, in the process that rebuilds the task's boards. Memory: the replicates
+    (B x K float64), their ranks (B x K, 16-bit), the Gram matrix (K x K float64) and the exceedance list;
+    at K = 1,000, B = 10,000 about 110 MB.
+    """
+
+    def __init__(self) -> None:
+        self._state: _State | None = None
+        #: How the last :meth:`build` went: ``"full"`` or ``"incremental"``.
+        self.last: str = "none"
+
+    def clear(self) -> None:
+        """Forget the previous board (the next build is a full rebuild)."""
+        self._state = None
+
+    def build(
+        self, *, names: Sequence[str], values: npt.ArrayLike, replicates: npt.ArrayLike, **options: Any
+    ) -> Board:
+        """The board of :func:`stats.board.build_board` for these arguments, reusing the previous one's work
+        when the entries are the previous ones plus one."""
+        names_t = tuple(str(n) for n in names)
+        point = np.asarray(values, dtype=np.float64)
+        theta = np.ascontiguousarray(replicates, dtype=np.float64)
+        found = self._appended(names_t, point, theta, options)
+        previous = self._state if found is not None and options.get("runs") is None else None
+        old, new = found if found is not None else ([], -1)
+        # computed in the caller's order, as the full rebuild (a pair's standard error is the same bits for
+        # any insertion of the new entry, since the previous entries keep their relative order)
+        parts = _Parts(previous, theta, old, new)
+        board = build_board(names=names_t, values=point, replicates=theta, _parts=parts, **options)
+        self.last = "incremental" if previous is not None else "full"
+        jack = options.get("jackknife")
+        self._state = _State(
+            names=names_t,
+            point=point.copy(),
+            theta=theta if theta is not replicates else theta.copy(),
+            options={key: value for key, value in options.items() if key not in _NOT_COMPARED},
+            bounds=parts.bounds,
+            ranks=parts.ranks,
+            rank_counts=parts.rank_counts,
+            higher_is_better=bool(options.get("higher_is_better")),
+            maxt=parts.maxt,
+            maxt_key=parts.maxt_key,
+            jackknife=None if jack is None else np.array(jack, dtype=np.float64),
+            gram=parts.gram,
+        )
+        return board
+
+    def _appended(
+        self, names: tuple[str, ...], point: FloatArray, theta: FloatArray, options: dict[str, Any]
+    ) -> tuple[list[int], int] | None:
+        """The columns of the previous entries (in their order, which must be kept) and of the new one, or
+        None: a full rebuild."""
+        prev = self._state
+        if prev is None or len(names) != len(prev.names) + 1 or theta.ndim != 2:
+            return None
+        if theta.shape != (prev.theta.shape[0], len(names)) or point.shape != (len(names),):
+            return None
+        stored = {key: value for key, value in options.items() if key not in _NOT_COMPARED}
+        if stored.keys() != prev.options.keys() or not all(
+            _same_option(stored[key], prev.options[key]) for key in stored
+        ):
+            return None
+        position = {name: i for i, name in enumerate(names)}
+        if len(position) != len(names) or not all(name in position for name in prev.names):
+            return None
+        old = [position[name] for name in prev.names]
+        if any(a >= b for a, b in itertools.pairwise(old)):
+            return None  # the previous entries in another order
+        new = next(i for i in range(len(names)) if names[i] not in set(prev.names))
+        if not np.array_equal(point[old], prev.point):
+            return None
+        in_order = old == list(range(len(old)))
+        if not np.array_equal(theta[:, : len(old)] if in_order else theta[:, old], prev.theta):
+            return None
+        jack = options.get("jackknife")
+        if (jack is None) != (prev.jackknife is None):
+            return None
+        if jack is not None and prev.jackknife is not None:
+            jack = np.asarray(jack, dtype=np.float64)
+            if (
+                jack.ndim != 2
+                or jack.shape[1] != len(names)
+                or not np.array_equal(jack[:, old], prev.jackknife)
+            ):
+                return None
+        return old, new

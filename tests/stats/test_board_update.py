@@ -1,0 +1,141 @@
+"""The incremental board (stats.board_update) gives the full rebuild's board, number for number."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stats.board import Board, build_board
+from stats.board_update import BoardCache
+
+
+def _replicates(rng: np.random.Generator, n: int, b: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy-like replicates on few items (many exact ties), entries of close skill."""
+    skill = rng.uniform(0.55, 0.8, k)
+    hard = rng.random(n)
+    correct = ((0.5 * hard[:, None] + 0.5 * rng.random((n, k))) < skill).astype(float)
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=b).astype(float)
+    theta = counts @ correct / n
+    return theta, correct.mean(axis=0)
+
+
+def _same(a: Board, b: Board) -> None:
+    assert a.as_dict() == b.as_dict()
+    assert np.array_equal(a.pair_standard_errors, b.pair_standard_errors)
+    assert np.array_equal(a.better, b.better)
+    assert np.array_equal(a.rank_probabilities, b.rank_probabilities)
+    assert a.max_t_critical_value == b.max_t_critical_value
+
+
+def _options(higher: bool, n: int, **extra: Any) -> dict[str, Any]:
+    return dict(
+        higher_is_better=higher,
+        metric_name="accuracy",
+        seed=3,
+        interval="percentile",
+        test="bootstrap",
+        n_items=n,
+        **extra,
+    )
+
+
+@pytest.mark.parametrize(("seed", "higher"), [(0, True), (1, False), (2, True), (3, False)])
+def test_one_new_entry_gives_the_full_rebuilds_board(seed: int, higher: bool) -> None:
+    rng = np.random.default_rng(seed)
+    n, b, k = 80, 400, 110  # 5,995 pairs: the pruned max-t search, not the dense one
+    theta, point = _replicates(rng, n, b, k + 4)
+    if not higher:
+        theta, point = 1 - theta, 1 - point
+    names = [f"team-{i:03d}" for i in range(k + 4)]
+    cache = BoardCache()
+    first = list(rng.permutation(k))
+    _same(
+        cache.build(
+            names=[names[i] for i in first],
+            values=point[first],
+            replicates=theta[:, first],
+            **_options(higher, n),
+        ),
+        build_board(
+            names=[names[i] for i in first],
+            values=point[first],
+            replicates=theta[:, first],
+            **_options(higher, n),
+        ),
+    )
+    assert cache.last == "full"
+    current = first
+    for new in range(k, k + 4):
+        # the new entry anywhere in the input order; the best one as the last (a new leader)
+        where = int(rng.integers(0, len(current) + 1))
+        current = [*current[:where], new, *current[where:]]
+        args: dict[str, Any] = {
+            "names": [names[i] for i in current],
+            "values": point[current],
+            "replicates": theta[:, current],
+        }
+        got = cache.build(**args, **_options(higher, n))
+        assert cache.last == "incremental"
+        assert cache._state is not None and cache._state.gram is not None  # the Gram matrix was extended
+        _same(got, build_board(**args, **_options(higher, n)))
+
+
+def test_a_new_leader_and_bca_with_jackknife() -> None:
+    rng = np.random.default_rng(7)
+    n, b, k = 60, 300, 90
+    theta, point = _replicates(rng, n, b, k + 1)
+    lift = point.max() - point[k] + 0.05  # the new entry leads
+    theta[:, k] += lift
+    point[k] += lift
+    jack = rng.normal(0.7, 0.01, (n, k + 1))
+    names = [f"m{i}" for i in range(k + 1)]
+    options: dict[str, Any] = {
+        "higher_is_better": True,
+        "metric_name": "accuracy",
+        "seed": 0,
+        "interval": "bca",
+        "test": "bootstrap",
+    }
+    cache = BoardCache()
+    cache.build(names=names[:k], values=point[:k], replicates=theta[:, :k], jackknife=jack[:, :k], **options)
+    got = cache.build(names=names, values=point, replicates=theta, jackknife=jack, **options)
+    assert cache.last == "incremental"
+    want = build_board(names=names, values=point, replicates=theta, jackknife=jack, **options)
+    _same(got, want)
+    assert want.leader == "m90"
+
+
+def test_anything_but_one_appended_entry_is_a_full_rebuild() -> None:
+    rng = np.random.default_rng(11)
+    n, b, k = 50, 200, 70
+    theta, point = _replicates(rng, n, b, k + 2)
+    names = [f"e{i}" for i in range(k + 2)]
+    cache = BoardCache()
+    cache.build(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(True, n))
+    changed = theta[:, : k + 1].copy()
+    changed[0, 3] += 0.01  # an old entry re-scored
+    got = cache.build(names=names[: k + 1], values=point[: k + 1], replicates=changed, **_options(True, n))
+    assert cache.last == "full"
+    _same(
+        got, build_board(names=names[: k + 1], values=point[: k + 1], replicates=changed, **_options(True, n))
+    )
+    got = cache.build(names=names, values=point, replicates=theta, **_options(True, n, alpha=0.1))
+    assert cache.last == "full"  # two new entries (against the last board) and another alpha
+    got = cache.build(names=names[:-1], values=point[:-1], replicates=theta[:, :-1], **_options(True, n))
+    assert cache.last == "full"  # an entry removed
+    _same(
+        got, build_board(names=names[:-1], values=point[:-1], replicates=theta[:, :-1], **_options(True, n))
+    )
+
+
+def test_the_board_does_not_depend_on_the_memory_layout_of_the_replicates() -> None:
+    rng = np.random.default_rng(4)
+    n, b, k = 60, 300, 80
+    theta, point = _replicates(rng, n, b, k + 5)
+    args = dict(names=[f"x{i}" for i in range(k)], values=point[:k], **_options(True, n))
+    row_major = np.ascontiguousarray(theta[:, :k])
+    want = build_board(replicates=row_major, **args)
+    _same(build_board(replicates=np.asfortranarray(row_major), **args), want)
+    _same(build_board(replicates=theta[:, :k], **args), want)  # a view of the first columns
