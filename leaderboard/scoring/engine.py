@@ -589,3 +589,13 @@ def _vision_metrics() -> dict[str, str]:
 
 #: Metric name -> ``detection`` or ``segmentation``.
 VISION_METRICS: dict[str, str] = _vision_metrics()
+
+
+def _register_state_types() -> None:
+    """What a fanned-out tabular scoring stores (``leaderboard.scoring.state_codec``): plans and scores."""
+    from leaderboard.scoring import state_codec
+
+    state_codec.register(TabularPlan, SplitScore)
+
+
+_register_state_types()

@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import io
 import logging
-import pickle
 import threading
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,7 +46,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, Task
-from leaderboard.scoring import engine, vision
+from leaderboard.scoring import engine, state_codec, vision
 from leaderboard.scoring.models import FanoutChunk, FanoutJob, FanoutState
 from leaderboard.scoring.selectors import HiddenTruth
 from leaderboard.submissions.models import Status, Submission
@@ -178,20 +176,23 @@ def _prepare(item: TaskInput, challenge: Challenge) -> tuple[dict[str, Any], boo
         }, True
     if task.kind == "detection":
         runs = vision.detection_runs(task=task, truth=item.truth, files=item.files, challenge=challenge)
-        return {"kind": "detection", "runs": runs}, True
+        return {"kind": "detection", "runs": [vision.detection_run_state(run) for run in runs]}, True
     scores = engine.score_files(task=task, truth=item.truth, files=item.files, challenge=challenge)
     return {"kind": "scored", "scores": scores}, False
 
 
 def _dump(payload: dict[str, Any]) -> bytes:
-    """A prepared state as stored: pickled, then zlib level 1 (a COCO-val entry's 73.5 MB pickle becomes
-    8.0 MB in 0.8 s: docs/benchmarks.md, "Fan-out")."""
-    return zlib.compress(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    """A prepared state as stored: arrays in an npz archive plus a JSON outline, zlib level 1, no pickle
+    (``leaderboard.scoring.state_codec``; a COCO-val entry's state: docs/benchmarks.md, "Fan-out")."""
+    return state_codec.dumps(payload)
 
 
 def _load(stored: Any) -> dict[str, Any]:
-    """A prepared state back (written by :func:`_dump` in :func:`submission_fan_out` only)."""
-    payload: dict[str, Any] = pickle.loads(zlib.decompress(bytes(stored)))
+    """A prepared state back (written by :func:`_dump` in :func:`submission_fan_out` only); a detection
+    run's ground-truth index is rebuilt from its arrays (``stats.vision.DetectionTask``, cheap)."""
+    payload: dict[str, Any] = state_codec.loads(stored)
+    if payload["kind"] == "detection":
+        payload["runs"] = [vision.detection_run_from_state(run) for run in payload["runs"]]
     return payload
 
 

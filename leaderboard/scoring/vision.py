@@ -388,6 +388,45 @@ def detection_prepare(
     )
 
 
+def detection_run_state(run: DetectionRun) -> dict[str, Any]:
+    """What a fanned-out detection scoring stores of a run (``leaderboard.scoring.state_codec``): the
+    ground truth, the matched entry and the resample design, as arrays; the truth's index is rebuilt."""
+    return {
+        "truth": run.truth,
+        "entry": run.entry,
+        "headline": run.headline,
+        "design": run.design,
+        "detail_rows": run.detail_rows,
+    }
+
+
+def detection_run_from_state(state: dict[str, Any]) -> DetectionRun:
+    """A run back from :func:`detection_run_state` (``DetectionTask(truth)`` is vectorised and cheap)."""
+    from stats.vision.detection import DetectionTask
+
+    return DetectionRun(
+        truth=state["truth"],
+        prepared=DetectionTask(state["truth"]),
+        entry=state["entry"],
+        headline=state["headline"],
+        design=state["design"],
+        detail_rows=int(state["detail_rows"]),
+    )
+
+
+def _register_state_types() -> None:
+    """The stats dataclasses a fanned-out detection state holds (``leaderboard.scoring.state_codec``)."""
+    from leaderboard.scoring import state_codec
+    from stats.resampling import ResampleDesign
+    from stats.vision.detection import MatchedEntry, _Curves
+    from stats.vision.detection_io import DetectionTruth
+
+    state_codec.register(DetectionTruth, MatchedEntry, _Curves, ResampleDesign)
+
+
+_register_state_types()
+
+
 def detection_runs(
     *, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]], challenge: Challenge
 ) -> list[DetectionRun]:

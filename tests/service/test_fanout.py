@@ -215,12 +215,12 @@ def test_the_sweeper_resends_a_missing_chunk_and_the_join_completes(
     )
     # The submission sweeper leaves a fanned-out submission alone; the fan-out sweeper re-sends the chunk.
     Submission.objects.filter(pk=s.pk).update(lease_expires_at=past)
-    assert sweep_stuck_submissions.apply().get() == [second.pk]
+    assert sweep_stuck_submissions.apply().result == [second.pk]
     assert Submission.objects.get(pk=s.pk).status == Status.SCORED
     second.refresh_from_db()
     assert second.sends == 2 and second.attempts == 2
     assert Submission.objects.get(pk=s.pk).attempts == 1  # the submission itself was not re-run
-    assert sweep_stuck_submissions.apply().get() == []  # done: later sweeps leave it alone
+    assert sweep_stuck_submissions.apply().result == []  # done: later sweeps leave it alone
 
 
 def test_a_chunk_that_never_finishes_fails_the_submission_uncharged(
