@@ -3,8 +3,8 @@
 :func:`job_start` (``services.task_rescore``) splits the task's scored and failed submissions into blocks
 of ``settings.RESCORE_BLOCK`` (in id order) and sends one ``score_rescore_block`` task per block once the
 request commits. A block task (:func:`block_score`) scores its submissions one after the other in one
-process, so the task's resample weights (the engine's per-process W cache) are drawn once per block, not
-once per submission, and the scores it stores send no board rebuild. When a block ends it turns its row
+process (the task's resample weights come from the host's memory-mapped W cache file: drawn at most once,
+then read from the page cache), and the scores it stores send no board rebuild. When a block ends it turns its row
 done once (a conditional UPDATE) and adds itself and its submissions to the job's counters in the same
 transaction (``block_done``, ``done``); the job is complete when none of its submissions is queued or
 running any more (:func:`job_complete_if_finished`, under the job's row lock), and the transaction that

@@ -1,0 +1,133 @@
+"""Benchmark of the service's board rebuild with and without the incremental board (issue 14 point 1):
+``python -m tests.benchmarks.bench_board_service [--entries K] [--items N] [--resamples B]``.
+
+A throw-away SQLite database (in a temporary data directory; Celery in-process) holds a task of N items
+and K teams' scores with B replicates and per-item statistics (the engine's numbers for predictions of
+spread accuracy, ``tests.benchmarks.bench_compare``'s generator). Measured, in one run and one process:
+
+1. ``leaderboard_rebuild`` of the board of K (a full rebuild: nothing kept yet);
+2. one more team's score stored, then ``leaderboard_rebuild`` with this process's kept board: the update
+   path (``rankings.board_cache``);
+3. the same board of K + 1 again with the cache cleared and the snapshot of 2 deleted: the full rebuild.
+
+Each rebuild is the whole service call (reading the scores, the board, writing the snapshot). The snapshots
+of 2 and 3 are compared (rows, signature without its time, rank distribution): they must be equal.
+Figures are recorded in docs/benchmarks.md with this command and the load (``uptime``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.bench_board_service", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--entries", type=int, default=1000)
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    k, n, b = args.entries, args.items, args.resamples
+
+    os.environ["LEADERBOARD_DATA_DIR"] = tempfile.mkdtemp(prefix="bench-board-")
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.pop("REDIS_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.config.settings")
+    import django
+
+    django.setup()
+    import numpy as np
+    from django.core.management import call_command
+
+    import stats
+    from leaderboard.accounts.models import User
+    from leaderboard.challenges.models import Team
+    from leaderboard.challenges.services import challenge_create, task_create
+    from leaderboard.rankings import board_cache
+    from leaderboard.rankings.models import BoardSnapshot
+    from leaderboard.rankings.services import leaderboard_rebuild
+    from leaderboard.scoring.models import Score
+    from leaderboard.submissions.models import Status, Submission
+    from stats.engine import score_entries
+    from stats.metrics import get_metric
+    from tests.benchmarks.bench_compare import _task
+
+    call_command("migrate", verbosity=0)
+    print(f"service board rebuild: K = {k:,} entries (+1), N = {n:,} items, B = {b:,} resamples")
+    print(f"load average {os.getloadavg()[0]:.1f} at start; SQLite in {os.environ['LEADERBOARD_DATA_DIR']}")
+    metric = get_metric("accuracy")
+    truth, preds = _task(n, k + 1, 0)
+    t0 = time.perf_counter()
+    organizer = User.objects.create_user(username="org", password="a-long-bench-password-123")
+    challenge = challenge_create(organizer=organizer, slug="bench", title="Bench", resamples=b)
+    labels = [str(c) for c in range(10)]
+    task = task_create(
+        challenge=challenge,
+        slug="main",
+        title="Main",
+        metric="accuracy",
+        truth=("id,label\n" + "".join(f"i{j},{t}\n" for j, t in enumerate(truth))).encode(),
+        truth_name="truth.csv",
+        labels=labels,
+    )
+    scores = score_entries(truth, preds, metric=metric, resamples=b, seed=challenge.seed, jackknife=False)
+
+    def store(j: int) -> None:
+        team = Team.objects.create(challenge=challenge, name=f"team-{j:05d}")
+        sub = Submission.objects.create(
+            challenge=challenge, team=team, name=f"e{j:05d}", status=Status.SCORED
+        )
+        items = metric.item_statistics(truth, preds[j])
+        Score.objects.create(
+            submission=sub,
+            task=task,
+            split="public",
+            value=scores[j].value,
+            replicates=scores[j].replicates.astype("<f8").tobytes(),
+            item_statistics=np.asarray(items, dtype="<f8").tobytes(),
+            item_statistics_shape=list(np.shape(items)),
+            resamples=b,
+            seed=challenge.seed,
+            truth_version=task.truth_version,
+            engine_version=stats.__version__,
+        )
+
+    for j in range(k):
+        store(j)
+    print(f"setup (engine and {k} score rows, not timed below): {time.perf_counter() - t0:.1f} s")
+
+    def rebuild() -> tuple[float, BoardSnapshot]:
+        start = time.perf_counter()
+        snap = leaderboard_rebuild(task_id=task.pk, split="public")
+        assert snap is not None
+        return time.perf_counter() - start, snap
+
+    t_first, _ = rebuild()
+    store(k)
+    t_update, updated = rebuild()
+    path = board_cache.peek(task.pk, "public")
+    how = path.last if path is not None else "none"
+    BoardSnapshot.objects.filter(pk=updated.pk).delete()
+    board_cache.clear()
+    t_full, full = rebuild()
+    same = (
+        updated.rows == full.rows
+        and updated.rank_distribution == full.rank_distribution
+        and {k_: v for k_, v in updated.signature.items() if k_ != "created"}
+        == {k_: v for k_, v in full.signature.items() if k_ != "created"}
+    )
+    print(f"1. leaderboard_rebuild, board of {k} (full, nothing kept)        {t_first:8.3f} s")
+    print(f"2. one more entry, this process's board kept ({how})     {t_update:8.3f} s")
+    print(f"3. the same board of {k + 1}, cache cleared (full)               {t_full:8.3f} s")
+    print(f"   ratio full / update {t_full / t_update:.2f}x; same snapshot: {same}")
+    print(f"load average {os.getloadavg()[0]:.1f} at end")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
