@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=2, help="runs of the three rebuilds")
+    parser.add_argument("--profile", action="store_true", help="cProfile of the last update path (top 25)")
     args = parser.parse_args(argv)
     k, n, b = args.entries, args.items, args.resamples
 
@@ -134,7 +135,15 @@ def main(argv: list[str] | None = None) -> int:
         board_cache.clear()
         line(f"1. board of {k}, nothing kept (full)", rebuild())
         store(k)
-        updated = rebuild()
+        if args.profile and rep == args.repeat - 1:
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            updated = profiler.runcall(rebuild)
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        else:
+            updated = rebuild()
         path = board_cache.peek(task.pk, "public")
         line(f"2. one more entry, the board of {k} kept ({path.last if path else 'none'})", updated)
         BoardSnapshot.objects.filter(pk=updated[3].pk).delete()

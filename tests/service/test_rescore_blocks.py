@@ -129,3 +129,42 @@ def test_a_rescore_of_a_task_without_submissions_is_done_at_once(transactional_d
     _challenge, task, _ids, _truth = challenge_with_task(organizer)
     job = task_rescore(task=task, user=organizer)
     assert (job.state, job.total, job.block_total) == (RescoreJob.State.DONE, 0, 0)
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_real_workers_rescore_by_blocks_and_rebuild_the_board_once(worker_factory, settings) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import wait_for
+
+    settings.RESCORE_BLOCK = 2  # the split is made here, in the web process
+    organizer = user("org")
+    challenge, task, ids, truth = challenge_with_task(organizer, resamples=200)
+    worker_factory()
+    worker_factory()
+    for k in range(3):
+        submission_create(
+            challenge=challenge,
+            user=user(f"p{k}"),
+            name=f"p{k}",
+            files={"main": [upload(f"p{k}.csv", predictions(ids, truth, 0.6 + 0.1 * k, k))]},
+        )
+    wait_for(
+        lambda: BoardSnapshot.objects.filter(task=task, split="public", entry_count=3).exists(),
+        timeout=120,
+        what="the board of three",
+    )
+    wait_for(lambda: not Submission.objects.exclude(status=Status.SCORED).exists(), timeout=60, what="scoring")
+    snapshots = BoardSnapshot.objects.filter(task=task).count()
+    job = task_rescore(task=task, user=organizer)
+    done = wait_for(
+        lambda: RescoreJob.objects.filter(pk=job.pk, state="done").first(), timeout=120, what="the re-score"
+    )
+    assert (done.block_total, done.block_done, done.done, done.total) == (2, 2, 3, 3)
+    wait_for(
+        lambda: BoardSnapshot.objects.filter(task=task).count() == snapshots + 1,
+        timeout=60,
+        what="the rebuild after the re-score",
+    )
+    assert RescoreBlock.objects.filter(job=job, state="done").count() == 2
+    latest = BoardSnapshot.objects.filter(task=task).latest("sequence")
+    assert latest.entry_count == 3
