@@ -22,6 +22,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=2, help="runs of the three rebuilds")
-    parser.add_argument("--profile", action="store_true", help="cProfile of the last update path (top 25)")
+    parser.add_argument(
+        "--profile", choices=["update", "full"], help="cProfile of that rebuild in the last run (top 25)"
+    )
     args = parser.parse_args(argv)
     k, n, b = args.entries, args.items, args.resamples
 
@@ -126,6 +130,17 @@ def main(argv: list[str] | None = None) -> int:
     def line(label: str, t: tuple[float, float, float, BoardSnapshot]) -> None:
         print(f"   {label:58s} wall {t[0]:7.3f} s  CPU {t[1]:7.3f} s  (board alone: CPU {t[2]:6.3f} s)")
 
+    def profiled(fn: Callable[[], Any], on: bool) -> Any:
+        if not on:
+            return fn()
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        out = profiler.runcall(fn)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        return out
+
     same = True
     for rep in range(args.repeat):
         print(f"run {rep + 1}:")
@@ -135,20 +150,12 @@ def main(argv: list[str] | None = None) -> int:
         board_cache.clear()
         line(f"1. board of {k}, nothing kept (full)", rebuild())
         store(k)
-        if args.profile and rep == args.repeat - 1:
-            import cProfile
-            import pstats
-
-            profiler = cProfile.Profile()
-            updated = profiler.runcall(rebuild)
-            pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
-        else:
-            updated = rebuild()
+        updated = profiled(rebuild, args.profile == "update" and rep == args.repeat - 1)
         path = board_cache.peek(task.pk, "public")
         line(f"2. one more entry, the board of {k} kept ({path.last if path else 'none'})", updated)
         BoardSnapshot.objects.filter(pk=updated[3].pk).delete()
         board_cache.clear()
-        full = rebuild()
+        full = profiled(rebuild, args.profile == "full" and rep == args.repeat - 1)
         line(f"3. the same board of {k + 1}, cache cleared (full)", full)
         a, b_ = updated[3], full[3]
         equal = (
