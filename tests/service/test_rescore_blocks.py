@@ -153,7 +153,9 @@ def test_real_workers_rescore_by_blocks_and_rebuild_the_board_once(worker_factor
         timeout=120,
         what="the board of three",
     )
-    wait_for(lambda: not Submission.objects.exclude(status=Status.SCORED).exists(), timeout=60, what="scoring")
+    wait_for(
+        lambda: not Submission.objects.exclude(status=Status.SCORED).exists(), timeout=60, what="scoring"
+    )
     snapshots = BoardSnapshot.objects.filter(task=task).count()
     job = task_rescore(task=task, user=organizer)
     done = wait_for(
