@@ -58,6 +58,7 @@ slow: install
 bench: install
 	$(BIN)/python -m tests.benchmarks.bench
 	$(BIN)/python -m tests.benchmarks.bench_compare
+	$(BIN)/python -m tests.benchmarks.bench_board_service
 	$(BIN)/python -m tests.benchmarks.bench_jackknife
 	$(BIN)/python -m tests.benchmarks.bench_vision
 	$(BIN)/python -m tests.benchmarks.bench_fanout

@@ -266,6 +266,12 @@ FANOUT_STATE_MAX_BYTES = env.int("LEADERBOARD_FANOUT_STATE_MAX_BYTES", default=5
 # The embedded default runs tasks in-process: nothing to spread the chunks over, so no fan-out there
 # unless asked (the in-process tests ask).
 FANOUT_IN_PROCESS = env.bool("LEADERBOARD_FANOUT_IN_PROCESS", default=False)
+# The incremental board (leaderboard.rankings.board_cache): each worker process keeps the last boards it
+# built (at most BOARD_CACHE_BOARDS; about 110 MB each at K = 1,000, B = 10,000; 0 turns it off), so a
+# rebuild that adds one entry to its previous board reuses that board's work (the same numbers).
+BOARD_CACHE_BOARDS = env.int("LEADERBOARD_BOARD_CACHE_BOARDS", default=4)
+# A re-score sends one Celery task per block of this many submissions (leaderboard.scoring.rescore).
+RESCORE_BLOCK = env.int("LEADERBOARD_RESCORE_BLOCK", default=16)
 REBUILD_STALE_SECONDS = env.float("LEADERBOARD_REBUILD_STALE_SECONDS", default=60.0)
 REBUILD_RETRY_SECONDS = env.float("LEADERBOARD_REBUILD_RETRY_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {

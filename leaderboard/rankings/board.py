@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from leaderboard.challenges.models import Challenge, Task
     from leaderboard.rankings.models import BoardSnapshot
     from leaderboard.rankings.services import Entry
+    from stats.board_update import BoardCache
 
 
 # --- the snapshot's row and signature -------------------------------------------------------------------
@@ -226,8 +227,13 @@ class BuiltBoard:
     pairwise: dict[str, Any]
 
 
-def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
-    """All statistics of one board from the stored scores of its entries (no item labels needed)."""
+def build_board(
+    *, task: Task, split: str, entries: list[Entry], cache: BoardCache | None = None
+) -> BuiltBoard:
+    """All statistics of one board from the stored scores of its entries (no item labels needed).
+
+    ``cache``: a :class:`stats.board_update.BoardCache` to build with (``rankings.board_cache``): the same
+    board, through the update path when it holds the previous board minus one entry."""
     from stats.board import build_board as stats_build_board
     from stats.compare import mcnemar_exact
 
@@ -279,7 +285,7 @@ def build_board(*, task: Task, split: str, entries: list[Entry]) -> BuiltBoard:
             group_codes = np.asarray(codes)
     edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
     edge_warnings += undefined_warning(undefined, resamples_stored)
-    board = stats_build_board(
+    board = (stats_build_board if cache is None else cache.build)(
         names=keys,
         values=values,
         replicates=theta,

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
 from leaderboard.rankings import board as board_builder
-from leaderboard.rankings import ladder, versions
+from leaderboard.rankings import board_cache, ladder, versions
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
@@ -188,7 +188,9 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             _record_rebuild_success(task, split, read_at)
             return latest
         _load_score_data(entries)
-        board = board_builder.build_board(task=task, split=split, entries=entries)
+        # this process's previous board of the task when this one adds one entry to it (board_cache)
+        incremental = board_cache.take(task=task, split=split, previous=latest, entries=entries)
+        board = board_builder.build_board(task=task, split=split, entries=entries, cache=incremental)
         sequence = (latest.sequence if latest else 0) + 1
         snapshot = BoardSnapshot.objects.create(
             task=task,
@@ -201,12 +203,20 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             pairwise=board.pairwise,
             ladder_rows=ladder_rows,
         )
+        board_cache.keep(task=task, split=split, board=incremental, snapshot=snapshot, entries=entries)
         _record_rebuild_success(task, split, read_at)
         challenge_id = task.challenge_id
         transaction.on_commit(lambda: summary_rebuild_dispatch(challenge_id=challenge_id, split=split))
         if task.has_private_split:
             transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
-    logger.info("board %s/%s rebuilt: snapshot %s with %s entries", task_id, split, sequence, len(entries))
+    logger.info(
+        "board %s/%s rebuilt (%s): snapshot %s with %s entries",
+        task_id,
+        split,
+        "full" if incremental is None else incremental.last,
+        sequence,
+        len(entries),
+    )
     for off in left_off:
         logger.warning(
             "board %s/%s: %s (%s) left off: %s", task_id, split, off["name"], off["key"], off["reason"]

@@ -90,6 +90,10 @@ class RescoreJob(models.Model):
     requested_by = models.ForeignKey("accounts.User", on_delete=models.SET_NULL, null=True)
     total = models.PositiveIntegerField()
     done = models.PositiveIntegerField(default=0)
+    block_total = models.PositiveIntegerField(
+        default=0, help_text="Block tasks sent (leaderboard.scoring.rescore); 0 for jobs sent per submission."
+    )
+    block_done = models.PositiveIntegerField(default=0, help_text="Block tasks finished.")
     state = models.CharField(max_length=8, choices=State.choices, default=State.RUNNING)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -99,6 +103,28 @@ class RescoreJob(models.Model):
 
     def __str__(self) -> str:
         return f"re-score of {self.task}: {self.done}/{self.total} ({self.state})"
+
+
+class RescoreBlock(models.Model):
+    """A block of a re-score's submissions, scored one after the other by one Celery task
+    (``leaderboard.scoring.rescore``); ``state`` turns done once, which counts it in its job."""
+
+    class State(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    job = models.ForeignKey(RescoreJob, on_delete=models.CASCADE, related_name="blocks")
+    index = models.PositiveIntegerField()
+    submission_ids = models.JSONField(default=list)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.RUNNING)
+    attempts = models.PositiveIntegerField(default=0, help_text="Times a block task started it.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="rescore_block_unique_index")]
+
+    def __str__(self) -> str:
+        return f"block {self.index} of re-score {self.job_id} ({self.state})"
 
 
 class FanoutJob(models.Model):

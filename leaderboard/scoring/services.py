@@ -118,12 +118,13 @@ def submission_file_bytes(f: SubmissionFile) -> bytes:
         return bytes(handle.read())
 
 
-def submission_score(*, submission_id: int) -> list[int]:
+def submission_score(*, submission_id: int, rebuild: bool = True) -> list[int]:
     """Score a submission on each of its tasks; store the scores; return the ids of the tasks scored.
 
     Idempotent: a submission already scored, failed or cancelled is left alone; a running one (its worker
     died) is scored again and its scores replaced, so it appears once. A large one is prepared here and
     fanned out over chunk tasks (``leaderboard.scoring.fanout``), whose join stores the scores; [] here.
+    ``rebuild=False`` (a re-score's block, ``scoring.rescore``): no board rebuild once stored.
     """
     from leaderboard.scoring import fanout
 
@@ -155,11 +156,14 @@ def submission_score(*, submission_id: int) -> list[int]:
             task=item.task, truth=item.truth, files=item.files, challenge=submission.challenge
         ):
             results.append((item.task, item.truth.version, split_score))
-    return scores_store(submission_id=submission_id, results=results)
+    return scores_store(submission_id=submission_id, results=results, rebuild=rebuild)
 
 
-def scores_store(*, submission_id: int, results: list[tuple[Task, int, engine.SplitScore]]) -> list[int]:
-    """Store a running submission's scores, mark it scored and rebuild its boards once committed.
+def scores_store(
+    *, submission_id: int, results: list[tuple[Task, int, engine.SplitScore]], rebuild: bool = True
+) -> list[int]:
+    """Store a running submission's scores, mark it scored and rebuild its boards once committed (unless
+    ``rebuild`` is False: a re-score's block, whose job rebuilds them once at its end).
 
     Returns the ids of the tasks scored ([] if the submission was cancelled or finished meanwhile).
     """
@@ -195,7 +199,8 @@ def scores_store(*, submission_id: int, results: list[tuple[Task, int, engine.Sp
         current.finished_at = timezone.now()
         current.save(update_fields=["status", "error", "finished_at", "updated_at"])
         task_ids = sorted({task.pk for task, _, _ in results})
-        transaction.on_commit(lambda: _after_scoring(task_ids))
+        if rebuild:
+            transaction.on_commit(lambda: _after_scoring(task_ids))
     logger.info("submission %s scored on tasks %s", submission_id, task_ids)
     return task_ids
 
@@ -290,26 +295,21 @@ def submissions_requeue_stuck(
 
 @transaction.atomic
 def task_rescore(*, task: Task, user: User | None) -> RescoreJob:
-    """Re-score every scored submission of a task (after its labels were fixed). Old snapshots stay."""
-    ids = list(
-        Submission.objects.filter(files__task=task, status__in=[Status.SCORED, Status.FAILED])
-        .values_list("pk", flat=True)
-        .distinct()
-    )
-    job = RescoreJob.objects.create(task=task, requested_by=user, total=len(ids))
-    Submission.objects.filter(pk__in=ids).update(
-        status=Status.QUEUED, dispatched_at=None, error="", attempts=0
-    )
-    for pk in ids:
-        transaction.on_commit(lambda pk=pk: submission_dispatch(submission_id=pk))  # type: ignore[misc]
-    if not ids:
-        job.state = RescoreJob.State.DONE
-        job.finished_at = timezone.now()
-        job.save()
-    return job
+    """Re-score every scored submission of a task (after its labels were fixed), in blocks of
+    ``settings.RESCORE_BLOCK`` submissions, one Celery task each, and rebuild its boards once at the end
+    (``leaderboard.scoring.rescore``). Old snapshots stay."""
+    from leaderboard.scoring import rescore
+
+    return rescore.job_start(task=task, user=user)
 
 
 def rescore_job_refresh(*, job: RescoreJob) -> RescoreJob:
+    """The job's progress; a job sent in blocks counts in the database as its blocks end (``rescore``),
+    one sent per submission (before blocks) is counted from its scores."""
+    if job.block_total:
+        from leaderboard.scoring import rescore
+
+        return rescore.job_refresh(job=job)
     done = (
         Score.objects.filter(
             task=job.task, truth_version=job.task.truth_version, scored_at__gte=job.created_at

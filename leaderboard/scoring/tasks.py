@@ -8,9 +8,11 @@ import traceback
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from leaderboard.scoring.fanout import chunk_fail, chunk_score, fanout_resend_stuck
+from leaderboard.scoring.rescore import block_give_up, block_score
 from leaderboard.scoring.services import (
     submission_fail,
     submission_lease_renewed,
@@ -101,6 +103,30 @@ def score_chunk(self, chunk_id: int) -> list[int]:
         logger.error("chunk %s: the scorer crashed with %s\n%s", chunk_id, type(exc).__name__, frames)
         chunk_fail(chunk_id=chunk_id)
         return []
+
+
+@shared_task(
+    bind=True,
+    name="leaderboard.scoring.tasks.score_rescore_block",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=5,
+    # a block scores up to RESCORE_BLOCK submissions: each gets a scoring task's time
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT * max(1, settings.RESCORE_BLOCK),
+    time_limit=settings.CELERY_TASK_TIME_LIMIT * max(1, settings.RESCORE_BLOCK),
+)
+def score_rescore_block(self, block_id: int) -> list[int]:
+    """One block of a re-score (leaderboard.scoring.rescore): idempotent, retried on database faults; the
+    scorer's own faults fail the one submission, as ``score_submission`` does."""
+    try:
+        return block_score(block_id=block_id, renew=not self.request.is_eager)
+    except PLATFORM_FAULTS as exc:
+        if self.request.retries >= self.max_retries:
+            logger.exception("re-score block %s: database unreachable after retries", block_id)
+            block_give_up(block_id=block_id)
+            return []
+        logger.warning("re-score block %s: database fault, retrying (%s)", block_id, type(exc).__name__)
+        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 30)) from exc
 
 
 @shared_task(name="leaderboard.scoring.tasks.sweep_stuck_submissions", acks_late=True)

@@ -1,0 +1,153 @@
+"""The incremental board in the service: a per-process cache of the last boards built (issue 14).
+
+A rebuild (``rankings.services.leaderboard_rebuild``) asks :func:`take` for the
+:class:`stats.board_update.BoardCache` to build its board with. The cache of a (task, split) is kept
+after the rebuild that wrote a snapshot (:func:`keep`), with what that board was built from: the
+snapshot's inputs digest and sequence, the board's settings, and the ordered list of its entries'
+(key, score id, scored_at). The next rebuild of that board in the same process takes the update path
+only when
+
+- the latest snapshot is the one this process wrote (same sequence and inputs digest: no other process
+  wrote a board since, and the writing transaction was not rolled back),
+- the settings are the same (metric, truth version, resamples, seed, confidence, interval method,
+  correction, stratification, grouping, engine version),
+- and the entries are the kept ones, in the same order, with the same scores, plus exactly one.
+
+Anything else (an entry removed, an entry re-scored: a new score id or ``scored_at``, a changed setting,
+a board written by another process) starts from an empty ``BoardCache``: the full rebuild. Even on the
+update path ``BoardCache`` itself compares the previous entries' values, replicates and options with
+the new call's and rebuilds in full on any difference, so a stale cache never gives a number: the update
+path's numbers are the full rebuild's (``stats.board_update``, tests/stats/test_board_update.py and
+tests/service/test_board_incremental.py).
+
+The cache lives in the worker process (Celery prefork: each child has its own), bounded by
+``settings.BOARD_CACHE_BOARDS`` boards, least recently used first out; about 110 MB per board at
+K = 1,000, B = 10,000. A board's rebuilds reach the same process only by chance when a worker runs
+several children; the gain is in the processes that do (``--concurrency 1`` workers for boards, or a
+queue of rebuilds routed to one worker). A taken board is out of the cache while it is being built, so
+two threads never share one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+import stats
+from stats.board_update import BoardCache
+
+if TYPE_CHECKING:
+    from leaderboard.challenges.models import Task
+    from leaderboard.rankings.models import BoardSnapshot
+    from leaderboard.rankings.services import Entry
+
+__all__ = ["BoardCache", "clear", "keep", "peek", "take"]
+
+EntryInputs = tuple[tuple[str, int, str], ...]
+
+
+@dataclass
+class _Kept:
+    board: BoardCache
+    settings: tuple[object, ...]
+    entries: EntryInputs
+    digest: str
+    sequence: int
+
+
+_lock = threading.Lock()
+_boards: OrderedDict[tuple[int, str], _Kept] = OrderedDict()
+
+
+def _settings_of(task: Task, split: str) -> tuple[object, ...]:
+    c = task.challenge
+    return (
+        task.metric,
+        task.kind,
+        split,
+        task.truth_version,
+        task.stratify,
+        task.grouped,
+        task.n_items,
+        c.resamples,
+        c.seed,
+        c.confidence,
+        c.interval_method,
+        c.correction,
+        stats.__version__,
+    )
+
+
+def _entries_of(entries: Sequence[Entry]) -> EntryInputs:
+    return tuple((e.key, int(e.score.pk), e.score.scored_at.isoformat()) for e in entries)
+
+
+def _one_added(old: EntryInputs, new: EntryInputs) -> bool:
+    """Whether ``new`` is ``old`` with exactly one element inserted (the others in the same order)."""
+    if len(new) != len(old) + 1:
+        return False
+    i = next((j for j in range(len(old)) if old[j] != new[j]), len(old))
+    return new[:i] + new[i + 1 :] == old
+
+
+def take(
+    *, task: Task, split: str, previous: BoardSnapshot | None, entries: Sequence[Entry]
+) -> BoardCache | None:
+    """The ``BoardCache`` to build this board with: this process's kept one when the board adds exactly one
+    entry to it (the update path), an empty one otherwise (the full rebuild); None when the cache is off.
+
+    The kept board leaves the cache here; :func:`keep` puts it (or the empty one, now holding this board)
+    back once the snapshot is written."""
+    if settings.BOARD_CACHE_BOARDS <= 0:
+        return None
+    with _lock:
+        kept = _boards.pop((task.pk, split), None)
+    if (
+        kept is not None
+        and previous is not None
+        and previous.sequence == kept.sequence
+        and previous.signature.get("inputs") == kept.digest
+        and kept.settings == _settings_of(task, split)
+        and _one_added(kept.entries, _entries_of(entries))
+    ):
+        return kept.board
+    return BoardCache()
+
+
+def keep(
+    *, task: Task, split: str, board: BoardCache | None, snapshot: BoardSnapshot, entries: Sequence[Entry]
+) -> None:
+    """Keep the cache that built ``snapshot`` for the next rebuild of this board in this process."""
+    size = settings.BOARD_CACHE_BOARDS
+    if board is None or size <= 0:
+        return
+    kept = _Kept(
+        board=board,
+        settings=_settings_of(task, split),
+        entries=_entries_of(entries),
+        digest=str(snapshot.signature.get("inputs")),
+        sequence=snapshot.sequence,
+    )
+    with _lock:
+        _boards[(task.pk, split)] = kept
+        _boards.move_to_end((task.pk, split))
+        while len(_boards) > size:
+            _boards.popitem(last=False)
+
+
+def peek(task_id: int, split: str) -> BoardCache | None:
+    """The kept cache of a board, if any (its ``last`` says how the last build went)."""
+    with _lock:
+        kept = _boards.get((task_id, split))
+    return None if kept is None else kept.board
+
+
+def clear() -> None:
+    """Forget every kept board (the next rebuild of each is a full one)."""
+    with _lock:
+        _boards.clear()
