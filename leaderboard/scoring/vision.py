@@ -8,9 +8,9 @@ and the hidden annotations meet predictions only inside these functions.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -34,6 +34,8 @@ from leaderboard.scoring.engine import (
     SplitScore,
     input_error,
 )
+
+_Run = TypeVar("_Run")
 
 
 def prediction_format(metric_name: str) -> PredictionFormat:
@@ -147,17 +149,28 @@ def score_files(
 ) -> list[SplitScore]:
     """Score a detection or segmentation entry: matching (or mask reading) once per file, replicates from
     the task's fixed resample weights over images; several files are runs (their mean is the entry's)."""
+    results = _each_file(_vision_score_run, task=task, truth=truth, files=files, challenge=challenge)
+    return vision_split_scores(task=task, challenge=challenge, results=results)
+
+
+def _each_file(
+    run: Callable[..., _Run],
+    *,
+    task: Task,
+    truth: HiddenTruth,
+    files: list[tuple[bytes, str, str]],
+    challenge: Challenge,
+) -> list[_Run]:
+    """``run`` on each file (one per run of the entry) against the task's annotation file."""
     if truth.data is None:
         raise ApplicationError(f"Task '{task.slug}' has no annotation file; re-create it.")
-    results = []
+    out = []
     for data, name, _fmt in files:
         try:
-            results.append(
-                _vision_score_run(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge)
-            )
+            out.append(run(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge))
         except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
             raise input_error(exc) from exc
-    return vision_split_scores(task=task, challenge=challenge, results=results)
+    return out
 
 
 def vision_split_scores(
@@ -431,17 +444,7 @@ def detection_runs(
     *, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]], challenge: Challenge
 ) -> list[DetectionRun]:
     """Match each run's detections once (the per-image step of a fanned-out detection scoring)."""
-    if truth.data is None:
-        raise ApplicationError(f"Task '{task.slug}' has no annotation file; re-create it.")
-    runs = []
-    for data, name, _fmt in files:
-        try:
-            runs.append(
-                detection_prepare(task=task, truth_data=truth.data, data=data, name=name, challenge=challenge)
-            )
-        except stats_io.InputError as exc:  # validated at upload; only a changed task gets here
-            raise input_error(exc) from exc
-    return runs
+    return _each_file(detection_prepare, task=task, truth=truth, files=files, challenge=challenge)
 
 
 def detection_chunks(run: DetectionRun, *, chunks: range) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
