@@ -70,6 +70,9 @@ DEGENERATE_WARNING = (
     "width and says nothing about the sampling error"
 )
 
+#: Columns per block of :func:`_column_sd`.
+_SD_COLUMNS = 64
+
 __all__ = [
     "BEST_SET_METHODS",
     "DEGENERATE_WARNING",
@@ -666,7 +669,7 @@ def build_board(
 
     # Training randomness: an entry with several runs gets replicates that also resample its runs
     # (two-level bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
-    test_set_sd = theta.std(axis=0, ddof=1)
+    test_set_sd = _column_sd(theta)
     if with_runs.any():
         theta = theta.copy()
         assert runs is not None
@@ -710,7 +713,7 @@ def build_board(
     diff_point = point - point[leader]
     diff_jack = None if jack is None or with_runs.any() else jack - jack[:, [leader]]
     rule = bca_or_percentile(boot_method or "bca", has_jackknife=diff_jack is not None)
-    diff_se = diff_theta.std(axis=0, ddof=1)
+    diff_se = _column_sd(diff_theta)
     if resolved == "mcnemar":
         assert stats_list is not None
         correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
@@ -868,6 +871,19 @@ def build_board(
         pair_standard_errors=sim.standard_errors[np.ix_(order, order)],
         better=sim.better[np.ix_(order, order)],
     )
+
+
+def _column_sd(x: FloatArray) -> FloatArray:
+    """``x.std(axis=0, ddof=1)`` to the bit, in column blocks.
+
+    numpy sums each column of a row-major array in row order whatever the columns beside it, so a block
+    of columns gets the bits of the whole array; the temporaries (``x - mean`` and its square) stay a
+    few MB instead of two copies of ``x`` (K = 5,000, B = 10,000: 400 MB each, and 0.7 s).
+    """
+    out = np.empty(x.shape[1])
+    for c0 in range(0, x.shape[1], _SD_COLUMNS):
+        out[c0 : c0 + _SD_COLUMNS] = x[:, c0 : c0 + _SD_COLUMNS].std(axis=0, ddof=1)
+    return out
 
 
 def _verdicts(
