@@ -72,6 +72,8 @@ DEGENERATE_WARNING = (
 
 #: Columns per block of :func:`_column_sd`.
 _SD_COLUMNS = 64
+#: Entries per block of :func:`_verdicts`.
+_VERDICT_ROWS = 256
 
 __all__ = [
     "BEST_SET_METHODS",
@@ -889,18 +891,23 @@ def _column_sd(x: FloatArray) -> FloatArray:
 def _verdicts(
     sim: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
 ) -> tuple[list[str], npt.NDArray[np.intp]]:
-    """Per entry its verdict and the entry that decides it (see :class:`BoardRow`), from the max-t decisions."""
+    """Per entry its verdict and the entry that decides it (see :class:`BoardRow`), from the max-t decisions.
+
+    Computed in blocks of entries (K = 5,000: each K x K temporary of the studentized gaps is 200 MB);
+    every element is a function of its own pair, so the blocks give the bits of the whole matrix.
+    """
     k = point.size
     se = sim.standard_errors
-    advantage = sign * (point[:, None] - point[None, :])  # of row over column
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, advantage / np.where(se > 0, se, 1.0), np.sign(advantage) * np.inf)
-    # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
-    t = np.round(t, 9)
     better = np.asarray(sim.better, dtype=bool)
     name_rank = np.empty(k, dtype=np.int64)
     name_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(k)
-    not_self = ~np.eye(k, dtype=bool)
+
+    def gaps(advantage: FloatArray, s: FloatArray) -> FloatArray:
+        """Studentized gaps ``advantage / se`` (``+-inf`` where ``se = 0``)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(s > 0, advantage / np.where(s > 0, s, 1.0), np.sign(advantage) * np.inf)
+        # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
+        return np.round(t, 9)
 
     def pick(candidates: npt.NDArray[np.bool_], key: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
         """Per row, the candidate column with the smallest key, ties broken by name (input order never)."""
@@ -909,15 +916,29 @@ def _verdicts(
         tied = candidates & (keyed == best)
         return np.asarray(np.where(tied, name_rank[None, :], k).argmin(axis=1), dtype=np.intp)
 
-    beaten_by = better.T & not_self  # beaten_by[i, j]: j is significantly better than i
-    worse: npt.NDArray[np.bool_] = np.asarray(beaten_by.any(axis=1), dtype=bool)
-    compared = np.where(worse, pick(beaten_by, -t.T), leader).astype(np.intp)
+    # per entry i, the entries j significantly better than it (beaten_by[i, j] = better[j, i], j != i),
+    # and among them the one with the largest studentized gap t[j, i] of j over i
+    worse = np.zeros(k, dtype=bool)
+    compared = np.full(k, leader, dtype=np.intp)
+    for r0 in range(0, k, _VERDICT_ROWS):
+        cols = np.arange(r0, min(k, r0 + _VERDICT_ROWS))
+        beaten_by = better[:, cols].T
+        beaten_by[np.arange(cols.size), cols] = False
+        w = beaten_by.any(axis=1)
+        worse[cols] = w
+        if w.any():
+            rows = cols[w]
+            advantage = sign * (point[None, :] - point[rows, None])  # t[j, i] in row i, column j
+            compared[rows] = pick(beaten_by[w], -gaps(advantage, se[:, rows].T))
     verdicts = ["worse than the best" if bool(w) else "could be the best" for w in worse]
     if k == 1:
         compared[0] = 0
     else:
-        open_ = not_self[leader] & ~better[leader]
-        pool = open_ if open_.any() else not_self[leader]
-        compared[leader] = pick(pool[None, :], t[leader][None, :])[0]
+        not_self = np.ones(k, dtype=bool)
+        not_self[leader] = False
+        open_ = not_self & ~better[leader]
+        pool = open_ if open_.any() else not_self
+        t_leader = gaps(sign * (point[leader] - point), se[leader])
+        compared[leader] = pick(pool[None, :], t_leader[None, :])[0]
         verdicts[leader] = "could be the best" if open_.any() else "best"
     return verdicts, compared
