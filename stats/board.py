@@ -711,11 +711,24 @@ def build_board(
             warnings[i] = DEGENERATE_WARNING
 
     # the pair test of every entry against the observed leader (a column of its own, not the verdict)
-    diff_theta = theta - theta[:, [leader]]
     diff_point = point - point[leader]
     diff_jack = None if jack is None or with_runs.any() else jack - jack[:, [leader]]
     rule = bca_or_percentile(boot_method or "bca", has_jackknife=diff_jack is not None)
-    diff_se = _column_sd(diff_theta)
+    # the replicates of the differences to the leader, a block of columns at a time (every statistic
+    # below is per column; at K = 5,000, B = 10,000 the whole matrix is 400 MB)
+    diff_se = np.empty(k)
+    boot_p = np.empty(k)
+    for c0 in range(0, k, _SD_COLUMNS):
+        cols = slice(c0, c0 + _SD_COLUMNS)
+        diff_theta = theta[:, cols] - theta[:, [leader]]
+        diff_se[cols] = diff_theta.std(axis=0, ddof=1)
+        if resolved not in ("mcnemar", "randomization", "cluster-sign-flip"):
+            boot_p[cols] = bootstrap_p_values(
+                diff_theta,
+                diff_point[cols],
+                rule=rule,
+                jackknife=None if diff_jack is None else diff_jack[:, cols],
+            )
     if resolved == "mcnemar":
         assert stats_list is not None
         correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
@@ -743,7 +756,7 @@ def build_board(
         p = flip.p_values
         test_name = "cluster-sign-flip-exact" if flip.exact else "cluster-sign-flip"
     else:
-        p = np.asarray(bootstrap_p_values(diff_theta, diff_point, rule=rule, jackknife=diff_jack))
+        p = boot_p
         test_name = f"bootstrap-{rule}"
     p = np.asarray(p, dtype=np.float64).copy()
     p[leader] = 1.0
