@@ -70,6 +70,11 @@ DEGENERATE_WARNING = (
     "width and says nothing about the sampling error"
 )
 
+#: Columns per block of :func:`_column_sd`.
+_SD_COLUMNS = 64
+#: Entries per block of :func:`_verdicts`.
+_VERDICT_ROWS = 256
+
 __all__ = [
     "BEST_SET_METHODS",
     "DEGENERATE_WARNING",
@@ -666,7 +671,7 @@ def build_board(
 
     # Training randomness: an entry with several runs gets replicates that also resample its runs
     # (two-level bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
-    test_set_sd = theta.std(axis=0, ddof=1)
+    test_set_sd = _column_sd(theta)
     if with_runs.any():
         theta = theta.copy()
         assert runs is not None
@@ -706,11 +711,24 @@ def build_board(
             warnings[i] = DEGENERATE_WARNING
 
     # the pair test of every entry against the observed leader (a column of its own, not the verdict)
-    diff_theta = theta - theta[:, [leader]]
     diff_point = point - point[leader]
     diff_jack = None if jack is None or with_runs.any() else jack - jack[:, [leader]]
     rule = bca_or_percentile(boot_method or "bca", has_jackknife=diff_jack is not None)
-    diff_se = diff_theta.std(axis=0, ddof=1)
+    # the replicates of the differences to the leader, a block of columns at a time (every statistic
+    # below is per column; at K = 5,000, B = 10,000 the whole matrix is 400 MB)
+    diff_se = np.empty(k)
+    boot_p = np.empty(k)
+    for c0 in range(0, k, _SD_COLUMNS):
+        cols = slice(c0, c0 + _SD_COLUMNS)
+        diff_theta = theta[:, cols] - theta[:, [leader]]
+        diff_se[cols] = diff_theta.std(axis=0, ddof=1)
+        if resolved not in ("mcnemar", "randomization", "cluster-sign-flip"):
+            boot_p[cols] = bootstrap_p_values(
+                diff_theta,
+                diff_point[cols],
+                rule=rule,
+                jackknife=None if diff_jack is None else diff_jack[:, cols],
+            )
     if resolved == "mcnemar":
         assert stats_list is not None
         correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
@@ -738,7 +756,7 @@ def build_board(
         p = flip.p_values
         test_name = "cluster-sign-flip-exact" if flip.exact else "cluster-sign-flip"
     else:
-        p = np.asarray(bootstrap_p_values(diff_theta, diff_point, rule=rule, jackknife=diff_jack))
+        p = boot_p
         test_name = f"bootstrap-{rule}"
     p = np.asarray(p, dtype=np.float64).copy()
     p[leader] = 1.0
@@ -865,26 +883,54 @@ def build_board(
         max_t_critical_value=float(sim.critical_value),
         rank_probabilities=rd.probabilities[order],
         signature=signature,
-        pair_standard_errors=sim.standard_errors[np.ix_(order, order)],
-        better=sim.better[np.ix_(order, order)],
+        pair_standard_errors=_permuted(sim.standard_errors, order),
+        better=_permuted(np.asarray(sim.better, dtype=bool), order),
     )
+
+
+def _permuted(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:
+    """``a[np.ix_(order, order)]``, 128 rows at a time: each block's rows are gathered, then its columns
+    while they are in cache (K = 5,000: 0.09 s against 0.47 s for the one fancy index)."""
+    index = np.asarray(order, dtype=np.intp)
+    out = np.empty((index.size, index.size), dtype=a.dtype)
+    for r0 in range(0, index.size, 128):
+        out[r0 : r0 + 128] = a[index[r0 : r0 + 128]][:, index]
+    return out
+
+
+def _column_sd(x: FloatArray) -> FloatArray:
+    """``x.std(axis=0, ddof=1)`` to the bit, in column blocks.
+
+    numpy sums each column of a row-major array in row order whatever the columns beside it, so a block
+    of columns gets the bits of the whole array; the temporaries (``x - mean`` and its square) stay a
+    few MB instead of two copies of ``x`` (K = 5,000, B = 10,000: 400 MB each, and 0.7 s).
+    """
+    out = np.empty(x.shape[1])
+    for c0 in range(0, x.shape[1], _SD_COLUMNS):
+        out[c0 : c0 + _SD_COLUMNS] = x[:, c0 : c0 + _SD_COLUMNS].std(axis=0, ddof=1)
+    return out
 
 
 def _verdicts(
     sim: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
 ) -> tuple[list[str], npt.NDArray[np.intp]]:
-    """Per entry its verdict and the entry that decides it (see :class:`BoardRow`), from the max-t decisions."""
+    """Per entry its verdict and the entry that decides it (see :class:`BoardRow`), from the max-t decisions.
+
+    Computed in blocks of entries (K = 5,000: each K x K temporary of the studentized gaps is 200 MB);
+    every element is a function of its own pair, so the blocks give the bits of the whole matrix.
+    """
     k = point.size
     se = sim.standard_errors
-    advantage = sign * (point[:, None] - point[None, :])  # of row over column
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, advantage / np.where(se > 0, se, 1.0), np.sign(advantage) * np.inf)
-    # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
-    t = np.round(t, 9)
     better = np.asarray(sim.better, dtype=bool)
     name_rank = np.empty(k, dtype=np.int64)
     name_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(k)
-    not_self = ~np.eye(k, dtype=bool)
+
+    def gaps(advantage: FloatArray, s: FloatArray) -> FloatArray:
+        """Studentized gaps ``advantage / se`` (``+-inf`` where ``se = 0``)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(s > 0, advantage / np.where(s > 0, s, 1.0), np.sign(advantage) * np.inf)
+        # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
+        return np.asarray(np.round(t, 9), dtype=np.float64)
 
     def pick(candidates: npt.NDArray[np.bool_], key: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
         """Per row, the candidate column with the smallest key, ties broken by name (input order never)."""
@@ -893,15 +939,29 @@ def _verdicts(
         tied = candidates & (keyed == best)
         return np.asarray(np.where(tied, name_rank[None, :], k).argmin(axis=1), dtype=np.intp)
 
-    beaten_by = better.T & not_self  # beaten_by[i, j]: j is significantly better than i
-    worse: npt.NDArray[np.bool_] = np.asarray(beaten_by.any(axis=1), dtype=bool)
-    compared = np.where(worse, pick(beaten_by, -t.T), leader).astype(np.intp)
+    # per entry i, the entries j significantly better than it (beaten_by[i, j] = better[j, i], j != i),
+    # and among them the one with the largest studentized gap t[j, i] of j over i
+    worse = np.zeros(k, dtype=bool)
+    compared = np.full(k, leader, dtype=np.intp)
+    for r0 in range(0, k, _VERDICT_ROWS):
+        cols = np.arange(r0, min(k, r0 + _VERDICT_ROWS))
+        beaten_by = better[:, cols].T
+        beaten_by[np.arange(cols.size), cols] = False
+        w = beaten_by.any(axis=1)
+        worse[cols] = w
+        if w.any():
+            rows = cols[w]
+            advantage = sign * (point[None, :] - point[rows, None])  # t[j, i] in row i, column j
+            compared[rows] = pick(beaten_by[w], -gaps(advantage, se[:, rows].T))
     verdicts = ["worse than the best" if bool(w) else "could be the best" for w in worse]
     if k == 1:
         compared[0] = 0
     else:
-        open_ = not_self[leader] & ~better[leader]
-        pool = open_ if open_.any() else not_self[leader]
-        compared[leader] = pick(pool[None, :], t[leader][None, :])[0]
+        not_self = np.ones(k, dtype=bool)
+        not_self[leader] = False
+        open_ = not_self & ~better[leader]
+        pool = open_ if open_.any() else not_self
+        t_leader = gaps(sign * (point[leader] - point), se[leader])
+        compared[leader] = pick(pool[None, :], t_leader[None, :])[0]
         verdicts[leader] = "could be the best" if open_.any() else "best"
     return verdicts, compared

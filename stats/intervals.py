@@ -123,23 +123,29 @@ def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
     # Only a few order statistics per column are needed: select them (O(B) per column) instead of
     # sorting every column (O(B log B)); the values are the same order statistics a sort gives.
     needed = np.concatenate([lo, hi])  # (2P, K)
-    # a transposed copy (partitioned in place below), copied 64 columns at a time: a plain transpose of a
-    # large (B, K) array strides through memory and took several times longer
-    rows = np.empty((theta.shape[1], b))
-    for c in range(0, theta.shape[1], 64):
-        rows[c : c + 64] = theta[:, c : c + 64].T
+    # A transposed copy of 64 columns at a time (partitioned in place): a plain transpose of a large
+    # (B, K) array strides through memory and took several times longer, and a copy of the whole array
+    # (K = 5,000, B = 10,000: 400 MB) cost more than the selection itself.
+    k = theta.shape[1]
+    same = bool(np.all(needed == needed[:, :1]))
+    kth = np.unique(needed[:, 0]) if same and k else None
     picked = np.empty(needed.shape)
-    if np.all(needed == needed[:, :1]):
-        rows.partition(np.unique(needed[:, 0]), axis=1)
-        picked[:] = rows[:, needed[:, 0]].T
-    else:
-        for j in range(rows.shape[0]):
-            rows[j].partition(np.unique(needed[:, j]))
-            picked[:, j] = rows[j, needed[:, j]]
+    has_nan = np.empty(k, dtype=bool)
+    rows = np.empty((min(k, 64), b))
+    for c in range(0, k, 64):
+        block = rows[: min(64, k - c)]
+        block[:] = theta[:, c : c + 64].T
+        has_nan[c : c + 64] = np.isnan(block).any(axis=1)
+        if kth is not None:
+            block.partition(kth, axis=1)
+            picked[:, c : c + 64] = block[:, needed[:, 0]].T
+        else:
+            for j in range(block.shape[0]):
+                block[j].partition(np.unique(needed[:, c + j]))
+                picked[:, c + j] = block[j, needed[:, c + j]]
     low_v, high_v = picked[: lo.shape[0]], picked[lo.shape[0] :]
     out = low_v + frac * (high_v - low_v)
     out = np.where(np.isnan(probs), np.nan, out)
-    has_nan = np.isnan(theta).any(axis=0)
     return np.where(has_nan, np.nan, out)
 
 

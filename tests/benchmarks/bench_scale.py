@@ -69,7 +69,9 @@ def _board_row(theta: np.ndarray, point: np.ndarray, n: int) -> str:
             n_items=n,
         )
 
+    cpu = time.process_time()
     t_board, _ = _timed(board)
+    cpu_board = time.process_time() - cpu
     _, peak = _peak_mib(board)
     with blas_threads():  # as build_board runs it
         t_se, _ = _timed(lambda: _pair_standard_errors(theta - point))
@@ -91,7 +93,8 @@ def _board_row(theta: np.ndarray, point: np.ndarray, n: int) -> str:
     )
     t_update, _ = _timed(lambda: cache.build(names=names, values=point, replicates=theta, **options))
     return (
-        f"K={k:>5} B={theta.shape[0]:>6}  board {t_board:7.2f} s  peak {peak:6.0f} MiB  | "
+        f"K={k:>5} B={theta.shape[0]:>6}  board {t_board:7.2f} s (CPU {cpu_board:6.2f} s, load "
+        f"{os.getloadavg()[0]:.1f})  peak {peak:6.0f} MiB  | "
         f"pair se {t_se:6.2f} s  ranks {t_rd:6.2f} s  max-t {t_sim:6.2f} s ({sim.steps} steps)  | "
         f"one new entry {t_update:6.2f} s ({cache.last})"
     )
