@@ -24,6 +24,7 @@ import stats
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
 from leaderboard.scoring.vision import vision_interval
+from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
 from stats.metrics import get_metric
 
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
     from leaderboard.challenges.models import Challenge, Task
     from leaderboard.rankings.models import BoardSnapshot
     from leaderboard.rankings.services import Entry
-    from stats.board_update import BoardCache
+
+#: The statistics engine's version (``rankings.board_cache`` keys its kept boards by it).
+ENGINE_VERSION: str = stats.__version__
 
 
 # --- the snapshot's row and signature -------------------------------------------------------------------

@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-import stats
-from stats.board_update import BoardCache
+from leaderboard.rankings.board import ENGINE_VERSION, BoardCache
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Task
@@ -79,7 +78,7 @@ def _settings_of(task: Task, split: str) -> tuple[object, ...]:
         c.confidence,
         c.interval_method,
         c.correction,
-        stats.__version__,
+        ENGINE_VERSION,
     )
 
 
