@@ -176,4 +176,5 @@ class DatabaseStorage(Storage):
     get_modified_time = get_created_time  # stored files never change
 
     def url(self, name: str | None) -> str:
-        raise NotImplementedError("Uploaded files are never served by URL.")
+        # A refusal by design, as Django's FileSystemStorage answers without a base_url (ValueError).
+        raise ValueError("Uploaded files are never served by URL.")

@@ -568,7 +568,7 @@ def test_uploads_live_outside_the_web_root_and_no_url_serves_them(world: World) 
     stored = SubmissionFile.objects.filter(submission_id=world.submissions["participant"]).first()
     assert stored is not None
     relative = stored.file.name
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError, match="never served by URL"):
         stored.file.storage.url(relative)
     assert not (Path(django_settings.MEDIA_ROOT) / relative).exists()
     assert relative.startswith("submissions/")
