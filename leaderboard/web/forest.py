@@ -2,8 +2,9 @@
 
 Pure drawing arithmetic on the numbers of the stored rows (already rounded to the board's precision); no
 statistic is computed here. The differences and their intervals are the max-t simultaneous ones each row
-carries (``difference``/``difference_interval`` of ``stats.board``), so a bar crosses the zero line exactly
-when the row's verdict is "could be the best".
+carries (``diff``, ``diff_low``, ``diff_high`` of the flat ``rankings.board.BoardRow``; an older stored
+shape is upgraded once, by ``rankings.board.upgrade_row``, before it reaches here), so a bar crosses the
+zero line exactly when the row's verdict is "could be the best".
 
 The axis is zoomed to the contenders, so a far-off entry (a majority-class baseline, say) does not squeeze
 every real entry into the same sliver:
@@ -92,30 +93,16 @@ def signed(value: float, decimals: int) -> str:
     return text.replace("-", "\u2212")
 
 
-def _field(row: Mapping[str, Any], flat: str, stored: str, index: int | None = None) -> Any:
-    """A row's field under its flat name (``diff_low``) or ``stats.board``'s (``difference_interval[0]``),
-    so the plot reads either shape of a stored row."""
-    if flat in row:
-        return row[flat]
-    value = row.get(stored)
-    if index is None:
-        return value
-    if isinstance(value, list | tuple) and len(value) == 2:
-        return value[index]
-    return None
-
-
 def _bounds(row: Mapping[str, Any]) -> tuple[float, float, float] | None:
-    d = _num(_field(row, "diff", "difference"))
+    d = _num(row.get("diff"))
     if d is None:
         return None
-    lo = _num(_field(row, "diff_low", "difference_interval", 0))
-    hi = _num(_field(row, "diff_high", "difference_interval", 1))
+    lo, hi = _num(row.get("diff_low")), _num(row.get("diff_high"))
     return d, d if lo is None else lo, d if hi is None else hi
 
 
 def _versus(row: Mapping[str, Any]) -> Any:
-    return _field(row, "compared_with", "compared_with")
+    return row.get("compared_with")
 
 
 def is_reference(row: Mapping[str, Any]) -> bool:
