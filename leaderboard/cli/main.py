@@ -1,7 +1,8 @@
 """``lb``: log in, list challenges, submit predictions, follow scoring, read boards, from a terminal.
 
-Everything goes through the REST API (``/api/...``) of the host given by ``--host`` or ``LB_HOST``. The
-token comes from ``LB_TOKEN`` or from ``lb login``, which stores it in the user's config directory
+Everything goes through the REST API (``/api/...``) of one host: ``lb --host`` (or ``lb login --host``),
+else ``LB_HOST``, else the host of the last ``lb login``, else http://127.0.0.1:8000. The token comes from
+``LB_TOKEN`` or from ``lb login``, which stores it, and remembers the host, in the user's config directory
 (``click.get_app_dir("lb")/config.json``, readable by the user only).
 
 Exit codes: 0 done; 1 the API refused (its message is printed); 2 a usage error, no token, or the host
@@ -202,25 +203,40 @@ def board_table(rows: list[dict[str, Any]]) -> str:
 
 
 # --- commands -----------------------------------------------------------------------------------------
-@click.group()
-@click.option(
-    "--host", envvar="LB_HOST", default=DEFAULT_HOST, show_default=True, help="The service (or LB_HOST)."
-)
-@click.pass_context
-def cli(ctx: click.Context, host: str) -> None:
-    """The leaderboard's command-line client."""
-    host = host.rstrip("/")
+def resolve_host(given: str | None) -> str:
+    """``--host``, else ``LB_HOST``, else the host of the last ``lb login``, else the default."""
+    host = given or os.environ.get("LB_HOST") or load_config().get("host") or DEFAULT_HOST
+    return str(host).rstrip("/")
+
+
+def api_for(host: str) -> Api:
     token = os.environ.get("LB_TOKEN") or load_config().get("tokens", {}).get(host)
-    ctx.obj = Api(host, token)
-    ctx.call_on_close(ctx.obj.client.close)
+    return Api(host, token)
+
+
+HOST_HELP = f"The service (else LB_HOST, else the host of the last 'lb login', else {DEFAULT_HOST})."
+
+
+@click.group()
+@click.option("--host", default=None, help=HOST_HELP)
+@click.pass_context
+def cli(ctx: click.Context, host: str | None) -> None:
+    """The leaderboard's command-line client."""
+    ctx.obj = api_for(resolve_host(host))
+    ctx.call_on_close(lambda: api_of(ctx).client.close())
 
 
 @cli.command()
 @click.option("--username", help="Asked for when not given.")
 @click.option("--token", "given_token", help="Store this API token instead of logging in with a password.")
+@click.option("--host", "login_host", default=None, help="Log in to this service (the same as 'lb --host').")
 @click.pass_context
-def login(ctx: click.Context, username: str | None, given_token: str | None) -> None:
-    """Get an API token and store it in your config directory (mode 0600)."""
+def login(ctx: click.Context, username: str | None, given_token: str | None, login_host: str | None) -> None:
+    """Get an API token and store it in your config directory (mode 0600), with the host: the next
+    commands go to the same host without ``--host``."""
+    if login_host:
+        api_of(ctx).client.close()
+        ctx.obj = api_for(login_host.rstrip("/"))
     api = api_of(ctx)
     if given_token:
         token = given_token.strip()
@@ -235,8 +251,9 @@ def login(ctx: click.Context, username: str | None, given_token: str | None) -> 
         ]
     config = load_config()
     config.setdefault("tokens", {})[api.host] = token
+    config["host"] = api.host
     path = save_config(config)
-    click.echo(f"Logged in to {api.host}; token stored in {path}.")
+    click.echo(f"Logged in to {api.host}; token stored in {path}. The next commands go to this host.")
 
 
 @cli.command()

@@ -16,7 +16,7 @@ from leaderboard.challenges.models import Challenge, Team
 from leaderboard.challenges.selectors import AnyUser, challenge_list
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings import ladder
-from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.models import BoardSnapshot, BoardState
 from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.scoring.models import RescoreJob, Score, Split
 from leaderboard.submissions.models import Status, Submission
@@ -147,6 +147,38 @@ def rows_of_submission(*, submission: Submission, include_private: bool) -> list
             for row in snap.rows:
                 if row.get("submission_id") == submission.pk:
                     found.append((snap, row))
+    return found
+
+
+def counted_instead(*, submission: Submission) -> list[tuple[BoardSnapshot, dict | None]]:
+    """For a scored submission that is on no board: each of its tasks' latest public board, with the row of
+    its team's counted entry there (``None``: the team has none on it).
+
+    Empty while any of those boards has not read the scores since the submission was scored ("the board is
+    still being rebuilt"); full once every one has, and then another entry counts by the entry rule."""
+    if submission.finished_at is None:
+        return []
+    key = f"team:{submission.team_id}"
+    found: list[tuple[BoardSnapshot, dict | None]] = []
+    task_ids = sorted({f.task_id for f in submission.files.all()})
+    for task_id in task_ids:
+        snap = (
+            BoardSnapshot.objects.filter(task_id=task_id, split=Split.PUBLIC)
+            .defer("rank_distribution", "pairwise")
+            .select_related("task")
+            .order_by("-sequence")
+            .first()
+        )
+        # A rebuild that finds the same board writes no new snapshot, but it records when it read the scores.
+        state = BoardState.objects.filter(task_id=task_id, split=Split.PUBLIC).first()
+        if (
+            snap is None
+            or state is None
+            or state.checked_at is None
+            or state.checked_at < submission.finished_at
+        ):
+            return []
+        found.append((snap, next((r for r in snap.rows if r.get("key") == key), None)))
     return found
 
 

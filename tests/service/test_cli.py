@@ -182,3 +182,25 @@ def test_lb_adds_detection_and_segmentation_tasks_submits_to_them_and_shows_deta
     monkeypatch.setenv("LB_TOKEN", org_key)
     shown = lb("status", str(sub)).output
     assert "boxes: all metrics" in shown and "boxes: AP per class" in shown and "zebra" in shown, shown
+
+
+def test_the_account_pages_login_line_works_and_the_host_is_remembered(env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22, B1: the Account page prints ``lb login --token T --host H``; that failed ("No such option
+    '--host'"), and after ``lb --host H login`` the next command went to port 8000."""
+    from rest_framework.authtoken.models import Token
+
+    from leaderboard.accounts.models import User
+
+    monkeypatch.delenv("LB_HOST")
+    key = Token.objects.create(user=User.objects.get(username="alice")).key
+    result = lb("login", "--token", key, "--host", env["host"] + "/")
+    assert result.exit_code == 0, result.output
+    assert f"Logged in to {env['host']}" in result.output
+    assert json.loads(config_path().read_text())["host"] == env["host"]
+
+    listing = lb("challenges")  # no --host, no LB_HOST: the host of the login
+    assert listing.exit_code == 0, listing.output
+    assert "toy" in listing.output
+    # --host still wins over the remembered one.
+    elsewhere = lb("--host", "http://127.0.0.1:9", "challenges")
+    assert elsewhere.exit_code == 2 and "cannot reach http://127.0.0.1:9" in elsewhere.output

@@ -81,8 +81,38 @@ def test_submit_then_status_page_shows_the_scored_row(
         "status_display": "Scored",
         "error": "",
         "on_board": True,
+        "not_counted": "",
         "final": True,
     }
+
+
+@pytest.mark.parametrize("rule", [EntrySelection.BEST, EntrySelection.SELECTED])
+def test_a_scored_submission_the_entry_rule_leaves_off_the_board_is_final_and_says_why(
+    client, rule, django_capture_on_commit_callbacks
+) -> None:
+    """Issue 22, M1: under "best" (a worse submission) and "selected" (after the team selected another),
+    the status page said "scored; the board is being rebuilt" and polled forever."""
+    c = ws.challenge(ws.user("olga"), entry_selection=rule)
+    ws.task(c)
+    client.force_login(ws.user("alice"))
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(client, c, "good", ws.predictions_csv(60, wrong=2))
+    good = Submission.objects.get(name="good")
+    if rule == EntrySelection.SELECTED:
+        with django_capture_on_commit_callbacks(execute=True):
+            client.post(reverse("submission_select", args=[good.pk]))
+    with django_capture_on_commit_callbacks(execute=True):
+        _post(client, c, "worse", ws.predictions_csv(60, wrong=9))
+    worse = Submission.objects.get(name="worse")
+    assert worse.status == Status.SCORED
+    status = client.get(reverse("submission_status", args=[worse.pk])).json()
+    assert status["on_board"] is False and status["final"] is True
+    assert f"your team's counted entry is #{good.pk} “good”" in status["not_counted"]
+    html = htmllib.unescape(client.get(reverse("submission", args=[worse.pk])).content.decode())
+    assert "the board is being rebuilt" not in html and 'http-equiv="refresh"' not in html
+    assert "Scored. Not on the board" in html
+    if rule == EntrySelection.SELECTED:
+        assert "Select this submission" in html
 
 
 def test_queued_submission_page_refreshes_itself_and_can_be_cancelled(client, setup) -> None:

@@ -25,6 +25,7 @@ from leaderboard.web import boards
 from leaderboard.web.formats import example_download, task_format
 from leaderboard.web.forms import SubmissionForm, task_field_name
 from leaderboard.web.selectors import (
+    counted_instead,
     rows_of_submission,
     score_details,
     submission_for_user,
@@ -164,15 +165,42 @@ def example(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
 
 def _status_payload(submission: Submission, rows: list) -> dict[str, Any]:
     scored = submission.status == Status.SCORED
+    # Scored but on no board: once every board of its tasks has been rebuilt since, another entry of the
+    # team counts there (the "best" or "selected" rule), and nothing more will change (issue 22, M1).
+    instead = counted_instead(submission=submission) if scored and not rows else []
     return {
         "id": submission.pk,
         "status": submission.status,
         "status_display": submission.get_status_display(),
         "error": submission.error,
         "on_board": bool(rows),
-        # The page stops updating once nothing more will change: failed, cancelled, or scored and on a board.
-        "final": submission.status in (Status.FAILED, Status.CANCELLED) or (scored and bool(rows)),
+        "not_counted": _not_counted_message(submission, instead),
+        # The page stops updating once nothing more will change: failed, cancelled, or scored and on a
+        # board, or scored and left off rebuilt boards by the entry rule.
+        "final": submission.status in (Status.FAILED, Status.CANCELLED) or (scored and bool(rows or instead)),
     }
+
+
+def _not_counted_message(submission: Submission, instead: list) -> str:
+    """ "Scored. Not on the board: ..." naming the entry that counts instead, and how to change that."""
+    if not instead:
+        return ""
+    parts = []
+    for snap, row in instead:
+        where = snap.task.title
+        if row is None:
+            parts.append(f"{where}: your team has no entry on the board")
+        else:
+            parts.append(
+                f"{where}: your team's counted entry is #{row.get('submission_id')} “{row.get('name')}”"
+            )
+    rule = submission.challenge.get_entry_selection_display().lower()
+    hint = (
+        " Select this submission on “My submissions” to count it instead."
+        if submission.challenge.entry_selection == EntrySelection.SELECTED
+        else ""
+    )
+    return f"Scored. Not on the board, which counts {rule} ({'; '.join(parts)}).{hint}"
 
 
 @login_required
