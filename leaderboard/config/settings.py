@@ -219,7 +219,7 @@ RESAMPLE_CACHE_DIR = Path(env.str("LEADERBOARD_RESAMPLE_CACHE", default=str(DATA
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL  # the embedded default: tasks run in-process
 CELERY_TASK_EAGER_PROPAGATES = False
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"  # a host named, so kombu does not warn "No hostname"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
