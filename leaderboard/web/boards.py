@@ -694,9 +694,14 @@ def board_headline(rows: Sequence[Mapping[str, Any]], *, alpha: Any = None) -> s
     leaders = [str(r.get("name", "")) for r in rows if r.get("rank") == 1]
     if not leaders:
         return ""
+    if len(rows) == 1:  # not "every other entry is significantly worse": there is no other entry
+        return f"{leaders[0]} is the only entry on this board: there is nothing to compare it with yet."
     if any(r.get("verdict") == "best" for r in rows):
         return f"{leaders[0]} is the best: significantly better than every other entry on this test set."
-    others = sum(1 for r in rows if r.get("verdict") == "could be the best" and r.get("rank") != 1)
+    tied = [
+        str(r.get("name", "")) for r in rows if r.get("verdict") == "could be the best" and r.get("rank") != 1
+    ]
+    others = len(tied)
     level = f" (at \u03b1 = {float(alpha):g})" if isinstance(alpha, int | float) else ""
     if len(leaders) == 1:
         lead = f"{leaders[0]} leads"
@@ -710,4 +715,11 @@ def board_headline(rows: Sequence[Mapping[str, Any]], *, alpha: Any = None) -> s
         return f"{lead}; every other entry is significantly worse on this test set{level}."
     told = "it" if len(leaders) == 1 else "them"
     noun = "entry" if others == 1 else "entries"
-    return f"{lead}; {others} other {noun} cannot be told apart from {told} on this test set{level}."
+    return f"{lead}; {others} other {noun} ({_names(tied)}) cannot be told apart from {told} on this test set{level}."
+
+
+def _names(names: Sequence[str], most: int = 3) -> str:
+    """'b', 'b and c', 'b, c and d', 'b, c, d and 2 more': the entries a headline names."""
+    if len(names) > most:
+        return f"{', '.join(names[:most])} and {len(names) - most} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -136,6 +136,14 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         off = page.locator(".forest-off .off-label")
         assert off.count() == 2 and "\u22120.4333" in off.nth(1).inner_text()
         assert "majority" in page.locator(".forest-off").nth(1).get_attribute("aria-label")  # type: ignore[operator]
+        # "leader" (not resolved: svm-rbf ties with it) does not look like "best" (proven): the filled green
+        # is the proven best's alone (issue 22, M4)
+        leader = page.locator("td.verdict-cell .verdict-tag.v-leader").first
+        assert leader.inner_text() == "leader"
+        look = leader.evaluate(
+            "e => { const s = getComputedStyle(e); return [s.backgroundColor, s.borderTopStyle]; }"
+        )
+        assert look == ["rgb(230, 244, 236)", "dashed"], look  # --best-bg, dashed; "best" is rgb(11, 107, 58)
         # a short verdict whose explanation opens on keyboard focus
         tag = page.locator("td.verdict-cell .verdict-tag.v-tie").first
         assert tag.inner_text() == "tie"

@@ -234,8 +234,14 @@ def test_board_headline_wording() -> None:
             ],
             alpha=0.05,
         )
-        == "a leads; 2 other entries cannot be told apart from it on this test set (at \u03b1 = 0.05)."
+        == "a leads; 2 other entries (b and c) cannot be told apart from it on this test set (at \u03b1 = 0.05)."
     )
+    # issue 22, P7 and A8: a one-entry board has no "other entry"; the entries that tie are named
+    assert board_headline([row("a", 1, "best")]) == (
+        "a is the only entry on this board: there is nothing to compare it with yet."
+    )
+    five = [row("a", 1, "could be the best")] + [row(n, 2, "could be the best") for n in "bcdef"]
+    assert "5 other entries (b, c, d and 2 more) cannot be told apart" in board_headline(five)
     assert (
         board_headline(
             [

@@ -253,3 +253,14 @@ def test_organizer_can_submit_a_baseline_that_is_marked(client, django_capture_o
     html = client.get(reverse("challenge", args=[c.slug])).content.decode()
     assert '<span class="mark baseline-mark">baseline</span>' in html
     assert "A reference entry of the organizers." in html
+
+
+def test_flash_messages_keep_their_list_semantics(client, setup, django_capture_on_commit_callbacks) -> None:
+    """Issue 22, A5: ``<ul role="status">`` removed the list's semantics (axe ``listitem``, serious) on every
+    page that shows a message; the live region is a ``div`` around the list."""
+    c, _, _ = setup
+    _post(client, c, "waiting", ws.predictions_csv(60, wrong=3))
+    sub = Submission.objects.get(name="waiting")
+    html = client.post(reverse("submission_cancel", args=[sub.pk]), follow=True).content.decode()
+    assert '<div role="status"><ul class="messages"><li class="msg-success">' in html
+    assert 'role="status"><li' not in html
