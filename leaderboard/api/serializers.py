@@ -60,6 +60,21 @@ class TokenOutputSerializer(serializers.Serializer):
 # --- challenges -------------------------------------------------------------------------------------
 
 
+class RevealInputSerializer(serializers.Serializer):
+    """How to reveal an open challenge's private board: once revealed, each new submission would show its
+    team the private score, so an open challenge needs one of the two (409 otherwise)."""
+
+    close = serializers.BooleanField(default=False, help_text="Close submissions now, then reveal.")
+    while_open = serializers.BooleanField(
+        default=False, help_text="Reveal and keep the challenge open (new submissions show private scores)."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["close"] and attrs["while_open"]:
+            raise serializers.ValidationError("Say 'close' or 'while_open', not both.")
+        return attrs
+
+
 class ChallengeInputSerializer(serializers.ModelSerializer):
     """Creation: ``slug`` is optional (made from the title)."""
 

@@ -90,11 +90,32 @@ def _check_dates(start: datetime | None, end: datetime | None) -> None:
         raise ApplicationError("The end of a challenge must come after its start.")
 
 
+REVEAL_WHILE_OPEN = (
+    "The challenge is still open{until}: after the reveal every new submission would show its team its "
+    "private score, one exact reading of the private labels per submission. Close submissions now and "
+    "reveal, or reveal while it stays open if that is what you want."
+)
+
+
 @transaction.atomic
-def challenge_reveal_private(*, challenge: Challenge) -> Challenge:
-    """Reveal the private board (usually after the end)."""
+def challenge_reveal_private(
+    *, challenge: Challenge, close: bool = False, while_open: bool = False
+) -> Challenge:
+    """Reveal the private board (usually after the end).
+
+    While the challenge is open this is refused (``ConflictError``) unless the organizer chose: ``close``
+    ends submissions now and reveals; ``while_open`` reveals and leaves it open, knowing that each new
+    submission then shows its team the private score (issue 22, M5)."""
+    fields = ["private_revealed"]
+    if challenge.is_open and not challenge.private_revealed:
+        if close:
+            challenge.end = timezone.now()
+            fields.append("end")
+        elif not while_open:
+            until = f" until {challenge.end:%Y-%m-%d %H:%M} UTC" if challenge.end else " (it has no end)"
+            raise ConflictError(REVEAL_WHILE_OPEN.format(until=until))
     challenge.private_revealed = True
-    challenge.save(update_fields=["private_revealed"])
+    challenge.save(update_fields=fields)
     return challenge
 
 

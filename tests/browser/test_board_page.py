@@ -199,7 +199,7 @@ def test_entry_page_has_its_sections_and_the_breakdown_for_organizers(
             assert _wide_elements(page, width, ".table-scroll:not(.board-wrap)") == []
         context.close()
     # everyone after the reveal: the breakdown, never the items
-    challenge_reveal_private(challenge=board.challenge)
+    challenge_reveal_private(challenge=board.challenge, while_open=True)
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(f"{live_server.url}/c/{board.challenge.slug}/t/{board.task.slug}/entries/{sub.pk}/")
     assert page.locator("table.confusion").is_visible()

@@ -23,7 +23,7 @@ def test_shakeup_page_reads_at_desktop_and_phone_width(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks, private_every=3)
-    challenge_reveal_private(challenge=board.challenge)
+    challenge_reveal_private(challenge=board.challenge, while_open=True)
     url = f"{live_server.url}/c/{board.challenge.slug}/t/{board.task.slug}/shakeup/"
     OUTPUT.mkdir(exist_ok=True)
     for width, height in ((1366, 900), (390, 844)):

@@ -324,7 +324,9 @@ def test_private_split_hidden_until_reveal_and_rescore_progress(transactional_db
     assert organizer.get("/api/challenges/kag/leaderboard/?split=private").json()["rows"][0]["name"] == "a"
 
     assert alice.post("/api/challenges/kag/reveal/").status_code == 403
-    assert organizer.post("/api/challenges/kag/reveal/").json()["private_revealed"] is True
+    assert organizer.post("/api/challenges/kag/reveal/").status_code == 409  # open: close, or while_open
+    revealed = organizer.post("/api/challenges/kag/reveal/", {"while_open": True}, format="json")
+    assert revealed.json()["private_revealed"] is True
     assert alice.get("/api/challenges/kag/leaderboard/?split=private").json()["rows"][0]["name"] == "a"
     assert sorted(s["split"] for s in alice.get(f"/api/submissions/{sid}/").json()["scores"]) == [
         "private",

@@ -282,7 +282,7 @@ def test_organizers_see_everything_and_the_reveal_shows_everything(board) -> Non
     assert web.get(reverse("pairwise", args=["lad", "main"])).status_code == 200
     assert web.get(reverse("ranks", args=["lad", "main"])).status_code == 200
 
-    challenge_reveal_private(challenge=task.challenge)
+    challenge_reveal_private(challenge=task.challenge, while_open=True)
     private = client_for(alice).get("/api/challenges/lad/leaderboard/?split=private").json()["rows"]
     assert all(r["low"] is not None and r["high"] is not None for r in private)
     mine = client_for(alice).get(f"/api/submissions/{pks[1]}/").json()["scores"]

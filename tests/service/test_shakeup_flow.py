@@ -60,7 +60,7 @@ def test_visible_to_organizers_then_to_everyone_after_the_reveal(client: Client,
     assert "Only the organizers see this page until the private board is revealed" in page
     assert "Shake-up at the reveal" in page and "alpha" in page
 
-    challenge_reveal_private(challenge=board.challenge)
+    challenge_reveal_private(challenge=board.challenge, while_open=True)
     page = Client().get(url).content.decode()
     assert "Only the organizers" not in page and "P(reference ≤ observed)" in page
     body = client_for(None).get(api)
@@ -79,7 +79,7 @@ def test_visible_to_organizers_then_to_everyone_after_the_reveal(client: Client,
 
 
 def test_site_and_api_csv_are_the_same_bytes(board: ws.Board) -> None:
-    challenge_reveal_private(challenge=board.challenge)
+    challenge_reveal_private(challenge=board.challenge, while_open=True)
     site = Client().get(reverse("shakeup_csv", args=[board.challenge.slug, board.task.slug]))
     api = client_for(None).get(
         f"/api/challenges/{board.challenge.slug}/shakeup/?task={board.task.slug}&format=csv",

@@ -122,7 +122,7 @@ def test_private_board_hidden_until_revealed(client, django_capture_on_commit_ca
     assert (
         "private board" in organizer_html and '<strong aria-current="page">Private</strong>' in organizer_html
     )
-    client.post(reverse("reveal", args=[board.challenge.slug]), {"confirm": "reveal"})
+    client.post(reverse("reveal", args=[board.challenge.slug]), {"confirm": "reveal", "when_open": "close"})
     client.logout()
     assert client.get(url, {"split": "private"}).status_code == 200
 

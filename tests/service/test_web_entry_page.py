@@ -105,7 +105,7 @@ def test_organizer_sees_per_class_confusion_and_the_misclassified_items(
 def test_everyone_sees_per_class_after_the_reveal_but_never_the_items(
     client: Client, board: ws.Board
 ) -> None:
-    challenge_reveal_private(challenge=board.challenge)
+    challenge_reveal_private(challenge=board.challenge, while_open=True)
     for who in (None, board.bob):
         html = _page(Client(), _url(board, _alpha(board)), who)
         assert _has_breakdown(html)

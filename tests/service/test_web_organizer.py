@@ -177,10 +177,19 @@ def test_reveal_needs_confirmation(client, django_capture_on_commit_callbacks) -
     client.post(url, {})
     board.challenge.refresh_from_db()
     assert not board.challenge.private_revealed
-    response = client.post(url, {"confirm": "reveal"}, follow=True)
+    # Issue 22, M5: the challenge is open (no end), so the page says what a reveal would do and asks
+    # whether to close it; a reveal that says neither is refused with the reason.
+    page = htmllib.unescape(client.get(reverse("organize", args=[board.challenge.slug])).content.decode())
+    assert "The challenge is still open" in page and "one exact reading of the private labels" in page
+    assert 'value="close" checked' in page
+    refused = htmllib.unescape(client.post(url, {"confirm": "reveal"}, follow=True).content.decode())
     board.challenge.refresh_from_db()
-    assert board.challenge.private_revealed
+    assert not board.challenge.private_revealed and "The challenge is still open (it has no end)" in refused
+    response = client.post(url, {"confirm": "reveal", "when_open": "close"}, follow=True)
+    board.challenge.refresh_from_db()
+    assert board.challenge.private_revealed and not board.challenge.is_open
     assert "The private board is revealed" in response.content.decode()
+    assert "Submissions are closed." in response.content.decode()
 
 
 def test_replace_labels_page(client, django_capture_on_commit_callbacks) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.text import slugify
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.filters import OrderingFilter
 from rest_framework.generics import GenericAPIView
@@ -104,11 +104,20 @@ class ChallengeDetailView(APIView):
 class ChallengeRevealView(APIView):
     """POST: reveal the private board to everyone who sees the challenge (organizers)."""
 
-    @extend_schema(request=None, responses={200: s.ChallengeOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        request=s.RevealInputSerializer,
+        responses={
+            200: s.ChallengeOutputSerializer,
+            **ERROR_RESPONSES,
+            409: OpenApiResponse(description="The challenge is open: say `close` or `while_open`"),
+        },
+    )
     def post(self, request: Request, slug: str) -> Response:
         challenge = challenge_get(slug=slug, user=request.user)
         require_organizer(challenge=challenge, user=_user(request))
-        challenge = challenge_reveal_private(challenge=challenge)
+        serializer = s.RevealInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        challenge = challenge_reveal_private(challenge=challenge, **serializer.validated_data)
         return Response(
             s.ChallengeOutputSerializer(challenge, context=_challenge_context(request, [challenge])).data
         )

@@ -217,8 +217,18 @@ def reveal(request: HttpRequest, slug: str) -> HttpResponse:
     if request.POST.get("confirm") != "reveal":
         messages.error(request, "Tick the confirmation box to reveal the private board.")
         return redirect("organize", slug=challenge.slug)
-    challenge_reveal_private(challenge=challenge)
-    messages.success(request, "The private board is now visible to everyone who can see the challenge.")
+    when_open = request.POST.get("when_open", "")
+    try:
+        challenge_reveal_private(
+            challenge=challenge, close=when_open == "close", while_open=when_open == "stay-open"
+        )
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("organize", slug=challenge.slug)
+    closed = " Submissions are closed." if when_open == "close" else ""
+    messages.success(
+        request, f"The private board is now visible to everyone who can see the challenge.{closed}"
+    )
     return redirect("organize", slug=challenge.slug)
 
 
