@@ -47,10 +47,11 @@ class MultipleFileField(forms.FileField):
     widget = MultipleFileInput
 
     def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
-        single = super().clean
-        if isinstance(data, list | tuple):
-            return [single(d, initial) for d in data if d]
-        return [single(data, initial)] if data else []
+        files = [d for d in data if d] if isinstance(data, list | tuple) else [data] if data else []
+        for upload in files:
+            if getattr(upload, "size", None) == 0:  # named, in the words of the API and `lb`
+                raise forms.ValidationError(f"{upload.name}: the file is empty", code="empty")
+        return [super(MultipleFileField, self).clean(d, initial) for d in files]
 
 
 def task_field_name(task: Task) -> str:
@@ -97,7 +98,8 @@ class SubmissionForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        if not any(cleaned.get(task_field_name(t)) for t in self.tasks):
+        chosen = any(cleaned.get(task_field_name(t)) or task_field_name(t) in self.errors for t in self.tasks)
+        if not chosen:  # not when a chosen file was refused: that field says why (issue 22, A2)
             raise forms.ValidationError("Choose at least one predictions file.")
         for task in self.tasks:
             for upload in cleaned.get(task_field_name(task)) or []:

@@ -173,6 +173,18 @@ def test_form_needs_a_file_and_a_name(client, setup) -> None:
     assert "Choose at least one predictions file." in html and "This field is required." in html
 
 
+def test_an_empty_file_gets_one_message_that_names_it(client, setup) -> None:
+    """Issue 22, A2: "Choose at least one predictions file." at the top and "The submitted file is empty."
+    under the input contradicted each other (a file was chosen) and named no file."""
+    c, _, _ = setup
+    response = _post(client, c, "empty", b"", filename="empty.csv")
+    html = htmllib.unescape(response.content.decode())
+    assert response.status_code == 400
+    assert "empty.csv: the file is empty" in html
+    assert "Choose at least one predictions file." not in html and "The submitted file is empty" not in html
+    assert not Submission.objects.exists()
+
+
 def test_submit_needs_login_and_csrf(setup) -> None:
     c, _, alice = setup
     anonymous = Client()
