@@ -36,6 +36,11 @@ class SignupForm(UserCreationForm):
         fields = ("username", "email")
         field_classes = {"username": UsernameField}
 
+    def validate_password_for_user(self, user: Any, **kwargs: Any) -> None:
+        """A weak password is the first field's fault: its errors go under "Password", not under the
+        confirmation (Django's default field; issue 22, A7). A mismatch stays under the confirmation."""
+        super().validate_password_for_user(user, password_field_name="password1")
+
 
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True

@@ -32,6 +32,15 @@ def test_sign_up_errors(client) -> None:
     assert not User.objects.filter(username="x").exists()
 
 
+def test_a_weak_password_is_reported_under_the_password_field(client) -> None:
+    """Issue 22, A7: the validators' errors appeared under "Password confirmation"."""
+    response = client.post(reverse("signup"), {"username": "y", "password1": "short", "password2": "short"})
+    assert response.status_code == 400
+    form = response.context["form"]
+    assert any("too short" in e for e in form.errors["password1"]), form.errors
+    assert "password2" not in form.errors
+
+
 def test_log_in_and_out(client) -> None:
     ws.user("alice")
     response = client.post(reverse("login"), {"username": "alice", "password": "wrong"})
