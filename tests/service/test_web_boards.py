@@ -122,6 +122,9 @@ def test_private_board_hidden_until_revealed(client, django_capture_on_commit_ca
     assert (
         "private board" in organizer_html and '<strong aria-current="page">Private</strong>' in organizer_html
     )
+    # issue 22, A11: before the reveal the organizer's private board says whom it is for
+    assert "Not revealed: only the organizers can see this board." in organizer_html
+    assert "only the organizers can see" not in client.get(url).content.decode()  # the public board
     client.post(reverse("reveal", args=[board.challenge.slug]), {"confirm": "reveal", "when_open": "close"})
     client.logout()
     assert client.get(url, {"split": "private"}).status_code == 200
