@@ -102,3 +102,18 @@ def test_a_task_without_a_private_split_has_no_report(
     assert not ShakeupReport.objects.exists()
     client.force_login(board.organizer)
     assert client.get(reverse("shakeup", args=[board.challenge.slug, board.task.slug])).status_code == 404
+
+
+def test_the_shakeup_page_prints_values_at_the_boards_precision(board: ws.Board) -> None:
+    """Issue 22, M6: board-rounded values were padded to 4 decimals ("0.9900", a gap "0.0000"); the summary's
+    values table: tests/service/test_web_boards.py::test_summary_and_cd_diagram."""
+    import re
+
+    board.task.decimals = 2
+    board.task.save(update_fields=["decimals"])
+    challenge_reveal_private(challenge=board.challenge, while_open=True)
+    page = Client().get(reverse("shakeup", args=[board.challenge.slug, board.task.slug])).content.decode()
+    cells = re.findall(r'<td class="num">([+\u2212]?\d+\.\d+)</td>', page.split('class="plain shakeup"')[1])
+    # values and gaps at 2 decimals; only the re-split p-values have 3
+    assert cells and {len(c.split(".")[1]) for c in cells} <= {2, 3}, cells
+    assert "0.9000" not in page and sum(len(c.split(".")[1]) == 2 for c in cells) >= 9, cells

@@ -6,6 +6,7 @@ import csv
 import html as htmllib
 import io
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -214,6 +215,16 @@ def test_summary_and_cd_diagram(client, django_capture_on_commit_callbacks) -> N
     assert svg.status_code == 200 and svg["Content-Type"].startswith("image/svg+xml")
     assert b"<svg" in svg.content and b"alpha" in svg.content
     assert "default-src 'none'" in svg["Content-Security-Policy"]
+    # issue 22, M6: each task's column at its board's precision, not padded to 4 decimals
+    first = board.challenge.tasks.order_by("position", "slug").first()
+    first.decimals = 2
+    first.save(update_fields=["decimals"])
+    html = client.get(reverse("summary", args=[board.challenge.slug])).content.decode()
+    table = html.split('class="plain matrix"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr><th scope=\"row\">.*?</tr>", table)
+    cells = [re.findall(r'<td class="num">(\d+\.\d+)</td>', r) for r in rows]
+    assert cells and all(len(c) == 3 for c in cells), cells  # two tasks and the average rank
+    assert {tuple(len(v.split(".")[1]) for v in c) for c in cells} == {(2, 4, 3)}, cells
 
 
 def test_summary_with_one_task_says_why_there_is_no_diagram(client, board: ws.Board) -> None:

@@ -399,6 +399,8 @@ def _entries_by_tasks(tasks: list[Task], data: dict[str, Any]) -> dict[str, Any]
     if not names or not scores or not slugs:
         return None
     titles = {t.slug: t.title for t in tasks}
+    # each column at its task's precision, as its board shows it (issue 22, M6: not padded to 4 decimals)
+    decimals = {t.slug: task_decimals(t) for t in tasks}
     column = {name: i for i, name in enumerate(names)}
     order = [e["name"] for e in data.get("entries", []) if e.get("name") in column] or names
     average = {e["name"]: e.get("average_rank") for e in data.get("entries", [])}
@@ -409,7 +411,10 @@ def _entries_by_tasks(tasks: list[Task], data: dict[str, Any]) -> dict[str, Any]
             {
                 "name": name,
                 "average_rank": average.get(name),
-                "values": [scores[t][column[name]] for t in range(len(slugs))],
+                "values": [
+                    {"value": scores[t][column[name]], "decimals": decimals.get(slug, 4)}
+                    for t, slug in enumerate(slugs)
+                ],
             }
             for name in order
         ],
@@ -519,6 +524,7 @@ def shakeup(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
             "task": task,
             "report": report,
             "data": public_shakeup(report.data, task_decimals(task)) if report else {},
+            "decimals": task_decimals(task),  # values and gaps at the board's precision (issue 22, M6)
             "revealed": challenge.private_revealed,
             "signature_items": _readable_signature(report.data.get("signature") if report else None),
         },
