@@ -147,7 +147,12 @@ def test_rescore_shows_progress_until_done(client, django_capture_on_commit_call
     board = ws.make_board(django_capture_on_commit_callbacks)
     client.force_login(board.organizer)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("rescore", args=[board.challenge.slug, board.task.slug]))
+        refused = client.post(reverse("rescore", args=[board.challenge.slug, board.task.slug]), follow=True)
+    assert "Tick the box to re-score" in refused.content.decode() and not RescoreJob.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("rescore", args=[board.challenge.slug, board.task.slug]), {"confirm": "rescore"}
+        )
     job = RescoreJob.objects.get()
     assert response["Location"] == reverse("rescore_job", args=[board.challenge.slug, job.pk])
     job.refresh_from_db()
@@ -163,7 +168,9 @@ def test_rescore_shows_progress_until_done(client, django_capture_on_commit_call
 def test_rescore_progress_while_running(client, django_capture_on_commit_callbacks) -> None:
     board = ws.make_board(django_capture_on_commit_callbacks)
     client.force_login(board.organizer)
-    client.post(reverse("rescore", args=[board.challenge.slug, board.task.slug]))  # tasks never sent
+    client.post(  # tasks never sent
+        reverse("rescore", args=[board.challenge.slug, board.task.slug]), {"confirm": "rescore"}
+    )
     job = RescoreJob.objects.get()
     html = client.get(reverse("rescore_job", args=[board.challenge.slug, job.pk])).content.decode()
     assert "0 of 3 submissions re-scored (running)" in html

@@ -185,6 +185,9 @@ def task_labels(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse
 def rescore(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
     task = task_for(challenge, task_slug)
+    if request.POST.get("confirm") != "rescore":  # one click must not re-score a whole task (issue 22, A10)
+        messages.error(request, f"Tick the box to re-score every submission of '{task.title}'.")
+        return redirect("organize", slug=challenge.slug)
     job = task_rescore(task=task, user=request.user)  # type: ignore[arg-type]
     return redirect("rescore_job", slug=challenge.slug, pk=job.pk)
 

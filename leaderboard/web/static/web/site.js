@@ -92,11 +92,35 @@
     }
   }
 
+  // Long work (an upload checked and, in the embedded default, scored inside the request; a re-score): once
+  // a form with data-busy is really sent, its buttons are disabled (it cannot be sent twice) and a live
+  // note with a spinner says what is happening. Registered after the size check, which may cancel.
+  function setupBusy(form) {
+    form.addEventListener("submit", function (event) {
+      if (event.defaultPrevented) { return; }
+      var buttons = form.querySelectorAll("button[type=submit], input[type=submit]");
+      if (form.getAttribute("aria-busy") === "true") { event.preventDefault(); return; }
+      form.setAttribute("aria-busy", "true");
+      // disabled after this event: a button disabled now would not be sent with the form
+      setTimeout(function () { buttons.forEach(function (b) { b.disabled = true; }); }, 0);
+      var note = form.querySelector(".busy-note");
+      if (!note) {
+        note = document.createElement("p");
+        note.className = "busy-note";
+        note.setAttribute("role", "status");
+        form.appendChild(note);
+      }
+      note.innerHTML = '<span class="spinner" aria-hidden="true"></span> ';
+      note.appendChild(document.createTextNode(form.getAttribute("data-busy")));
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll(".status-box[data-status-url]").forEach(function (box) {
       if (box.getAttribute("data-final") !== "1") { pollStatus(box); }
     });
     document.querySelectorAll("button.copy[data-copy]").forEach(setupCopy);
     document.querySelectorAll("input[type=file][data-max-bytes]").forEach(setupSizeCheck);
+    document.querySelectorAll("form[data-busy]").forEach(setupBusy);
   });
 })();
