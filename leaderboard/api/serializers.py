@@ -91,15 +91,35 @@ class ChallengeUpdateSerializer(serializers.ModelSerializer):
         fields = list(CHALLENGE_SETTINGS)
 
 
+class ReplacedEntrySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 class ChallengeOutputSerializer(serializers.ModelSerializer):
     is_open = serializers.BooleanField(read_only=True)
     tasks = serializers.SerializerMethodField()
     is_organizer = serializers.SerializerMethodField()
+    replaces = serializers.SerializerMethodField(
+        help_text=(
+            "Your team's submission that your next scored submission would push off the board (the latest "
+            "counts, better or worse); null when none would, and in listings."
+        )
+    )
     url = serializers.SerializerMethodField()
 
     class Meta:
         model = Challenge
-        fields = ["slug", *CHALLENGE_SETTINGS, "is_open", "private_revealed", "tasks", "is_organizer", "url"]
+        fields = [
+            "slug",
+            *CHALLENGE_SETTINGS,
+            "is_open",
+            "private_revealed",
+            "tasks",
+            "is_organizer",
+            "replaces",
+            "url",
+        ]
 
     def get_tasks(self, obj: Challenge) -> list[str]:
         return [t.slug for t in obj.tasks.all()]
@@ -107,6 +127,11 @@ class ChallengeOutputSerializer(serializers.ModelSerializer):
     def get_is_organizer(self, obj: Challenge) -> bool:
         organizer_of: set[int] = self.context.get("organizer_of", set())
         return obj.pk in organizer_of
+
+    @extend_schema_field(ReplacedEntrySerializer(allow_null=True))
+    def get_replaces(self, obj: Challenge) -> dict[str, Any] | None:
+        replaced = self.context.get("replaces", {}).get(obj.pk)
+        return None if replaced is None else {"id": replaced.pk, "name": replaced.name}
 
     def get_url(self, obj: Challenge) -> str:
         return reverse("api:challenge-detail", kwargs={"slug": obj.slug})

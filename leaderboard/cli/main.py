@@ -319,6 +319,19 @@ def submit(
     """Submit predictions FILES (several files: several runs) to CHALLENGE."""
     api = api_of(ctx)
     api.require_token()
+    about = api.json("GET", f"/api/challenges/{challenge}/")
+    if not task and len(about["tasks"]) > 1:
+        fail(
+            f"{challenge} has several tasks ({', '.join(about['tasks'])}): say which with --task.",
+            CANNOT_PROCEED,
+        )
+    if about.get("replaces"):  # the web form's warning (issue 22, M8)
+        replaced = about["replaces"]
+        click.echo(
+            f"Note: once scored, this submission replaces #{replaced['id']} '{replaced['name']}' on the board "
+            f"({about['entry_selection']} rule), even if it scores worse.",
+            err=True,
+        )
     field = f"file:{task}" if task else "file"
     name = name or (message.splitlines()[0][:120] if message else files[0].stem)
     sub = api.upload(

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from leaderboard.challenges.models import Challenge, Team
+from leaderboard.challenges.models import Challenge, EntrySelection, Team
 from leaderboard.challenges.selectors import AnyUser, user_is_organizer
 from leaderboard.core.exceptions import NotFoundError
-from leaderboard.submissions.models import Submission
+from leaderboard.submissions.models import Status, Submission
 
 SUBMISSION_NOT_FOUND = "No submission {id}."
 
@@ -90,3 +90,16 @@ def wait_text(when: datetime, now: datetime | None = None) -> str:
     hours, minutes = divmod(minutes, 60)
     span = f"{hours} h {minutes} min" if hours else f"{minutes} min"
     return f"at {when.astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC (in {span})"
+
+
+def counted_entry_replaced(*, challenge: Challenge, team: Team | None) -> Submission | None:
+    """The team's submission that a new scored one would push off the board: under the "latest" rule (and
+    under "selected" while nothing is selected) the newest scored submission counts, better or worse.
+
+    The web form and the API (and so ``lb submit``) warn with it before a file is sent."""
+    if team is None or challenge.entry_selection == EntrySelection.BEST:
+        return None
+    subs = Submission.objects.filter(team=team, is_baseline=False)
+    if challenge.entry_selection == EntrySelection.SELECTED and subs.filter(selected=True).exists():
+        return None
+    return subs.filter(status=Status.SCORED).order_by("-created_at", "-pk").first()

@@ -204,3 +204,33 @@ def test_the_account_pages_login_line_works_and_the_host_is_remembered(env, monk
     # --host still wins over the remembered one.
     elsewhere = lb("--host", "http://127.0.0.1:9", "challenges")
     assert elsewhere.exit_code == 2 and "cannot reach http://127.0.0.1:9" in elsewhere.output
+
+
+def test_submit_warns_before_replacing_the_counted_entry_and_names_the_task_option(env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22, M8: ``lb submit`` replaced the team's counted entry without the web form's warning; and a
+    multi-task challenge without ``--task`` answered with the HTTP field name ``file:<task>``."""
+    login_alice()
+    first = env["tmp"] / "first.csv"
+    first.write_bytes(predictions(env["ids"], env["truth"], 0.9, 1))
+    quiet = lb("submit", "toy", str(first), "-n", "first")
+    assert quiet.exit_code == 0 and "replaces" not in quiet.output
+    second = env["tmp"] / "second.csv"
+    second.write_bytes(predictions(env["ids"], env["truth"], 0.6, 2))
+    result = lb("submit", "toy", str(second), "-n", "second")
+    assert result.exit_code == 0, result.output
+    sub = Submission.objects.get(name="first")
+    assert f"replaces #{sub.pk} 'first' on the board (latest rule), even if it scores worse" in result.output
+
+    from leaderboard.accounts.models import User
+    from tests.service.api_support import LABELS, truth_file
+
+    truth, _, _ = truth_file(60)
+    extra = client_for(User.objects.get(username="org")).post(
+        "/api/challenges/toy/tasks/",
+        {"slug": "extra", "title": "Extra", "metric": "accuracy", "labels": ",".join(LABELS), "truth": truth},
+        format="multipart",
+    )
+    assert extra.status_code == 201, extra.content
+    several = lb("submit", "toy", str(second))
+    assert several.exit_code == 2
+    assert "toy has several tasks (main, extra): say which with --task." in several.output

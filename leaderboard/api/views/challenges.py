@@ -26,6 +26,7 @@ from leaderboard.challenges.selectors import (
     challenge_list,
     require_organizer,
     user_is_organizer,
+    user_team,
 )
 from leaderboard.challenges.services import (
     challenge_create,
@@ -33,14 +34,23 @@ from leaderboard.challenges.services import (
     challenge_update,
     slug_for,
 )
+from leaderboard.submissions.selectors import counted_entry_replaced
 
 
 # --- challenges -------------------------------------------------------------------------------------
 def _challenge_context(request: Request, challenges: list[Challenge]) -> dict[str, Any]:
-    return {
-        "request": request,
-        "organizer_of": {c.pk for c in challenges if user_is_organizer(challenge=c, user=request.user)},
-    }
+    organizer_of = {c.pk for c in challenges if user_is_organizer(challenge=c, user=request.user)}
+    # one challenge (the detail): the entry a new submission would replace, as the web form warns of it
+    replaces = (
+        {
+            c.pk: counted_entry_replaced(challenge=c, team=user_team(challenge=c, user=request.user))
+            for c in challenges
+            if c.pk not in organizer_of
+        }
+        if len(challenges) == 1
+        else {}
+    )
+    return {"request": request, "organizer_of": organizer_of, "replaces": replaces}
 
 
 class ChallengeListView(GenericAPIView):

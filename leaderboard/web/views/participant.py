@@ -19,7 +19,7 @@ from leaderboard.core.uploads import upload_max_bytes
 from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.submissions.models import Status, Submission
-from leaderboard.submissions.selectors import team_quota, wait_text
+from leaderboard.submissions.selectors import counted_entry_replaced, team_quota, wait_text
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
 from leaderboard.web import boards
 from leaderboard.web.formats import example_download, task_format
@@ -77,7 +77,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "challenge": challenge,
             "quota": None if organizer else _quota_view(challenge, team),
-            "replaces": None if organizer else _counted_entry_replaced(challenge, team),
+            "replaces": None if organizer else counted_entry_replaced(challenge=challenge, team=team),
             "form": form,
             "task_rows": [(t, field, task_format(t)) for t, field in form.task_fields()],
             "error": error,
@@ -96,17 +96,6 @@ def _quota_view(challenge: Any, team: Any) -> dict[str, Any]:
         "quota": quota,
         "next_slot": wait_text(quota.next_slot_at) if quota.next_slot_at else "",
     }
-
-
-def _counted_entry_replaced(challenge: Any, team: Any) -> Submission | None:
-    """The team's submission that a new scored one would push off the board: under the "latest" rule (and
-    under "selected" while nothing is selected) the newest scored submission counts, better or worse."""
-    if team is None or challenge.entry_selection == EntrySelection.BEST:
-        return None
-    subs = Submission.objects.filter(team=team, is_baseline=False)
-    if challenge.entry_selection == EntrySelection.SELECTED and subs.filter(selected=True).exists():
-        return None
-    return subs.filter(status=Status.SCORED).order_by("-created_at", "-pk").first()
 
 
 def _approval_state(challenge: Any, user: Any, organizer: bool) -> str:
