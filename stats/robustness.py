@@ -352,7 +352,7 @@ def blob_plot_svg(result: RankRobustness, *, title: str | None = None) -> bytes:
     from matplotlib.figure import Figure
 
     k = len(result.entries)
-    rc = {
+    rc: dict[str, Any] = {
         "svg.hashsalt": SVG_HASHSALT,
         "svg.fonttype": "none",
         "font.family": "DejaVu Sans",
