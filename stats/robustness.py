@@ -360,7 +360,7 @@ def blob_plot_svg(result: RankRobustness, *, title: str | None = None) -> bytes:
     }
     width = max(3.5, 0.45 * k + 1.5)
     height = max(3.0, 0.3 * k + 1.5)
-    with mpl.rc_context(rc):
+    with mpl.rc_context(rc):  # type: ignore[arg-type]
         fig = Figure(figsize=(width, height))
         FigureCanvasSVG(fig)
         ax = fig.add_subplot(1, 1, 1)
