@@ -337,7 +337,7 @@ def blob_plot_svg(result: RankRobustness, *, title: str | None = None) -> bytes:
 
     One column per entry (in board order), one row per rank (1 at the top); a disc's area is the share of
     resamples in which the entry held that rank; a black cross marks the median rank and a black line the
-    rank interval. The SVG carries :meth:`RankRobustness.text` as its ``<desc>`` text alternative;
+    rank interval. Names longer than 32 characters are shortened to their end on the plot. The SVG carries :meth:`RankRobustness.text` as its ``<desc>`` text alternative;
     reproducible bytes (fixed hash salt, no date).
 
     Examples
@@ -359,7 +359,8 @@ def blob_plot_svg(result: RankRobustness, *, title: str | None = None) -> bytes:
         "font.size": 9.0,
     }
     width = max(3.5, 0.45 * k + 1.5)
-    height = max(3.0, 0.3 * k + 1.5)
+    labels = [_short(e.name) for e in result.entries]
+    height = max(3.0, 0.3 * k + 1.5) + 0.075 * max(len(label) for label in labels)
     with mpl.rc_context(rc):  # type: ignore[arg-type]
         fig = Figure(figsize=(width, height))
         FigureCanvasSVG(fig)
@@ -377,7 +378,7 @@ def blob_plot_svg(result: RankRobustness, *, title: str | None = None) -> bytes:
             ax.plot([col + 1], [e.median], marker="x", color="black", markersize=5)
         ax.plot([1, k], [1, k], color="grey", linewidth=0.5, linestyle=":")
         ax.set_xticks(range(1, k + 1))
-        ax.set_xticklabels([e.name for e in result.entries], rotation=90)
+        ax.set_xticklabels(labels, rotation=90)
         ax.set_yticks(range(1, k + 1))
         ax.set_ylim(k + 0.7, 0.3)
         ax.set_xlim(0.3, k + 0.7)
@@ -390,6 +391,14 @@ def blob_plot_svg(result: RankRobustness, *, title: str | None = None) -> bytes:
     desc = _xml_escape(result.text()).encode()
     head, sep, tail = _split_after_svg_tag(svg)
     return head + sep + b" <desc>" + desc + b"</desc>\n" + tail
+
+
+#: Entry names longer than this are shortened on the plot (keeping their end); the text alternative has them whole.
+_LABEL_CHARS = 32
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= _LABEL_CHARS else "..." + name[-(_LABEL_CHARS - 3) :]
 
 
 def _split_after_svg_tag(svg: bytes) -> tuple[bytes, bytes, bytes]:
