@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from stats.robustness import ranking_schemes
+from stats.simulate_selection import bootstrap_counts
 
 __all__ = ["main", "scheme_disagreement"]
 
@@ -41,7 +42,7 @@ def scheme_disagreement(
     widths = []
     for _ in range(tasks):
         s = _task(rng, k, cases, trade_off)
-        w = rng.multinomial(cases, np.full(cases, 1.0 / cases), size=resamples)
+        w = bootstrap_counts(rng, cases, resamples)
         rs = ranking_schemes(s, higher_is_better=True, weights=w)
         winners = [set(np.flatnonzero(np.array(sc.ranks) == 1)) for sc in rs.schemes]
         winner_agg_rta += winners[0] != winners[1]
