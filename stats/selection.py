@@ -79,6 +79,8 @@ SELECTION_METHOD = "akm-hybrid"
 #: Roots are bracketed out to this many standard deviations from the observed value.
 _MAX_DOUBLINGS = 1000
 _SQRT2 = float(np.sqrt(2.0))
+#: Elements of the replicate matrix handled at once by :func:`bootstrap_max_cutoff`.
+_MAX_BLOCK = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -415,12 +417,17 @@ def bootstrap_max_cutoff(
     """
     x = check_replicates(replicates)
     p = check_vector(values, name="values", length=x.shape[1], what="values, one per entry")
-    y = x - p
     sd = x.std(axis=0, ddof=1)
-    keep = sd > 0
-    if not keep.any():
+    keep = np.flatnonzero(sd > 0)
+    if keep.size == 0:
         raise ValueError("every entry's replicates are constant: no studentised maximum exists.")
-    stat = np.max(np.abs(y[:, keep]) / sd[keep], axis=1)
+    stat = np.empty(x.shape[0])
+    step = max(1, _MAX_BLOCK // keep.size)  # row blocks: a board of 5,000 entries never holds a B x K copy
+    for start in range(0, x.shape[0], step):
+        block = x[start : start + step][:, keep] - p[keep]
+        np.abs(block, out=block)
+        block /= sd[keep]
+        stat[start : start + step] = block.max(axis=1)
     return float(np.quantile(stat, 1 - beta, method="higher"))
 
 
@@ -601,8 +608,8 @@ def leader_adjusted(
     tied = tuple(sorted(names[j] for j in tied_idx)) if len(tied_idx) > 1 else ()
 
     col = theta[:, leader]
-    centred = theta - theta.mean(axis=0)
-    cov_col = sign * sign * (centred.T @ (col - col.mean())) / (b - 1)
+    # covariance of every entry with the leader: sum_b theta_bj (c_b - mean c) / (B - 1), no centred copy
+    cov_col = (theta.T @ (col - col.mean())) / (b - 1)
     if not cov_col[leader] > 0:
         raise ValueError(
             f"every bootstrap replicate of the leader '{names[leader]}' is equal: there is no sampling "
@@ -614,7 +621,7 @@ def leader_adjusted(
     cutoff = bootstrap_max_cutoff(theta, p, beta)
     inference = _infer(x, cov_col, leader, confidence=confidence, beta=beta, cutoff=cutoff, resolution=step)
 
-    boot_max = float(np.mean(np.max(sign * theta, axis=1)))
+    boot_max = float(np.mean(theta.max(axis=1) if higher_is_better else -theta.min(axis=1)))
     bias = boot_max - best
     corrected = best - bias
     sd = inference.standard_error

@@ -172,3 +172,15 @@ def test_refusals() -> None:
         ranking_schemes(np.array([[np.nan, 1.0], [np.nan, 2.0]]), higher_is_better=True)
     with pytest.raises(ValueError, match="ties"):
         rank_robustness([0.5, 0.5], np.ones((10, 2)), higher_is_better=True)
+
+
+def test_kendall_tau_b_routes_agree_on_a_large_board(monkeypatch: pytest.MonkeyPatch) -> None:
+    import stats.robustness as robustness
+
+    rng = np.random.default_rng(6)
+    ref = rng.normal(size=400)
+    samples = np.round(ref + rng.normal(0, 0.5, size=(5, 400)), 1)  # ties
+    per_resample = kendall_tau_b(ref, samples)  # K = 400: scipy per resample
+    monkeypatch.setattr(robustness, "_TAU_PAIRWISE_MAX_K", 1000)
+    vectorised = kendall_tau_b(ref, samples)
+    assert per_resample == pytest.approx(vectorised, abs=1e-12)
