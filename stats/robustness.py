@@ -15,7 +15,8 @@ for, as challengeR (Wiesenfarth et al. 2021) computes it, from the task's common
   one matrix product like every other replicate of the board;
 - :func:`consensus_ranking`: across the tasks of a challenge, the ranking by mean rank over tasks
   (Borda's count; with complete rankings it is the Euclidean consensus that challengeR's ``consensus``
-  computes by default).
+  computes by default); :func:`challenge_ranking` puts the three schemes side by side across tasks, each
+  with its consensus, and names the entries on which they disagree.
 
 Stated rules: ranks are "min" ranks (1, 2, 2, 4), rank 1 the best whatever the metric's direction (as on
 the board and challengeR's default ``ties.method = "min"``). A missing result (NaN) is ranked worst on its
@@ -47,7 +48,9 @@ from stats.checks import check_level, check_replicates, check_vector
 from stats.compare_ranks import min_ranks, rank_distribution
 
 __all__ = [
+    "CONSENSUS_METHOD",
     "SCHEMES",
+    "ChallengeRanking",
     "Consensus",
     "EntryRanks",
     "RankRobustness",
@@ -55,6 +58,7 @@ __all__ = [
     "SchemeRanking",
     "TauDistribution",
     "blob_plot_svg",
+    "challenge_ranking",
     "consensus_ranking",
     "kendall_tau_b",
     "per_item_ranks",
@@ -713,4 +717,76 @@ def consensus_ranking(task_ranks: Mapping[str, Sequence[int]], *, names: Sequenc
         ranks=tuple(int(r) for r in ranks),
         method=CONSENSUS_METHOD,
         disagreements=tuple(labels[j] for j in np.flatnonzero(differ)),
+    )
+
+
+@dataclass(frozen=True)
+class ChallengeRanking:
+    """The three ranking schemes across the tasks of a challenge, each with its consensus.
+
+    Attributes
+    ----------
+    names : tuple[str, ...]
+    tasks : tuple[str, ...]
+    consensus : dict[str, Consensus]
+        Per scheme (:data:`SCHEMES`), the consensus of the tasks' rankings (mean rank over tasks).
+    disagreements : tuple[str, ...]
+        Entries whose consensus rank differs between the schemes.
+    per_task : dict[str, RankingSchemes]
+    """
+
+    names: tuple[str, ...]
+    tasks: tuple[str, ...]
+    consensus: dict[str, Consensus]
+    disagreements: tuple[str, ...]
+    per_task: dict[str, RankingSchemes] = field(repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "names": list(self.names),
+            "tasks": list(self.tasks),
+            "consensus": {k: v.as_dict() for k, v in self.consensus.items()},
+            "disagreements": list(self.disagreements),
+            "per_task": {k: v.as_dict() for k, v in self.per_task.items()},
+        }
+
+
+def challenge_ranking(per_task: Mapping[str, RankingSchemes]) -> ChallengeRanking:
+    """Aggregate-, rank- and test-then-rank across a challenge's tasks, with a consensus for each.
+
+    Each task's :func:`ranking_schemes` result (the same entries on every task, any order) is given by task
+    name; each scheme's per-task ranks are combined by :func:`consensus_ranking`.
+
+    Examples
+    --------
+    >>> s1 = np.array([[0.9, 0.8], [0.9, 0.8], [0.0, 0.8]])
+    >>> s2 = np.array([[0.9, 0.5], [0.8, 0.4], [0.7, 0.6]])
+    >>> c = challenge_ranking({"t1": ranking_schemes(s1, higher_is_better=True, names=["a", "b"]),
+    ...                        "t2": ranking_schemes(s2, higher_is_better=True, names=["a", "b"])})
+    >>> c.consensus["aggregate-then-rank"].ranks, c.consensus["rank-then-aggregate"].ranks
+    ((1, 1), (1, 2))
+    """
+    if not per_task:
+        raise ValueError("`per_task` must hold at least one task.")
+    first = next(iter(per_task.values()))
+    names = tuple(sorted(first.names))
+    for task, rs in per_task.items():
+        if sorted(rs.names) != list(names):
+            raise ValueError(f"task '{task}' ranks other entries than the first task.")
+    consensus = {}
+    for scheme in SCHEMES:
+        ranks = {}
+        for task, rs in per_task.items():
+            by_name = dict(zip(rs.names, rs.scheme(scheme).ranks, strict=True))
+            ranks[task] = [by_name[n] for n in names]
+        consensus[scheme] = consensus_ranking(ranks, names=names)
+    table = np.array([consensus[s].ranks for s in SCHEMES])
+    differ = np.any(table != table[0], axis=0)
+    return ChallengeRanking(
+        names=names,
+        tasks=tuple(per_task),
+        consensus=consensus,
+        disagreements=tuple(names[j] for j in np.flatnonzero(differ)),
+        per_task=dict(per_task),
     )

@@ -12,6 +12,7 @@ from scipy import stats as sps
 
 from stats.robustness import (
     blob_plot_svg,
+    challenge_ranking,
     consensus_ranking,
     kendall_tau_b,
     per_item_ranks,
@@ -184,3 +185,31 @@ def test_kendall_tau_b_routes_agree_on_a_large_board(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(robustness, "_TAU_PAIRWISE_MAX_K", 1000)
     vectorised = kendall_tau_b(ref, samples)
     assert per_resample == pytest.approx(vectorised, abs=1e-12)
+
+
+def test_challenge_ranking_combines_each_scheme_across_tasks() -> None:
+    rng = np.random.default_rng(7)
+    names = ["a", "b", "c", "d"]
+    per_task = {}
+    direct: dict[str, list[list[int]]] = {}
+    for t in range(3):
+        s = np.clip(rng.normal([0.7, 0.72, 0.65, 0.7], 0.2, size=(25, 4)), 0, 1)
+        order = rng.permutation(4)  # each task lists the entries in its own order
+        rs = ranking_schemes(s[:, order], higher_is_better=True, names=[names[i] for i in order])
+        per_task[f"t{t}"] = rs
+        for sc in rs.schemes:
+            by_name = dict(zip(rs.names, sc.ranks, strict=True))
+            direct.setdefault(sc.scheme, []).append([by_name[n] for n in names])
+    c = challenge_ranking(per_task)
+    assert c.names == tuple(names)
+    for scheme, table in direct.items():
+        mean = np.mean(table, axis=0)
+        assert c.consensus[scheme].mean_ranks == pytest.approx(tuple(mean))
+        assert c.consensus[scheme].ranks == tuple(sps.rankdata(mean, method="min").astype(int))
+    ranks = np.array([c.consensus[s].ranks for s in c.consensus])
+    assert set(c.disagreements) == {names[j] for j in range(4) if len(set(ranks[:, j])) > 1}
+    json.dumps(c.as_dict(), allow_nan=False)
+    with pytest.raises(ValueError, match="other entries"):
+        challenge_ranking(
+            {"x": per_task["t0"], "y": ranking_schemes(np.ones((3, 2)) * [1, 2], higher_is_better=True)}
+        )
