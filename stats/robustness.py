@@ -634,10 +634,16 @@ def ranking_schemes(
         for b in range(a + 1, 3):
             t = kendall_tau_b(ranks[a], ranks[b][None, :])[0]
             tau[f"{SCHEMES[a]} vs {SCHEMES[b]}"] = float(t) if np.isfinite(t) else 0.0
+    n_missing = int(missing.sum())
+    missing_rule = (
+        f"{n_missing} missing results, ranked worst on their item and counted as {missing_value:g} in the mean "
+        "and the tests"
+        if n_missing
+        else "no missing results (a missing one would be ranked worst on its item)"
+    )
     rules = (
-        "ranks: min (1, 2, 2, 4), 1 = best; missing results ranked worst on their item and counted as "
-        f"{missing_value:g} in the mean and the tests; test-then-rank: one-sided Wilcoxon signed-rank "
-        f"tests at {alpha:g}, unadjusted, ranked by the number of entries beaten"
+        f"ranks: min (1, 2, 2, 4), 1 = best; {missing_rule}; test-then-rank: one-sided Wilcoxon "
+        f"signed-rank tests at {alpha:g}, unadjusted, ranked by the number of entries beaten"
     )
     return RankingSchemes(
         names=labels,

@@ -273,7 +273,8 @@ def run_robustness(args: argparse.Namespace, *, out: TextIO | None = None) -> in
         mark = "  *" if n in schemes.disagreements else ""
         out.write(f"{n:<{width}}  " + "  ".join(cells) + mark + "\n")
     out.write(
-        "* the schemes disagree on this entry; (a-b): bootstrap rank interval; "
+        ("* the schemes disagree on this entry; " if schemes.disagreements else "the schemes agree; ")
+        + "(a-b): bootstrap rank interval; "
         + "; ".join(f"tau-b {k} {v:.3f}" for k, v in schemes.tau_between.items())
         + "\n"
     )

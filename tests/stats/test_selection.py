@@ -196,3 +196,11 @@ def test_adjusted_intervals_cover_the_leader_where_the_naive_one_does_not() -> N
     assert close.error_naive > close.error_bias_corrected > 0  # the correction removes part of the bias
     clear = selection_coverage(10, "clear", repeats=150, seed=11)
     assert clear.hybrid >= 0.9 and abs(clear.error_hybrid) < 0.005
+
+
+def test_a_board_of_one_entry_is_the_plain_normal_interval() -> None:
+    theta = np.random.default_rng(0).normal(0.8, 0.01, size=(2000, 1))
+    adj = leader_adjusted([0.8], theta, higher_is_better=True)
+    assert adj.conditional_estimate == pytest.approx(0.8, abs=1e-12)
+    assert adj.conditional_interval.low == pytest.approx(adj.naive_interval.low, rel=1e-12)
+    assert adj.hybrid_interval.low <= adj.conditional_interval.low  # the hybrid spends beta on its tails
