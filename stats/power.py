@@ -10,7 +10,8 @@
     formula, ``n = (z_{a/2} sqrt(p_d) + z_b sqrt(p_d - gap^2))^2 / gap^2``, solved for the gap; the
     discordance ``p_d`` (share of items exactly one entry gets right) is given, or taken as
     ``2 p (1 - p) (1 - rho)`` from an expected accuracy ``p`` and a correlation ``rho`` of the two entries'
-    correctness (``rho = 0``: independent errors, the largest discordance at that accuracy);
+    correctness (``rho = 0``: independent errors, the largest discordance at that accuracy); with neither,
+    the worst case of independent errors, ``p_d = 0.5`` (a conservative figure from ``N`` alone);
   - a mean of per-item values (MAE, Brier score, log loss; squared errors for RMSE): the paired z-test,
     ``gap = (z_{a/2} + z_b) sd_d / sqrt(n)``, with ``sd_d = sd sqrt(2 (1 - rho))`` the standard deviation
     of the per-item difference;
@@ -188,8 +189,8 @@ def _discordance(accuracy: float | None, discordant: float | None, correlation: 
         if not (0 <= p_d <= 1):
             raise ValueError("`discordant` must be a proportion in [0, 1].")
         return p_d, f"discordance {p_d:.4g} (given)"
-    if accuracy is None:
-        raise ValueError("a 0/1 metric needs `discordant` or an expected `accuracy`.")
+    if accuracy is None:  # nothing assumed: the largest discordance of independent errors
+        return 0.5, "discordance 0.5: the worst case of independent errors (accuracy 0.5), nothing assumed"
     p = float(accuracy)
     if not (0 < p < 1) or not (-1 <= correlation <= 1):
         raise ValueError("`accuracy` must be in (0, 1) and `correlation` in [-1, 1].")

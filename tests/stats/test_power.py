@@ -98,3 +98,11 @@ def test_planned_size_gives_the_stated_power_for_a_bootstrap_metric() -> None:
     check = planned_power(runs=200)
     assert check.items > 100
     assert 0.70 <= check.power <= 0.90
+
+
+def test_zero_one_from_the_number_of_items_alone_is_the_worst_case() -> None:
+    r = planned_resolution(1000, metric="accuracy")
+    assert r.difference == smallest_gap_mcnemar(1000, discordant=0.5)
+    assert "worst case" in r.basis
+    # any assumed accuracy resolves a smaller gap than the worst case
+    assert planned_resolution(1000, metric="accuracy", accuracy=0.7).difference < r.difference
