@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from stats.selection import leader_adjusted
 
@@ -57,16 +58,34 @@ def _true_values(k: int, race: str) -> np.ndarray:
 
 
 def selection_coverage(
-    k: int, race: str, *, repeats: int, items: int = 500, resamples: int = 1000, seed: int = 0
+    k: int,
+    race: str,
+    *,
+    repeats: int,
+    items: int = 500,
+    resamples: int = 1000,
+    seed: int = 0,
+    correlation: float = 0.0,
 ) -> SelectionCoverage:
-    """Simulate one setting (see the module docstring)."""
-    rng = np.random.default_rng([seed, k, 0 if race == "close" else 1])
+    """Simulate one setting (see the module docstring).
+
+    ``correlation``: items share a latent difficulty, the entries' correctness correlated ``correlation``
+    on the probit scale (0: independent entries).
+    """
+    key = [seed, k, 0 if race == "close" else 1]
+    rng = np.random.default_rng(key + [round(correlation * 1000)] if correlation else key)
     mu = _true_values(k, race)
+    threshold = special.ndtri(mu)
     hits = np.zeros(3)
     errors: list[list[float]] = [[], [], [], []]
     widths: list[list[float]] = [[], []]
     for _ in range(repeats):
-        correct = (rng.random((items, k)) < mu).astype(np.float64)
+        if correlation:
+            latent = np.sqrt(correlation) * rng.standard_normal((items, 1))
+            noise = np.sqrt(1 - correlation) * rng.standard_normal((items, k))
+            correct = (latent + noise < threshold).astype(np.float64)
+        else:
+            correct = (rng.random((items, k)) < mu).astype(np.float64)
         weights = bootstrap_counts(rng, items, resamples).astype(np.float64)
         theta = weights @ correct / items
         values = correct.mean(axis=0)
@@ -105,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1,000)")
     parser.add_argument("--k", type=int, nargs="+", default=[2, 10, 50], help="entries (default 2 10 50)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--correlation", type=float, default=0.0, help="latent item difficulty shared by the entries (probit)"
+    )
+    parser.add_argument("--races", nargs="+", default=["close", "clear"], choices=["close", "clear"])
     args = parser.parse_args(argv)
     start = time.perf_counter()
     print(
@@ -112,11 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         "| hybrid | median width: naive | hybrid |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for race in ("close", "clear"):
+    for race in args.races:
         for k in args.k:
             r = selection_coverage(
-                k, race, repeats=args.repeats, items=args.items, resamples=args.resamples, seed=args.seed
-            )
+                k, race, repeats=args.repeats, items=args.items, resamples=args.resamples, seed=args.seed,
+                correlation=args.correlation,
+            )  # fmt: skip
             print(
                 f"| {k} | {race} | {r.naive:.3f} | {r.conditional:.3f} | {r.hybrid:.3f} | "
                 f"{r.error_naive:+.4f} | {r.error_bias_corrected:+.4f} | {r.error_conditional:+.4f} | "
