@@ -73,7 +73,7 @@ def selection_coverage(
     on the probit scale (0: independent entries).
     """
     key = [seed, k, 0 if race == "close" else 1]
-    rng = np.random.default_rng(key + [round(correlation * 1000)] if correlation else key)
+    rng = np.random.default_rng([*key, round(correlation * 1000)] if correlation else key)
     mu = _true_values(k, race)
     threshold = special.ndtri(mu)
     hits = np.zeros(3)
