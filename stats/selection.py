@@ -289,12 +289,16 @@ def truncated_normal_cdf(t: float, below: float, above: float) -> float:
     if a >= 0:  # the whole interval in the upper tail: 1 - sf(t)/sf(a) over 1 - sf(b)/sf(a)
         num = -np.expm1(_log_sf_ratio(below, a))
         den = -np.expm1(_log_sf_ratio(below + above, a))
+        if not den > 0:  # an interval too narrow to hold any mass in floating point: the density is flat
+            return below / (below + above)
         return float(min(1.0, num / den))
     if b <= 0:  # mirror into the upper tail
         return 1.0 - truncated_normal_cdf(-t, above, below)
     # a < 0 < b: the mass is at least the density near 0, no tail cancellation
     num = special.ndtr(t) - special.ndtr(a) if t <= 0 else special.ndtr(-a) - special.ndtr(-t)
     den = special.ndtr(b) - special.ndtr(a) if b <= -a else special.ndtr(-a) - special.ndtr(-b)
+    if not den > 0:
+        return below / (below + above)
     return float(min(1.0, max(0.0, num / den)))
 
 

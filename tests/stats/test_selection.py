@@ -204,3 +204,8 @@ def test_a_board_of_one_entry_is_the_plain_normal_interval() -> None:
     assert adj.conditional_estimate == pytest.approx(0.8, abs=1e-12)
     assert adj.conditional_interval.low == pytest.approx(adj.naive_interval.low, rel=1e-12)
     assert adj.hybrid_interval.low <= adj.conditional_interval.low  # the hybrid spends beta on its tails
+
+
+def test_truncated_cdf_of_a_vanishing_interval_is_linear_not_nan() -> None:
+    assert truncated_normal_cdf(2.0, 1e-320, 3e-320) == pytest.approx(0.25, rel=1e-3)
+    assert truncated_normal_cdf(0.0, 1e-320, 1e-320) == pytest.approx(0.5, rel=1e-3)
