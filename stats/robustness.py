@@ -371,7 +371,7 @@ def blob_plot_svg(result: RankRobustness, *, title: str | None = None) -> bytes:
     }
     width = max(3.5, 0.45 * k + 1.5)
     labels = [_short(e.name) for e in result.entries]
-    height = max(3.0, 0.3 * k + 1.5) + 0.075 * max(len(label) for label in labels)
+    height = max(3.0, 0.3 * k + 1.5) + 0.09 * max(len(label) for label in labels)
     with mpl.rc_context(rc):  # type: ignore[arg-type]
         fig = Figure(figsize=(width, height))
         FigureCanvasSVG(fig)
