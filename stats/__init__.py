@@ -22,6 +22,9 @@ call); each also lives in its submodule (``stats.engine.score_entries`` is ``sta
   :func:`cd_diagram_svg`.
 - Vision: :func:`parse_coco_truth`, :func:`parse_coco_results`, :class:`DetectionTask`,
   :func:`score_detection_entries`, :func:`segmentation_statistics`.
+- The leader's selection-adjusted score, ranking robustness, what a test set resolves (issue 23):
+  :func:`leader_adjusted`, :func:`rank_robustness`, :func:`ranking_schemes`, :func:`challenge_ranking`,
+  :func:`blob_plot_svg`, :func:`planned_resolution`, :func:`board_resolution`, :func:`items_for_gap`.
 - Every result carries a :class:`Signature` (how it was computed).
 
 Examples
@@ -87,6 +90,15 @@ _PUBLIC: dict[str, str] = {
     "parse_coco_results": "stats.vision.detection_io",
     "parse_coco_truth": "stats.vision.detection_io",
     "segmentation_statistics": "stats.vision.segmentation",
+    # the leader's adjusted score, ranking robustness, what a test set resolves (issue 23)
+    "leader_adjusted": "stats.selection",
+    "rank_robustness": "stats.robustness",
+    "ranking_schemes": "stats.robustness",
+    "challenge_ranking": "stats.robustness",
+    "blob_plot_svg": "stats.robustness",
+    "planned_resolution": "stats.power",
+    "board_resolution": "stats.power",
+    "items_for_gap": "stats.power",
 }
 
 __all__ = [
@@ -101,10 +113,13 @@ __all__ = [
     "Signature",
     "adjust_p_values",
     "benjamini_hochberg",
+    "blob_plot_svg",
+    "board_resolution",
     "bootstrap_bounds",
     "bootstrap_p_values",
     "build_board",
     "cd_diagram_svg",
+    "challenge_ranking",
     "clopper_pearson_interval",
     "compare_across_tasks",
     "delong_interval",
@@ -114,13 +129,18 @@ __all__ = [
     "holm",
     "interval_for",
     "intervals_for",
+    "items_for_gap",
     "items_needed",
+    "leader_adjusted",
     "mcnemar_exact",
     "paired_difference",
     "paired_randomization",
     "parse_coco_results",
     "parse_coco_truth",
+    "planned_resolution",
     "rank_distribution",
+    "rank_robustness",
+    "ranking_schemes",
     "read_predictions",
     "read_truth",
     "score_detection_entries",
@@ -158,6 +178,9 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     )
     from stats.io import InputError, read_predictions, read_truth
     from stats.metrics import METRICS, Metric, get_metric
+    from stats.power import board_resolution, items_for_gap, planned_resolution
+    from stats.robustness import blob_plot_svg, challenge_ranking, rank_robustness, ranking_schemes
+    from stats.selection import leader_adjusted
     from stats.signature import Signature
     from stats.vision.detection import DetectionTask, score_detection_entries
     from stats.vision.detection_io import parse_coco_results, parse_coco_truth

@@ -20,6 +20,7 @@ from stats.cli.compare import add_comparison_parsers
 from stats.cli.edges import add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
 from stats.cli.vision import add_vision_arguments, default_interval, score_vision
+from stats.cli.winner import add_winner_parsers
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_score_parser(subparsers)
     add_comparison_parsers(subparsers)  # leaderboard, cd (issue 4)
     add_delong_parser(subparsers)  # issue 11
+    add_winner_parsers(subparsers)  # winner, robustness, plan (issue 23)
     return parser
 
 
