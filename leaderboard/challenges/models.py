@@ -7,6 +7,7 @@ The hidden labels of a task live in :class:`TaskTruth`, a separate table read th
 
 from __future__ import annotations
 
+import math
 import secrets
 
 from django.conf import settings
@@ -54,6 +55,18 @@ RUNS_MAX = 20
 #: The board's precision: decimals shown to participants when the organizer sets nothing is derived from
 #: the task's size (``leaderboard.rankings.precision``); an organizer may set 1 to this many.
 DECIMALS_MAX = 6
+
+
+def default_decimals(n_items: int) -> int:
+    """The board's default precision (the rule: ``rankings.precision``): decimals whose last digit's step
+    is 0.4 to 4 standard errors of a proportion on ``n_items`` items.
+
+    >>> [default_decimals(n) for n in (10, 40, 100, 1_000, 10_000, 40_000)]
+    [1, 1, 1, 2, 2, 3]
+    """
+    if n_items < 4:
+        return 1
+    return max(1, math.floor(math.log10(math.sqrt(n_items) / 2)) + 1)
 
 
 class PublicMode(models.TextChoices):

@@ -23,10 +23,11 @@ from leaderboard.challenges.models import (
     TaskKind,
     TaskTruth,
     Team,
+    default_decimals,
 )
+from leaderboard.challenges.ports import truth_parser
 from leaderboard.challenges.selectors import require_organizer
 from leaderboard.core.exceptions import ApplicationError, ConflictError
-from leaderboard.scoring import engine
 
 #: The settings an organizer chooses, in form order (the API and the pages offer these fields).
 CHALLENGE_SETTINGS = (
@@ -134,8 +135,6 @@ def task_create(
     and ``ignore_index`` / ``reduce_zero_label`` its settings. The item list is the images in the order
     the parser gives them, recorded once: images are never re-identified afterwards.
     """
-    from leaderboard.rankings.precision import default_decimals
-
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
     _check_public_mode(public_mode, ladder_eta, ladder_z)
@@ -143,7 +142,7 @@ def task_create(
         raise ApplicationError(
             f"`stratify` must be one of {', '.join(Stratify.values)}.", extra={"field": "stratify"}
         )
-    parsed = engine.parse_truth(
+    parsed = truth_parser()(
         truth,
         name=truth_name,
         metric=metric,
@@ -261,7 +260,7 @@ def task_truth_replace(
     Scores computed with the old labels stay until the organizer re-scores (``task_rescore``); old board
     snapshots stay readable.
     """
-    parsed = engine.parse_truth(
+    parsed = truth_parser()(
         truth,
         name=truth_name,
         metric=task.metric,
@@ -317,20 +316,6 @@ def team_for_user(*, challenge: Challenge, user: User) -> Team:
             except IntegrityError:
                 name = f"{base}-{attempt + 1}"
     raise ConflictError("Could not create a team for you; pick a team name.")
-
-
-@transaction.atomic
-def team_create(*, challenge: Challenge, name: str, members: list[User], is_baseline: bool = False) -> Team:
-    if not name.strip():
-        raise ApplicationError("A team needs a name.")
-    for user in members:
-        if Team.objects.filter(challenge=challenge, members=user).exists():
-            raise ConflictError(f"{user.get_username()} is in a team of this challenge already.")
-    if Team.objects.filter(challenge=challenge, name=name).exists():
-        raise ConflictError(f"A team named '{name}' exists in this challenge already.")
-    team = Team.objects.create(challenge=challenge, name=name, is_baseline=is_baseline)
-    team.members.add(*members)
-    return team
 
 
 TEAM_HAS_SUBMISSIONS = (

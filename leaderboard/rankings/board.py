@@ -25,8 +25,11 @@ from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
 from leaderboard.scoring.vision import vision_interval
 from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
+from stats.cddiagram import cd_diagram_svg
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
+from stats.crosstask import compare_across_tasks
 from stats.metrics import get_metric
+from stats.shakeup import shakeup, slope_chart_svg
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Challenge, Task
@@ -395,8 +398,6 @@ def build_shakeup(
     ``public_scores`` and ``private_scores`` map a submission id to its stored Score on that split; their
     per-item statistics feed the re-split reference and stay here (only aggregates leave).
     """
-    from stats.shakeup import shakeup, slope_chart_svg
-
     metric = get_metric(task.metric)
     pub_rows = {r["key"]: r for r in upgrade_rows(public.rows) if not r.get("is_baseline")}
     priv_rows = {r["key"]: r for r in upgrade_rows(private.rows) if not r.get("is_baseline")}
@@ -464,9 +465,6 @@ def build_summary(
     Entries are matched across tasks by their key (a team, or a baseline submission); only entries
     present on every task's board take part, and only tasks sharing one direction of "better".
     """
-    from stats.cddiagram import cd_diagram_svg
-    from stats.crosstask import compare_across_tasks
-
     if len(snapshots) < 2:
         return {
             "available": False,

@@ -1,5 +1,6 @@
 """Writes of submissions: validate, charge against the limits, store, and hand to scoring on commit
-(``leaderboard.scoring.services.submission_dispatch``)."""
+(``leaderboard.scoring.services.submission_dispatch``, through ``submissions.ports``: scoring sits above
+submissions in the app graph and registers it)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.accounts.models import User
+from leaderboard.challenges import ports as challenge_ports
 from leaderboard.challenges.models import Challenge, EntrySelection, Team
 from leaderboard.challenges.selectors import user_is_organizer
 from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
@@ -25,8 +27,7 @@ from leaderboard.core.exceptions import (
     UnprocessableError,
 )
 from leaderboard.core.uploads import upload_read
-from leaderboard.scoring import engine
-from leaderboard.scoring.services import submission_dispatch
+from leaderboard.submissions import ports
 from leaderboard.submissions.models import (
     DESCRIPTION_MAX_CHARS,
     LINK_MAX_CHARS,
@@ -144,7 +145,7 @@ def submission_create(
         for run, upload in enumerate(uploads):
             data = upload_read(upload, kind=tasks[slug].kind, stream=upload.stream)
             fmt = _file_format(upload, data[:512])
-            engine.validate_predictions(data, name=upload.name, task=tasks[slug])
+            ports.predictions_check()(data, name=upload.name, task=tasks[slug])
             validated.append((slug, run, upload, data, fmt))
 
     digest = _request_digest(name, validated) if idempotency_key else ""
@@ -194,7 +195,7 @@ def submission_create(
             record.file.save(f"{slug}-{run}.{fmt}", ContentFile(data), save=False)
             record.save()
         submission_id = submission.pk
-        transaction.on_commit(lambda: submission_dispatch(submission_id=submission_id))
+        transaction.on_commit(lambda: ports.submission_dispatch()(submission_id=submission_id))
     logger.info("submission %s stored for team %s in challenge %s", submission_id, team.pk, challenge.slug)
     return submission
 
@@ -284,6 +285,6 @@ def submission_select(*, submission: Submission, user: User) -> Submission:
 
 
 def _rebuild_boards_of(submission: Submission) -> None:
-    from leaderboard.rankings.services import boards_rebuild_dispatch
-
-    boards_rebuild_dispatch(task_ids=list(submission.files.values_list("task_id", flat=True).distinct()))
+    challenge_ports.boards_rebuild()(
+        task_ids=list(submission.files.values_list("task_id", flat=True).distinct())
+    )
