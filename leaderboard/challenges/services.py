@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Any
 
@@ -13,12 +12,9 @@ from django.utils.text import slugify
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import (
-    LADDER_Z_DEFAULT,
-    RUNS_DEFAULT,
     Challenge,
     Participant,
     PublicMode,
-    Stratify,
     Task,
     TaskKind,
     TaskTruth,
@@ -27,29 +23,30 @@ from leaderboard.challenges.models import (
 )
 from leaderboard.challenges.ports import truth_parser
 from leaderboard.challenges.selectors import require_organizer
+from leaderboard.challenges.settings_spec import (
+    CHALLENGE,
+    CHALLENGE_SETTINGS_SPEC,
+    LADDER_Z_DEFAULT,
+    PUBLIC_MODE_FIELDS,
+    RUNS_DEFAULT,
+    STATISTICS_FIELDS,
+    TASK,
+    Setting,
+    first_refusal,
+)
 from leaderboard.core.exceptions import ApplicationError, ConflictError
 
-#: The settings an organizer chooses, in form order (the API and the pages offer these fields).
-CHALLENGE_SETTINGS = (
-    "title",
-    "description",
-    "rules",
-    "start",
-    "end",
-    "visibility",
-    "daily_limit",
-    "total_limit",
-    "entry_selection",
-    "confidence",
-    "resamples",
-    "interval_method",
-    "correction",
-    "seed",
-    "requires_approval",
-)
+#: The settings an organizer chooses, in form order (declared in settings_spec; the doors derive from it).
+CHALLENGE_SETTINGS = tuple(setting.name for setting in CHALLENGE_SETTINGS_SPEC)
 CHALLENGE_FIELDS = frozenset(CHALLENGE_SETTINGS)
-# Changing these changes every number on the board, so they are frozen once a submission was scored.
-STATISTICS_FIELDS = {"confidence", "resamples", "interval_method", "correction", "seed"}
+
+
+def _check_settings(spec: dict[str, Setting], values: dict[str, Any]) -> None:
+    """Refuse the first value outside its declared range, with the declaration's message (400)."""
+    refused = first_refusal(spec, values)
+    if refused is not None:
+        name, message = refused
+        raise ApplicationError(message, extra={"field": name})
 
 
 @transaction.atomic
@@ -57,6 +54,7 @@ def challenge_create(*, organizer: User, slug: str, title: str, **fields: Any) -
     unknown = set(fields) - CHALLENGE_FIELDS
     if unknown:
         raise ApplicationError(f"Unknown challenge fields: {', '.join(sorted(unknown))}.")
+    _check_settings(CHALLENGE, {"title": title, **fields})
     if Challenge.objects.filter(slug=slug).exists():
         raise ConflictError(f"A challenge with the slug '{slug}' exists already.")
     challenge = Challenge(slug=slug, title=title, **fields)
@@ -72,6 +70,7 @@ def challenge_update(*, challenge: Challenge, **fields: Any) -> Challenge:
     unknown = set(fields) - CHALLENGE_FIELDS
     if unknown:
         raise ApplicationError(f"Unknown challenge fields: {', '.join(sorted(unknown))}.")
+    _check_settings(CHALLENGE, fields)
     changed_statistics = {k for k in STATISTICS_FIELDS & set(fields) if getattr(challenge, k) != fields[k]}
     if changed_statistics and challenge.submissions.exists():
         raise ConflictError(
@@ -137,11 +136,18 @@ def task_create(
     """
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
+    _check_settings(
+        TASK,
+        {
+            "title": title,
+            "description": description,
+            "max_runs": max_runs,
+            "decimals": decimals,
+            "stratify": stratify,
+            "ignore_index": ignore_index,
+        },
+    )
     _check_public_mode(public_mode, ladder_eta, ladder_z)
-    if stratify not in Stratify.values:
-        raise ApplicationError(
-            f"`stratify` must be one of {', '.join(Stratify.values)}.", extra={"field": "stratify"}
-        )
     parsed = truth_parser()(
         truth,
         name=truth_name,
@@ -193,25 +199,15 @@ def task_create(
     return task
 
 
-#: The task settings that decide what the public board releases; frozen once the task has a submission.
-PUBLIC_MODE_FIELDS = ("public_mode", "ladder_eta", "ladder_z")
-
-
 def _check_public_mode(mode: str, eta: float | None, z: float | None) -> None:
-    if mode not in PublicMode.values:
-        raise ApplicationError(
-            f"`public_mode` must be one of {', '.join(PublicMode.values)}.", extra={"field": "public_mode"}
-        )
-    if mode == PublicMode.LADDER and (eta is None or not math.isfinite(eta) or eta <= 0):
+    _check_settings(TASK, {"public_mode": mode})
+    if mode == PublicMode.LADDER and (eta is None or TASK["ladder_eta"].refusal(eta)):
         raise ApplicationError(
             "The Ladder with a fixed step needs `ladder_eta`, a positive step in the metric's units "
             "(e.g. 0.01).",
             extra={"field": "ladder_eta"},
         )
-    if eta is not None and (not math.isfinite(eta) or eta <= 0):
-        raise ApplicationError("`ladder_eta` must be a positive number.", extra={"field": "ladder_eta"})
-    if z is not None and (not math.isfinite(z) or not 0 <= z <= 10):
-        raise ApplicationError("`ladder_z` must lie between 0 and 10.", extra={"field": "ladder_z"})
+    _check_settings(TASK, {"ladder_eta": eta, "ladder_z": z})
 
 
 @transaction.atomic
