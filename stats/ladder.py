@@ -17,8 +17,9 @@ Two modes, as in the paper (Algorithms 1 and 2; Ladder.jl is the authors' refere
   deviation of ``theta_new - theta_best`` over resamples), which the engine has for every metric.
 
 Losses are "lower is better"; :class:`LadderBoard` orients any metric. :func:`boosting_attack` is the
-paper's attack (Section 5.1), used by ``python -m stats.simulate_boosting`` to measure how far the public
-score of a random-label attacker rises under each mode (docs/comparisons.md).
+paper's attack (Section 5.1), used by ``python -m tests.benchmarks.simulate_boosting`` (a measurement
+script, not shipped) to measure how far the public score of a random-label attacker rises under each mode
+(docs/comparisons.md).
 """
 
 from __future__ import annotations

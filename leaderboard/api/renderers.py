@@ -2,41 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework.renderers import BaseRenderer
 
-from leaderboard.core.exports import neutralise
-
-
-def flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings become dotted columns; lists become ``;``-joined cells."""
-    out: dict[str, Any] = {}
-    for key, value in row.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(flatten(value, prefix=f"{name}."))
-        elif isinstance(value, list | tuple):
-            out[name] = ";".join("" if v is None else str(v) for v in value)
-        else:
-            out[name] = value
-    return out
-
-
-def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
-    flat = [flatten(r) for r in rows]
-    columns: list[str] = []
-    for r in flat:
-        columns.extend(c for c in r if c not in columns)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([neutralise(c) for c in columns])
-    for r in flat:
-        writer.writerow([neutralise(r.get(c, "")) for c in columns])
-    return buffer.getvalue()
+from leaderboard.core.exports import rows_to_csv
 
 
 class CSVRenderer(BaseRenderer):

@@ -6,7 +6,7 @@ which items are private never appear in a response.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, cast
 
 from django.core.files.uploadedfile import UploadedFile
@@ -15,18 +15,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.challenges.models import (
-    DECIMALS_MAX,
-    LADDER_Z_DEFAULT,
-    RUNS_DEFAULT,
-    RUNS_MAX,
-    TASK_DESCRIPTION_MAX_CHARS,
-    Challenge,
-    PublicMode,
-    Task,
-    Team,
-)
+from leaderboard.challenges.models import Challenge, Task, Team
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
+from leaderboard.challenges.settings_spec import CHALLENGE_SETTINGS_SPEC, TASK, TASK_SETTINGS, Setting
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import round_to, task_decimals
@@ -75,6 +66,24 @@ class RevealInputSerializer(serializers.Serializer):
         return attrs
 
 
+def _challenge_extra_kwargs() -> dict[str, dict[str, Any]]:
+    """Help texts and range messages of the declared challenge settings (the model carries the ranges)."""
+    extra: dict[str, dict[str, Any]] = {}
+    for setting in CHALLENGE_SETTINGS_SPEC:
+        kwargs: dict[str, Any] = {"help_text": setting.help} if setting.help else {}
+        if setting.kind in ("int", "float"):
+            kwargs["error_messages"] = {
+                "min_value": setting.range_message,
+                "max_value": setting.range_message,
+            }
+        if kwargs:
+            extra[setting.name] = kwargs
+    return extra
+
+
+CHALLENGE_EXTRA_KWARGS = _challenge_extra_kwargs()
+
+
 class ChallengeInputSerializer(serializers.ModelSerializer):
     """Creation: ``slug`` is optional (made from the title)."""
 
@@ -83,12 +92,14 @@ class ChallengeInputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Challenge
         fields = ["slug", *CHALLENGE_SETTINGS]
+        extra_kwargs = CHALLENGE_EXTRA_KWARGS
 
 
 class ChallengeUpdateSerializer(serializers.ModelSerializer):
     class Meta:
         model = Challenge
         fields = list(CHALLENGE_SETTINGS)
+        extra_kwargs = CHALLENGE_EXTRA_KWARGS
 
 
 class ReplacedEntrySerializer(serializers.Serializer):
@@ -224,82 +235,72 @@ class TaskOutputSerializer(serializers.ModelSerializer):
         return reverse("api:task-items", kwargs={"slug": obj.challenge.slug, "task": obj.slug})
 
 
-class TaskInputSerializer(serializers.Serializer):
-    slug = serializers.SlugField(max_length=80)
-    title = serializers.CharField(max_length=200)
-    description = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=TASK_DESCRIPTION_MAX_CHARS
-    )
-    metric = serializers.CharField(max_length=40)
-    max_runs = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=RUNS_MAX,
-        default=RUNS_DEFAULT,
-        help_text="Runs per submission.",
-    )
-    decimals = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=1,
-        max_value=DECIMALS_MAX,
-        default=None,
-        help_text="The board's precision; empty: derived from the number of items.",
-    )
-    public_mode = serializers.ChoiceField(
-        choices=PublicMode.choices,
-        required=False,
-        default=PublicMode.PLAIN,
-        help_text="What the public board releases: plain (every score), ladder (fixed step ladder_eta), "
-        "ladder-free (ladder_z standard errors of the paired difference). Frozen once submissions exist.",
-    )
-    ladder_eta = serializers.FloatField(
-        required=False, allow_null=True, default=None, help_text="The fixed Ladder's step (mode ladder)."
-    )
-    ladder_z = serializers.FloatField(
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text=f"The parameter-free Ladder's step in paired standard errors (default {LADDER_Z_DEFAULT:g}).",
-    )
-    labels = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=True)
-    group_column = serializers.CharField(required=False, allow_blank=True, default="")
-    split_column = serializers.CharField(required=False, allow_blank=True, default="")
-    positive = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        default="",
-        help_text="Positive class of a binary-score metric (ROC AUC, AP, log loss, Brier); default: the "
-        "second label in sorted order.",
-    )
-    stratify = serializers.ChoiceField(
-        choices=["auto", "class", "none"],
-        required=False,
-        default="auto",
-        help_text="Resample within each true class: auto (class-based metrics), class, none.",
-    )
-    ignore_index = serializers.IntegerField(
-        required=False,
-        min_value=0,
-        max_value=65535,
-        default=255,
-        help_text="Segmentation: pixels not scored.",
-    )
-    reduce_zero_label = serializers.BooleanField(
-        required=False,
-        default=False,
-        help_text="Segmentation (ADE20K): label 0 is ignored, the rest shift by -1.",
-    )
-    truth = serializers.FileField(
-        help_text=(
-            "The hidden labels: CSV or Parquet, one row per item; detection: a COCO annotation JSON (or "
-            "VOC-style); segmentation: a zip or tar of PNG label maps, one per image id (labels = class names)."
-        )
-    )
+def _numeric(s: Setting) -> dict[str, Any]:
+    return {
+        "min_value": s.minimum,
+        "max_value": s.maximum,
+        "error_messages": {"min_value": s.range_message, "max_value": s.range_message},
+        "validators": [_declared_range(s)] if s.positive else [],
+    }
 
-    def validate_labels(self, value: list[str]) -> list[str]:
+
+def _text(s: Setting) -> dict[str, Any]:
+    return {"max_length": s.max_length}
+
+
+def _list_of_text(s: Setting, kw: dict[str, Any]) -> serializers.Field:
+    kw.pop("allow_null", None)
+    return serializers.ListField(child=serializers.CharField(), allow_empty=True, **kw)
+
+
+#: A serializer field per kind of setting (``metric`` is a name checked by the service).
+_FIELDS: dict[str, Callable[[Setting, dict[str, Any]], serializers.Field]] = {
+    "int": lambda s, kw: serializers.IntegerField(**_numeric(s), **kw),
+    "float": lambda s, kw: serializers.FloatField(**_numeric(s), **kw),
+    "bool": lambda s, kw: serializers.BooleanField(**kw),
+    "choice": lambda s, kw: serializers.ChoiceField(choices=list(s.choices), **kw),
+    "labels": _list_of_text,
+    "file": lambda s, kw: serializers.FileField(**kw),
+    "datetime": lambda s, kw: serializers.DateTimeField(**kw),
+    "slug": lambda s, kw: serializers.SlugField(**_text(s), **kw),
+    "metric": lambda s, kw: serializers.CharField(**_text(s), **kw),
+    "text": lambda s, kw: serializers.CharField(**_text(s), allow_blank=not s.required, **kw),
+}
+
+
+def setting_field(setting: Setting, **overrides: Any) -> serializers.Field:
+    """The serializer field of a declared setting (``challenges.settings_spec``): range, default and help
+    text, and the declaration's message for a value outside the range (the OpenAPI schema shows the
+    range as minimum/maximum)."""
+    kwargs: dict[str, Any] = {"help_text": setting.help or None}
+    if not setting.required:
+        kwargs["default"] = setting.default
+    if setting.nullable:
+        kwargs["allow_null"] = True
+    kwargs.update(overrides)
+    if kwargs.get("required"):
+        kwargs.pop("default", None)
+    return _FIELDS[setting.kind](setting, kwargs)
+
+
+def _declared_range(setting: Setting) -> Any:
+    def check(value: Any) -> None:
+        message = setting.refusal(value)
+        if message is not None:
+            raise serializers.ValidationError(message, code="range")
+
+    return check
+
+
+class TaskInputSerializer(serializers.Serializer):
+    """A new task: the declared task settings (``challenges.settings_spec.TASK_SETTINGS``)."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {s.name: setting_field(s) for s in TASK_SETTINGS}
+
+    def validate_labels(self, value: list[str] | None) -> list[str] | None:
         # Multipart clients often send one comma-separated value: accept both forms.
-        if len(value) == 1 and "," in value[0]:
+        if value and len(value) == 1 and "," in value[0]:
             return [v.strip() for v in value[0].split(",") if v.strip()]
         return value
 
@@ -307,9 +308,12 @@ class TaskInputSerializer(serializers.Serializer):
 class TaskSettingsInputSerializer(serializers.Serializer):
     """PATCH of a task's public-board mode (refused with 409 once the task has submissions)."""
 
-    public_mode = serializers.ChoiceField(choices=PublicMode.choices)
-    ladder_eta = serializers.FloatField(required=False, allow_null=True, default=None)
-    ladder_z = serializers.FloatField(required=False, allow_null=True, default=None)
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "public_mode": setting_field(TASK["public_mode"], required=True),
+            "ladder_eta": setting_field(TASK["ladder_eta"]),
+            "ladder_z": setting_field(TASK["ladder_z"]),
+        }
 
 
 class TruthInputSerializer(serializers.Serializer):

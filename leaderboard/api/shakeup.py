@@ -6,8 +6,6 @@ as for the private board itself).
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -22,8 +20,9 @@ from rest_framework.views import APIView
 from leaderboard.api.renderers import CSVRenderer, SVGRenderer
 from leaderboard.api.views.common import ERROR_RESPONSES, FirstRendererNegotiation, JSONErrorsMixin
 from leaderboard.challenges.models import Task
-from leaderboard.challenges.selectors import challenge_get, task_get
+from leaderboard.challenges.selectors import challenge_get, task_get, task_list
 from leaderboard.core.exceptions import NotFoundError
+from leaderboard.rankings.exports import shakeup_team_rows
 from leaderboard.rankings.models import ShakeupReport
 from leaderboard.rankings.precision import public_shakeup, task_decimals
 from leaderboard.rankings.selectors import shakeup_latest
@@ -50,7 +49,7 @@ def _report(request: Request, slug: str) -> tuple[Task, ShakeupReport]:
     task = (
         task_get(challenge=challenge, slug=task_slug)
         if task_slug
-        else challenge.tasks.filter(has_private_split=True).order_by("position", "slug").first()
+        else task_list(challenge=challenge).filter(has_private_split=True).first()
     )
     if task is None:
         raise NotFoundError(f"Challenge '{challenge.slug}' has no task with a private split.")
@@ -74,7 +73,7 @@ class ShakeupView(JSONErrorsMixin, APIView):
         task, report = _report(request, slug)
         data = public_shakeup(report.data, task_decimals(task))  # the board's precision (rankings.precision)
         if isinstance(request.accepted_renderer, CSVRenderer):
-            response = Response({"rows": team_rows(data)})
+            response = Response({"rows": shakeup_team_rows(data)})
             response["Content-Disposition"] = (
                 f'attachment; filename="{slug}-{task.slug}-shakeup-{report.private_sequence}.csv"'
             )
@@ -113,31 +112,3 @@ class ShakeupChartView(JSONErrorsMixin, APIView):
         # Team names in the chart come from participants: no scripts, ever.
         response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
         return response
-
-
-#: The CSV columns of the report, one row per team (the site's download uses the same).
-TEAM_COLUMNS = (
-    "name",
-    "public_value",
-    "private_value",
-    "public_rank",
-    "private_rank",
-    "rank_change",
-    "public_rank_set_low",
-    "public_rank_set_high",
-    "inside_rank_set",
-    "gap",
-    "gap_p",
-    "gap_p_holm",
-    "in_private_best_set",
-)
-
-
-def team_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report's teams as flat rows in ``TEAM_COLUMNS`` order (empty cells for undefined values)."""
-    rows = []
-    for t in data.get("teams", []):
-        rank_set = t.get("public_rank_set") or [None, None]
-        flat = {**t, "public_rank_set_low": rank_set[0], "public_rank_set_high": rank_set[1]}
-        rows.append({c: "" if flat.get(c) is None else flat.get(c) for c in TEAM_COLUMNS})
-    return rows

@@ -7,12 +7,34 @@ The hidden labels of a task live in :class:`TaskTruth`, a separate table read th
 
 from __future__ import annotations
 
+import math
 import secrets
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
+
+# The settings' bounds are declared once, with their help texts, in settings_spec (the doors derive from it).
+from leaderboard.challenges.settings_spec import (
+    CHALLENGE,
+    CHALLENGE_TEXT_MAX_CHARS,
+    LADDER_Z_DEFAULT,
+    RUNS_DEFAULT,
+    TASK,
+    TASK_DESCRIPTION_MAX_CHARS,
+    Setting,
+)
+
+
+def _range(setting: Setting) -> list[MinValueValidator | MaxValueValidator]:
+    """The model's validators of a declared range (settings_spec), the last guard behind the services."""
+    bounds: list[MinValueValidator | MaxValueValidator] = []
+    if setting.minimum is not None:
+        bounds.append(MinValueValidator(setting.minimum))
+    if setting.maximum is not None:
+        bounds.append(MaxValueValidator(setting.maximum))
+    return bounds
 
 
 class Visibility(models.TextChoices):
@@ -45,15 +67,16 @@ class Stratify(models.TextChoices):
     NONE = "none", "Not stratified"
 
 
-#: Longest challenge description and rules, and task description (characters): bounded text, clear 400s.
-CHALLENGE_TEXT_MAX_CHARS = 20_000
-TASK_DESCRIPTION_MAX_CHARS = 5_000
-#: Runs (files of one task) per submission when the organizer sets nothing, and the most they may allow.
-RUNS_DEFAULT = 5
-RUNS_MAX = 20
-#: The board's precision: decimals shown to participants when the organizer sets nothing is derived from
-#: the task's size (``leaderboard.rankings.precision``); an organizer may set 1 to this many.
-DECIMALS_MAX = 6
+def default_decimals(n_items: int) -> int:
+    """The board's default precision (the rule: ``rankings.precision``): decimals whose last digit's step
+    is 0.4 to 4 standard errors of a proportion on ``n_items`` items.
+
+    >>> [default_decimals(n) for n in (10, 40, 100, 1_000, 10_000, 40_000)]
+    [1, 1, 1, 2, 2, 3]
+    """
+    if n_items < 4:
+        return 1
+    return max(1, math.floor(math.log10(math.sqrt(n_items) / 2)) + 1)
 
 
 class PublicMode(models.TextChoices):
@@ -64,11 +87,6 @@ class PublicMode(models.TextChoices):
         "Parameter-free Ladder: a new score only when it beats the shown one by more ",
     )
     "than z standard errors of the paired difference"
-
-
-#: The parameter-free Ladder's default step in paired standard errors: the smallest of the simulated
-#: multipliers (1, 2, 3) that keeps the boosting attack's gain under one standard error (docs/comparisons.md).
-LADDER_Z_DEFAULT = 3.0
 
 
 class TaskKind(models.TextChoices):
@@ -91,12 +109,8 @@ class Challenge(models.Model):
     entry_selection = models.CharField(
         max_length=10, choices=EntrySelection.choices, default=EntrySelection.LATEST
     )
-    confidence = models.FloatField(
-        default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)]
-    )
-    resamples = models.PositiveIntegerField(
-        default=10_000, validators=[MinValueValidator(100), MaxValueValidator(100_000)]
-    )
+    confidence = models.FloatField(default=0.95, validators=_range(CHALLENGE["confidence"]))
+    resamples = models.PositiveIntegerField(default=10_000, validators=_range(CHALLENGE["resamples"]))
     interval_method = models.CharField(
         max_length=12, choices=IntervalMethod.choices, default=IntervalMethod.AUTO
     )
@@ -162,13 +176,13 @@ class Task(models.Model):
     position = models.PositiveIntegerField(default=0)
     max_runs = models.PositiveSmallIntegerField(
         default=RUNS_DEFAULT,
-        validators=[MinValueValidator(1), MaxValueValidator(RUNS_MAX)],
+        validators=_range(TASK["max_runs"]),
         help_text="Files (runs, e.g. training seeds) of this task one submission may carry.",
     )
     decimals = models.PositiveSmallIntegerField(
         null=True,
         blank=True,
-        validators=[MinValueValidator(1), MaxValueValidator(DECIMALS_MAX)],
+        validators=_range(TASK["decimals"]),
         help_text="Decimals of the numbers participants see; empty: derived from the number of items.",
     )
     public_mode = models.CharField(
@@ -185,7 +199,7 @@ class Task(models.Model):
     )
     ladder_z = models.FloatField(
         default=LADDER_Z_DEFAULT,
-        validators=[MinValueValidator(0.0), MaxValueValidator(10.0)],
+        validators=_range(TASK["ladder_z"]),
         help_text="The parameter-free Ladder's step, in standard errors of the paired difference.",
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -36,6 +36,12 @@ def user_team(*, challenge: Challenge, user: AnyUser) -> Team | None:
     return Team.objects.filter(challenge=challenge, members=user).first()
 
 
+def task_list(*, challenge: Challenge) -> QuerySet[Task]:
+    """The tasks of a challenge in the organizer's order (``position``, then ``slug``): every page, the API
+    and the rebuilds list them so."""
+    return challenge.tasks.order_by("position", "slug")
+
+
 def challenge_list(*, user: AnyUser) -> QuerySet[Challenge]:
     """Challenges the user may see in listings: public ones, and those they organize or take part in."""
     qs = Challenge.objects.all()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Any
 
@@ -13,42 +12,41 @@ from django.utils.text import slugify
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import (
-    LADDER_Z_DEFAULT,
-    RUNS_DEFAULT,
     Challenge,
     Participant,
     PublicMode,
-    Stratify,
     Task,
     TaskKind,
     TaskTruth,
     Team,
+    default_decimals,
 )
+from leaderboard.challenges.ports import truth_parser
 from leaderboard.challenges.selectors import require_organizer
-from leaderboard.core.exceptions import ApplicationError, ConflictError
-from leaderboard.scoring import engine
-
-#: The settings an organizer chooses, in form order (the API and the pages offer these fields).
-CHALLENGE_SETTINGS = (
-    "title",
-    "description",
-    "rules",
-    "start",
-    "end",
-    "visibility",
-    "daily_limit",
-    "total_limit",
-    "entry_selection",
-    "confidence",
-    "resamples",
-    "interval_method",
-    "correction",
-    "seed",
-    "requires_approval",
+from leaderboard.challenges.settings_spec import (
+    CHALLENGE,
+    CHALLENGE_SETTINGS_SPEC,
+    LADDER_Z_DEFAULT,
+    PUBLIC_MODE_FIELDS,
+    RUNS_DEFAULT,
+    STATISTICS_FIELDS,
+    TASK,
+    Setting,
+    first_refusal,
 )
+from leaderboard.core.exceptions import ApplicationError, ConflictError
+
+#: The settings an organizer chooses, in form order (declared in settings_spec; the doors derive from it).
+CHALLENGE_SETTINGS = tuple(setting.name for setting in CHALLENGE_SETTINGS_SPEC)
 CHALLENGE_FIELDS = frozenset(CHALLENGE_SETTINGS)
-# Changing these changes every number on the board, so they are frozen once a submission was scored.
-STATISTICS_FIELDS = {"confidence", "resamples", "interval_method", "correction", "seed"}
+
+
+def _check_settings(spec: dict[str, Setting], values: dict[str, Any]) -> None:
+    """Refuse the first value outside its declared range, with the declaration's message (400)."""
+    refused = first_refusal(spec, values)
+    if refused is not None:
+        name, message = refused
+        raise ApplicationError(message, extra={"field": name})
 
 
 @transaction.atomic
@@ -56,6 +54,7 @@ def challenge_create(*, organizer: User, slug: str, title: str, **fields: Any) -
     unknown = set(fields) - CHALLENGE_FIELDS
     if unknown:
         raise ApplicationError(f"Unknown challenge fields: {', '.join(sorted(unknown))}.")
+    _check_settings(CHALLENGE, {"title": title, **fields})
     if Challenge.objects.filter(slug=slug).exists():
         raise ConflictError(f"A challenge with the slug '{slug}' exists already.")
     challenge = Challenge(slug=slug, title=title, **fields)
@@ -71,6 +70,7 @@ def challenge_update(*, challenge: Challenge, **fields: Any) -> Challenge:
     unknown = set(fields) - CHALLENGE_FIELDS
     if unknown:
         raise ApplicationError(f"Unknown challenge fields: {', '.join(sorted(unknown))}.")
+    _check_settings(CHALLENGE, fields)
     changed_statistics = {k for k in STATISTICS_FIELDS & set(fields) if getattr(challenge, k) != fields[k]}
     if changed_statistics and challenge.submissions.exists():
         raise ConflictError(
@@ -155,16 +155,21 @@ def task_create(
     and ``ignore_index`` / ``reduce_zero_label`` its settings. The item list is the images in the order
     the parser gives them, recorded once: images are never re-identified afterwards.
     """
-    from leaderboard.rankings.precision import default_decimals
-
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
+    _check_settings(
+        TASK,
+        {
+            "title": title,
+            "description": description,
+            "max_runs": max_runs,
+            "decimals": decimals,
+            "stratify": stratify,
+            "ignore_index": ignore_index,
+        },
+    )
     _check_public_mode(public_mode, ladder_eta, ladder_z)
-    if stratify not in Stratify.values:
-        raise ApplicationError(
-            f"`stratify` must be one of {', '.join(Stratify.values)}.", extra={"field": "stratify"}
-        )
-    parsed = engine.parse_truth(
+    parsed = truth_parser()(
         truth,
         name=truth_name,
         metric=metric,
@@ -215,25 +220,15 @@ def task_create(
     return task
 
 
-#: The task settings that decide what the public board releases; frozen once the task has a submission.
-PUBLIC_MODE_FIELDS = ("public_mode", "ladder_eta", "ladder_z")
-
-
 def _check_public_mode(mode: str, eta: float | None, z: float | None) -> None:
-    if mode not in PublicMode.values:
-        raise ApplicationError(
-            f"`public_mode` must be one of {', '.join(PublicMode.values)}.", extra={"field": "public_mode"}
-        )
-    if mode == PublicMode.LADDER and (eta is None or not math.isfinite(eta) or eta <= 0):
+    _check_settings(TASK, {"public_mode": mode})
+    if mode == PublicMode.LADDER and (eta is None or TASK["ladder_eta"].refusal(eta)):
         raise ApplicationError(
             "The Ladder with a fixed step needs `ladder_eta`, a positive step in the metric's units "
             "(e.g. 0.01).",
             extra={"field": "ladder_eta"},
         )
-    if eta is not None and (not math.isfinite(eta) or eta <= 0):
-        raise ApplicationError("`ladder_eta` must be a positive number.", extra={"field": "ladder_eta"})
-    if z is not None and (not math.isfinite(z) or not 0 <= z <= 10):
-        raise ApplicationError("`ladder_z` must lie between 0 and 10.", extra={"field": "ladder_z"})
+    _check_settings(TASK, {"ladder_eta": eta, "ladder_z": z})
 
 
 @transaction.atomic
@@ -282,7 +277,7 @@ def task_truth_replace(
     Scores computed with the old labels stay until the organizer re-scores (``task_rescore``); old board
     snapshots stay readable.
     """
-    parsed = engine.parse_truth(
+    parsed = truth_parser()(
         truth,
         name=truth_name,
         metric=task.metric,
@@ -338,20 +333,6 @@ def team_for_user(*, challenge: Challenge, user: User) -> Team:
             except IntegrityError:
                 name = f"{base}-{attempt + 1}"
     raise ConflictError("Could not create a team for you; pick a team name.")
-
-
-@transaction.atomic
-def team_create(*, challenge: Challenge, name: str, members: list[User], is_baseline: bool = False) -> Team:
-    if not name.strip():
-        raise ApplicationError("A team needs a name.")
-    for user in members:
-        if Team.objects.filter(challenge=challenge, members=user).exists():
-            raise ConflictError(f"{user.get_username()} is in a team of this challenge already.")
-    if Team.objects.filter(challenge=challenge, name=name).exists():
-        raise ConflictError(f"A team named '{name}' exists in this challenge already.")
-    team = Team.objects.create(challenge=challenge, name=name, is_baseline=is_baseline)
-    team.members.add(*members)
-    return team
 
 
 TEAM_HAS_SUBMISSIONS = (

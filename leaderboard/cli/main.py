@@ -16,17 +16,22 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 import httpx
+
+# The one Python module of the service lb imports: the settings declaration, pure Python (no Django).
+from leaderboard.challenges.settings_spec import TASK_SETTINGS, Setting
 
 DEFAULT_HOST = "http://127.0.0.1:8000"
 CONFIG_NAME = "config.json"
 API_REFUSED = 1
 CANNOT_PROCEED = 2
 FINAL_STATUSES = ("scored", "failed", "cancelled")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 # --- configuration ------------------------------------------------------------------------------------
@@ -439,61 +444,57 @@ def status(ctx: click.Context, submission_id: int, output: str) -> None:
             )
 
 
+def _click_option(setting: Setting) -> Callable[[F], F]:
+    """``lb add-task``'s option for a declared task setting: its range checked by click before any upload,
+    the declared help text, and the declared default shown (the server applies it when the option is
+    left out)."""
+    kwargs: dict[str, Any] = {"help": setting.help, "default": None}
+    if setting.kind == "bool":
+        kwargs.update(is_flag=True, default=False)
+    elif setting.kind == "choice":
+        kwargs["type"] = click.Choice(setting.values)
+    elif setting.kind == "int":
+        kwargs["type"] = click.IntRange(
+            None if setting.minimum is None else int(setting.minimum),
+            None if setting.maximum is None else int(setting.maximum),
+        )
+    elif setting.kind == "float":
+        kwargs["type"] = click.FloatRange(
+            0.0 if setting.positive else setting.minimum, setting.maximum, min_open=setting.positive
+        )
+    # The title defaults to the slug here: only the slug and the metric must be given.
+    kwargs["required"] = setting.required and setting.name != "title"
+    if setting.default not in (None, "", False) and not setting.required:
+        kwargs["help"] = f"{setting.help} [default: {setting.default}]"
+    return click.option(setting.option, setting.name, **kwargs)
+
+
+def task_setting_options(func: F) -> F:
+    """Every declared task setting as an option (``challenges.settings_spec.TASK_SETTINGS``), in order."""
+    for setting in reversed([s for s in TASK_SETTINGS if s.cli]):
+        func = _click_option(setting)(func)
+    return func
+
+
+def _form_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 @cli.command("add-task")
 @click.argument("challenge")
 @click.argument("truth", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--slug", required=True, help="The task's slug (in addresses and 'file:<task>' fields).")
-@click.option("--title", help="The task's title (default: the slug).")
-@click.option("--metric", required=True, help="The headline metric, e.g. accuracy, coco_ap, voc_ap50, miou.")
-@click.option("--labels", default="", help="Comma-separated label set; segmentation: the class names.")
-@click.option(
-    "--ignore-index", type=int, default=255, show_default=True, help="Segmentation: unscored pixels."
-)
-@click.option(
-    "--reduce-zero-label", is_flag=True, help="Segmentation (ADE20K): 0 is ignored, the rest shift."
-)
-@click.option("--description", default="")
-@click.option(
-    "--public-mode",
-    type=click.Choice(["plain", "ladder", "ladder-free"]),
-    default="plain",
-    show_default=True,
-    help="What the public board releases: every score, or only Ladder progress (docs/comparisons.md).",
-)
-@click.option("--ladder-eta", type=float, help="The fixed Ladder's step (--public-mode ladder).")
-@click.option("--ladder-z", type=float, help="The parameter-free Ladder's step in paired standard errors.")
+@task_setting_options
 @click.pass_context
-def add_task(
-    ctx: click.Context,
-    challenge: str,
-    truth: Path,
-    slug: str,
-    title: str | None,
-    metric: str,
-    labels: str,
-    ignore_index: int,
-    reduce_zero_label: bool,
-    description: str,
-    public_mode: str,
-    ladder_eta: float | None,
-    ladder_z: float | None,
-) -> None:
+def add_task(ctx: click.Context, challenge: str, truth: Path, **settings: Any) -> None:
     """Add a task to CHALLENGE (organizers) from its hidden labels file TRUTH: CSV/Parquet, a COCO
-    annotation JSON (detection) or a zip/tar of PNG label maps (segmentation)."""
+    annotation JSON (detection) or a zip/tar of PNG label maps (segmentation). A private board: name the
+    file's split column with --split-column."""
     api = api_of(ctx)
     api.require_token()
-    data = {
-        "slug": slug,
-        "title": title or slug,
-        "metric": metric,
-        "description": description,
-        "ignore_index": str(ignore_index),
-        "reduce_zero_label": "true" if reduce_zero_label else "false",
-        **({"labels": labels} if labels else {}),
-        "public_mode": public_mode,
-        **({"ladder_eta": str(ladder_eta)} if ladder_eta is not None else {}),
-        **({"ladder_z": str(ladder_z)} if ladder_z is not None else {}),
-    }
+    settings["title"] = settings["title"] or settings["slug"]
+    data = {name: _form_value(value) for name, value in settings.items() if value not in (None, False)}
     with truth.open("rb") as handle:
         task = api.json(
             "POST", f"/api/challenges/{challenge}/tasks/", data=data, files=[("truth", (truth.name, handle))]

@@ -1,8 +1,9 @@
 """The Celery application.
 
-Tasks subclass ``celery.contrib.django.task.DjangoTask`` so callers can use ``task.delay_on_commit(...)``:
-a task is only sent once the transaction that created its rows has committed, so no worker ever looks
-for a row that does not exist yet. Every reliability setting lives in Django settings (``CELERY_*``).
+The services send a task from ``transaction.on_commit(...)`` (e.g. ``submissions.services``,
+``rankings.services``): a task is only sent once the transaction that created its rows has committed, so
+no worker ever looks for a row that does not exist yet. Every reliability setting lives in Django
+settings (``CELERY_*``).
 """
 
 import os

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "leaderboard.rankings",
     "leaderboard.api",
     "leaderboard.web",
+    "leaderboard.demo",
 ]
 AUTH_USER_MODEL = "accounts.User"
 
@@ -340,7 +341,7 @@ CACHES = {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             # Fail fast when Redis hangs: the throttle's counter read then lets an upload through (see
-            # leaderboard/api/throttles.py) after 1 s instead of 5 s (docs/reliability.md, "Faults").
+            # leaderboard/core/throttles.py) after 1 s instead of 5 s (docs/reliability.md, "Faults").
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
         if REDIS_URL
@@ -384,7 +385,8 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
-# --- Logging: to stderr, one line per event. Hidden labels are never logged (see docs/security.md). -
+# --- Logging: to stderr, one line per event. Hidden labels are never logged (docs/reliability.md,
+# "Hidden labels never leave the server").
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -13,7 +13,10 @@ when ``'=10`` itself is not an item), so a file built from any download round-tr
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -30,3 +33,31 @@ def neutralise(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
     return value
+
+
+def flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings become dotted columns; lists become ``;``-joined cells."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, prefix=f"{name}."))
+        elif isinstance(value, list | tuple):
+            out[name] = ";".join("" if v is None else str(v) for v in value)
+        else:
+            out[name] = value
+    return out
+
+
+def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Rows as CSV, columns in first-seen order, every cell neutralised (the API's and site's writer)."""
+    flat = [flatten(r) for r in rows]
+    columns: list[str] = []
+    for r in flat:
+        columns.extend(c for c in r if c not in columns)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow([neutralise(c) for c in columns])
+    for r in flat:
+        writer.writerow([neutralise(r.get(c, "")) for c in columns])
+    return buffer.getvalue()

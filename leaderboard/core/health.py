@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from celery import current_app  # leaderboard.config.celery's app, without importing config
 from django.conf import settings
 from django.db import connection
 
@@ -28,10 +29,8 @@ def check_database() -> Check:
 def check_broker() -> Check:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return Check("broker", True, "embedded (tasks run in-process)")
-    from leaderboard.config.celery import app
-
     try:
-        with app.connection_for_write() as conn:
+        with current_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception as exc:  # kombu raises several types; all mean "not reachable"
         return Check("broker", False, f"{type(exc).__name__}: {exc}".strip()[:300])

@@ -12,6 +12,7 @@ from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge
 from leaderboard.challenges.services import challenge_create, task_create
 from leaderboard.demo.data import CLASSIFIERS, DATASETS, demo_task
+from leaderboard.demo.vision import DETECTORS, SEGMENTERS, build
 from leaderboard.submissions.services import Upload, submission_create
 
 logger = logging.getLogger(__name__)
@@ -137,8 +138,6 @@ def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> lis
 def _vision_challenge(*, organizer: User, say: Callable[[str], None]) -> Challenge:
     """Scenes of handwritten digits: a detection task (COCO AP) and a segmentation task (mIoU), with entries
     from real detectors and segmenters (see ``leaderboard.demo.vision``)."""
-    from leaderboard.demo.vision import DETECTORS, SEGMENTERS, build
-
     say("composing digit scenes and running the detectors and segmenters ...")
     data = build(seed=0)
     with transaction.atomic():

@@ -25,8 +25,11 @@ from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
 from leaderboard.scoring.vision import vision_interval
 from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
+from stats.cddiagram import cd_diagram_svg
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
+from stats.crosstask import compare_across_tasks
 from stats.metrics import get_metric
+from stats.shakeup import shakeup, slope_chart_svg
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Challenge, Task
@@ -395,14 +398,8 @@ def build_shakeup(
     ``public_scores`` and ``private_scores`` map a submission id to its stored Score on that split; their
     per-item statistics feed the re-split reference and stay here (only aggregates leave).
     """
-    from stats.shakeup import shakeup, slope_chart_svg
-
     metric = get_metric(task.metric)
-    pub_rows = {r["key"]: r for r in upgrade_rows(public.rows) if not r.get("is_baseline")}
-    priv_rows = {r["key"]: r for r in upgrade_rows(private.rows) if not r.get("is_baseline")}
-    keys = sorted(set(pub_rows) & set(priv_rows))
-    keys = [k for k in keys if pub_rows[k]["submission_id"] in public_scores]
-    keys = [k for k in keys if priv_rows[k]["submission_id"] in private_scores]
+    pub_rows, priv_rows, keys = _shakeup_entries(public, private, public_scores, private_scores)
     if len(keys) < 2:
         return {
             "available": False,
@@ -410,16 +407,7 @@ def build_shakeup(
         }, ""
     pub_s = [public_scores[pub_rows[k]["submission_id"]] for k in keys]
     priv_s = [private_scores[priv_rows[k]["submission_id"]] for k in keys]
-    names = [str(pub_rows[k]["name"]) for k in keys]
-    if len(set(names)) != len(names):
-        names = [f"{pub_rows[k]['name']} ({pub_rows[k]['team']})" for k in keys]
-    item_stats = [
-        (a.item_statistics_array(), b.item_statistics_array()) for a, b in zip(pub_s, priv_s, strict=True)
-    ]
-    have_items = not metric.rank_based and all(a is not None and b is not None for a, b in item_stats)
-    pub_rep = np.column_stack([s.replicate_array() for s in pub_s])
-    priv_rep = np.column_stack([s.replicate_array() for s in priv_s])
-    paired = pub_rep.shape == priv_rep.shape
+    names = _shakeup_names(pub_rows, keys)
     challenge = task.challenge
     report = shakeup(
         [float(pub_rows[k]["value"]) for k in keys],
@@ -429,24 +417,70 @@ def build_shakeup(
         metric=metric.name,
         public_rank_sets=[_rank_set(pub_rows[k]) for k in keys],
         private_best_set=[priv_rows[k].get("in_best_set") for k in keys],
-        public_replicates=pub_rep if paired else None,
-        private_replicates=priv_rep if paired else None,
-        item_statistics=[(np.asarray(a, np.float64), np.asarray(b, np.float64)) for a, b in item_stats]
-        if have_items
-        else None,
-        finalize=metric.finalize if have_items else None,
+        **_shakeup_replicates(pub_s, priv_s),
+        **_shakeup_items(metric, pub_s, priv_s),
         resplits=SHAKEUP_RESPLITS,
         seed=challenge.seed,
         confidence=challenge.confidence,
     )
-    data = report.as_dict()
-    data["available"] = True
-    data["public_sequence"] = public.sequence
-    data["private_sequence"] = private.sequence
-    data["higher_is_better"] = metric.higher_is_better
-    data["keys"] = dict(zip(names, keys, strict=True))
-    title = f"{challenge.title}: {task.title}"
-    return data, slope_chart_svg(report, title=title).decode()
+    data = {
+        **report.as_dict(),
+        "available": True,
+        "public_sequence": public.sequence,
+        "private_sequence": private.sequence,
+        "higher_is_better": metric.higher_is_better,
+        "keys": dict(zip(names, keys, strict=True)),
+    }
+    return data, slope_chart_svg(report, title=f"{challenge.title}: {task.title}").decode()
+
+
+def _shakeup_entries(
+    public: BoardSnapshot,
+    private: BoardSnapshot,
+    public_scores: dict[int, Any],
+    private_scores: dict[int, Any],
+) -> tuple[dict[str, BoardRow], dict[str, BoardRow], list[str]]:
+    """Each board's team rows by key, and the keys on both boards with a stored score on each."""
+    pub_rows = {r["key"]: r for r in upgrade_rows(public.rows) if not r.get("is_baseline")}
+    priv_rows = {r["key"]: r for r in upgrade_rows(private.rows) if not r.get("is_baseline")}
+    keys = [
+        k
+        for k in sorted(set(pub_rows) & set(priv_rows))
+        if pub_rows[k]["submission_id"] in public_scores and priv_rows[k]["submission_id"] in private_scores
+    ]
+    return pub_rows, priv_rows, keys
+
+
+def _shakeup_names(rows: dict[str, BoardRow], keys: list[str]) -> list[str]:
+    """Entry names, with the team added when two entries share a name."""
+    names = [str(rows[k]["name"]) for k in keys]
+    if len(set(names)) != len(names):
+        names = [f"{rows[k]['name']} ({rows[k]['team']})" for k in keys]
+    return names
+
+
+def _shakeup_replicates(pub_s: list[Any], priv_s: list[Any]) -> dict[str, Any]:
+    """Both boards' bootstrap replicates, entries in columns, when they pair (same resamples)."""
+    pub_rep = np.column_stack([s.replicate_array() for s in pub_s])
+    priv_rep = np.column_stack([s.replicate_array() for s in priv_s])
+    paired = pub_rep.shape == priv_rep.shape
+    return {
+        "public_replicates": pub_rep if paired else None,
+        "private_replicates": priv_rep if paired else None,
+    }
+
+
+def _shakeup_items(metric: Any, pub_s: list[Any], priv_s: list[Any]) -> dict[str, Any]:
+    """Per-item statistics for the re-split reference: decomposable metrics whose scores stored them."""
+    item_stats = [
+        (a.item_statistics_array(), b.item_statistics_array()) for a, b in zip(pub_s, priv_s, strict=True)
+    ]
+    if metric.rank_based or any(a is None or b is None for a, b in item_stats):
+        return {"item_statistics": None, "finalize": None}
+    return {
+        "item_statistics": [(np.asarray(a, np.float64), np.asarray(b, np.float64)) for a, b in item_stats],
+        "finalize": metric.finalize,
+    }
 
 
 def _rank_set(row: BoardRow) -> tuple[int, int] | None:
@@ -464,9 +498,6 @@ def build_summary(
     Entries are matched across tasks by their key (a team, or a baseline submission); only entries
     present on every task's board take part, and only tasks sharing one direction of "better".
     """
-    from stats.cddiagram import cd_diagram_svg
-    from stats.crosstask import compare_across_tasks
-
     if len(snapshots) < 2:
         return {
             "available": False,

@@ -12,7 +12,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from leaderboard.core.exports import neutralise
+from leaderboard.core.exports import neutralise, rows_to_csv
 from leaderboard.rankings.board import ROW_FIELDS
 from leaderboard.rankings.precision import public_rows
 
@@ -36,3 +36,37 @@ def board_csv(rows: Sequence[Mapping[str, Any]], decimals: int) -> str:
     for r in public_rows(rows, decimals):
         writer.writerow([neutralise("" if r.get(c) is None else r.get(c)) for c in CSV_COLUMNS])
     return buffer.getvalue()
+
+
+#: The shake-up report's CSV columns, one row per team (the site's ``shakeup.csv`` and the API's
+#: ``?format=csv``, written by :func:`~leaderboard.core.exports.rows_to_csv`).
+SHAKEUP_COLUMNS = (
+    "name",
+    "public_value",
+    "private_value",
+    "public_rank",
+    "private_rank",
+    "rank_change",
+    "public_rank_set_low",
+    "public_rank_set_high",
+    "inside_rank_set",
+    "gap",
+    "gap_p",
+    "gap_p_holm",
+    "in_private_best_set",
+)
+
+
+def shakeup_team_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's teams as flat rows in ``SHAKEUP_COLUMNS`` order (empty cells for undefined values)."""
+    rows = []
+    for t in data.get("teams", []):
+        rank_set = t.get("public_rank_set") or [None, None]
+        flat = {**t, "public_rank_set_low": rank_set[0], "public_rank_set_high": rank_set[1]}
+        rows.append({c: "" if flat.get(c) is None else flat.get(c) for c in SHAKEUP_COLUMNS})
+    return rows
+
+
+def shakeup_csv(data: dict[str, Any]) -> str:
+    """The report's teams as CSV (``data`` already at the board's precision): the API's bytes too."""
+    return rows_to_csv(shakeup_team_rows(data))

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leaderboard.challenges.models import Task
+from leaderboard.challenges.models import default_decimals as default_decimals  # beside the setting
 from leaderboard.rankings.board import BoardRow, upgrade_row, upgrade_signature
 
 #: Row fields on the value's scale (``rankings.board.BoardRow``).
@@ -49,17 +50,6 @@ VALUE_FIELDS = (
 P_FIELDS = ("p_value", "p_adjusted")
 #: Pairwise-table entries that a participant does not see: exact counts of items one entry got right.
 PAIRWISE_HIDDEN = ("only_row_right", "only_column_right")
-
-
-def default_decimals(n_items: int) -> int:
-    """Decimals whose last digit's step is 0.4 to 4 standard errors of a proportion on ``n_items`` items.
-
-    >>> [default_decimals(n) for n in (10, 40, 100, 1_000, 10_000, 40_000)]
-    [1, 1, 1, 2, 2, 3]
-    """
-    if n_items < 4:
-        return 1
-    return max(1, math.floor(math.log10(math.sqrt(n_items) / 2)) + 1)
 
 
 def task_decimals(task: Task) -> int:

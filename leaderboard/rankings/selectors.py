@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Max
+
 from leaderboard.challenges.models import Challenge, Task
-from leaderboard.challenges.selectors import AnyUser, private_board_visible
+from leaderboard.challenges.selectors import AnyUser, private_board_visible, task_list
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
+from leaderboard.rankings.services import splits_of
 from leaderboard.scoring.models import Score, Split
+from leaderboard.submissions.models import Status
 
 
 def _check_split(*, challenge: Challenge, split: str, user: AnyUser) -> None:
@@ -74,13 +78,8 @@ class BoardHealth:
 
 def board_health(*, challenge: Challenge) -> list[BoardHealth]:
     """Every board of a challenge, for its organizers (errors are never shown to participants)."""
-    from django.db.models import Max
-
-    from leaderboard.rankings.services import splits_of
-    from leaderboard.submissions.models import Status
-
     out = []
-    for task in challenge.tasks.order_by("position", "slug"):
+    for task in task_list(challenge=challenge):
         states = {s.split: s for s in BoardState.objects.filter(task=task)}
         for split in splits_of(task):
             snap = (

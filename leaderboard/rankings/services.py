@@ -19,6 +19,7 @@ from django.db.models import F, Max, Min
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, EntrySelection, Task
+from leaderboard.challenges.selectors import task_list
 from leaderboard.rankings import board as board_builder
 from leaderboard.rankings import board_cache, ladder, versions
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
@@ -304,7 +305,7 @@ def challenge_summary_rebuild(*, challenge_id: int, split: str) -> ChallengeSumm
     with transaction.atomic():
         # NO KEY UPDATE: summaries of one challenge are serialised; uploads (which reference it) do not wait.
         challenge = Challenge.objects.select_for_update(no_key=True).get(pk=challenge_id)
-        tasks = list(challenge.tasks.order_by("position", "slug"))
+        tasks = list(task_list(challenge=challenge))
         snapshots = []
         for task in tasks:
             snap = BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()

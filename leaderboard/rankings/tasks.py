@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
@@ -24,16 +25,22 @@ logger = logging.getLogger(__name__)
 #: at its last snapshot, the organizer page shows the error, and the sweeper tries again later.
 REBUILD_RETRIES = 3
 
+#: Every rebuild task: acknowledged after it ran (a worker lost mid-rebuild hands it to another), and
+#: retried with backoff when the database goes away. One declaration, so the three rebuilds cannot drift.
+REBUILD_TASK_OPTIONS: dict[str, Any] = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": True,
+    "retry_backoff_max": 30,
+    "max_retries": 8,
+}
+
 
 @shared_task(
     bind=True,
     name="leaderboard.rankings.tasks.rebuild_leaderboard",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    retry_backoff_max=30,
-    max_retries=8,
+    **REBUILD_TASK_OPTIONS,
 )
 def rebuild_leaderboard(self, task_id: int, split: str) -> int | None:
     try:
@@ -62,12 +69,7 @@ def rebuild_leaderboard(self, task_id: int, split: str) -> int | None:
 @shared_task(
     bind=True,
     name="leaderboard.rankings.tasks.rebuild_summary",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    retry_backoff_max=30,
-    max_retries=8,
+    **REBUILD_TASK_OPTIONS,
 )
 def rebuild_summary(self, challenge_id: int, split: str) -> int | None:
     summary = challenge_summary_rebuild(challenge_id=challenge_id, split=split)
@@ -77,12 +79,7 @@ def rebuild_summary(self, challenge_id: int, split: str) -> int | None:
 @shared_task(
     bind=True,
     name="leaderboard.rankings.tasks.rebuild_shakeup",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    retry_backoff_max=30,
-    max_retries=8,
+    **REBUILD_TASK_OPTIONS,
 )
 def rebuild_shakeup(self, task_id: int) -> int | None:
     report = shakeup_rebuild(task_id=task_id)

@@ -16,7 +16,6 @@ misclassified items' ids with their predicted and true labels. The aggregates ar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from django.core.cache import caches
@@ -159,7 +158,3 @@ def class_breakdown(
         items = [(str(ids[i]), str(predictions[mask][i]), str(labels_all[mask][i])) for i in shown]
         result = Breakdown(**{**result.__dict__, "misclassified": items})
     return result
-
-
-def as_percent(value: Any) -> str:
-    return "\u2013" if value is None else f"{value * 100:.1f}%"

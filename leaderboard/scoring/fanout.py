@@ -40,6 +40,7 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from celery import current_app  # leaderboard.config.celery's app, without importing config
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
@@ -86,9 +87,7 @@ def task_fans_out(*, task: Task, runs: int, resamples: int) -> bool:
     docs/benchmarks.md). Segmentation: never. Never when tasks run in-process (the embedded default)
     unless ``FANOUT_IN_PROCESS``.
     """
-    from leaderboard.config.celery import app
-
-    if app.conf.task_always_eager and not settings.FANOUT_IN_PROCESS:
+    if current_app.conf.task_always_eager and not settings.FANOUT_IN_PROCESS:
         return False  # tasks run in this process (the embedded default): no other worker to share with
     if engine.resample_chunks(resamples) <= max(1, settings.FANOUT_CHUNKS):
         return False  # one chunk task would be the whole work

@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Task
+from leaderboard.challenges.ports import boards_rebuild
 from leaderboard.scoring.models import RescoreBlock, RescoreJob
 from leaderboard.submissions.models import Status, Submission, SubmissionFile
 
@@ -177,8 +178,6 @@ def _job_submissions(job: RescoreJob) -> list[int]:
 
 def job_complete_if_finished(*, job_id: int) -> bool:
     """Mark a job done once none of its submissions is queued or running, and rebuild its boards once."""
-    from leaderboard.rankings.services import boards_rebuild_dispatch
-
     with transaction.atomic():
         job = RescoreJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.state != RescoreJob.State.RUNNING:
@@ -194,7 +193,7 @@ def job_complete_if_finished(*, job_id: int) -> bool:
             set(SubmissionFile.objects.filter(submission_id__in=ids).values_list("task_id", flat=True))
             | {job.task_id}
         )
-        transaction.on_commit(lambda: boards_rebuild_dispatch(task_ids=task_ids))
+        transaction.on_commit(lambda: boards_rebuild()(task_ids=task_ids))
     logger.info("re-score %s done: boards of tasks %s rebuilt once", job_id, task_ids)
     return True
 

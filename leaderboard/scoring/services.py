@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
+from celery import current_app  # leaderboard.config.celery's app, without importing config
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
@@ -16,6 +17,7 @@ from django.utils import timezone
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Task
+from leaderboard.challenges.ports import boards_rebuild
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.scoring.selectors import task_truth_get
@@ -206,9 +208,7 @@ def scores_store(
 
 
 def _after_scoring(task_ids: list[int]) -> None:
-    from leaderboard.rankings.services import boards_rebuild_dispatch
-
-    boards_rebuild_dispatch(task_ids=task_ids)
+    boards_rebuild()(task_ids=task_ids)
     for job in RescoreJob.objects.filter(task_id__in=task_ids, state=RescoreJob.State.RUNNING):
         rescore_job_refresh(job=job)
 
@@ -228,9 +228,7 @@ def broker_started_at() -> datetime | None:
     returned, and a message sent in those 2 s after a restart is sent again (a harmless duplicate: the
     claim is conditional) rather than left behind.
     """
-    from leaderboard.config.celery import app
-
-    url = str(app.conf.broker_url or "")
+    url = str(current_app.conf.broker_url or "")
     if not url.startswith(("redis://", "rediss://")):
         return None
     import redis

@@ -530,7 +530,7 @@ def _precision_curves(prepared: Any, entry: Any) -> tuple[np.ndarray, np.ndarray
 def _vision_default_interval(metric: str) -> str:
     """A vision metric's interval method chosen by measured coverage (``Metric.default_interval``); BCa
     where the statistics package names none and a jackknife exists (segmentation), basic otherwise (AP is
-    biased upward and the bootstrap adds the bias again: ../shared/VISION.md, "Intervals")."""
+    biased upward and the bootstrap adds the bias again: docs/stats.md, the detection coverage section)."""
     chosen = get_metric(metric).default_interval
     if chosen:
         return chosen

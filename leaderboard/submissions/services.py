@@ -1,5 +1,6 @@
 """Writes of submissions: validate, charge against the limits, store, and hand to scoring on commit
-(``leaderboard.scoring.services.submission_dispatch``)."""
+(``leaderboard.scoring.services.submission_dispatch``, through ``submissions.ports``: scoring sits above
+submissions in the app graph and registers it)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import Challenge, EntrySelection, Team
+from leaderboard.challenges import ports as challenge_ports
+from leaderboard.challenges.models import Challenge, EntrySelection, Task, Team
 from leaderboard.challenges.selectors import user_is_organizer
 from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
 from leaderboard.core.exceptions import (
@@ -25,8 +27,7 @@ from leaderboard.core.exceptions import (
     UnprocessableError,
 )
 from leaderboard.core.uploads import upload_read
-from leaderboard.scoring import engine
-from leaderboard.scoring.services import submission_dispatch
+from leaderboard.submissions import ports
 from leaderboard.submissions.models import (
     DESCRIPTION_MAX_CHARS,
     LINK_MAX_CHARS,
@@ -75,6 +76,10 @@ def _file_format(upload: Upload, data: bytes) -> str:
     return SubmissionFile.Format.CSV
 
 
+#: One checked file: task slug, run, the upload, its bytes and the stored format.
+Checked = tuple[str, int, Upload, bytes, str]
+
+
 def submission_create(
     *,
     challenge: Challenge,
@@ -94,10 +99,56 @@ def submission_create(
     With an ``idempotency_key`` (the client's, per user), a retried upload whose first answer was lost
     returns the submission stored the first time (``replayed`` set on it), neither stored nor charged
     again; the same key with other files or another name is refused (422).
+
+    Three steps (Zulip's ``check_`` / ``do_`` split): check the request and every file, outside any lock
+    (the expensive part); then, in one transaction with the team row locked so limits hold under
+    concurrency, charge and store; scoring gets the submission once that transaction commits.
     """
+    organizer = user_is_organizer(challenge=challenge, user=user)
+    name = _check_request(
+        challenge=challenge, user=user, organizer=organizer, name=name, description=description,
+        link=link, is_baseline=is_baseline, idempotency_key=idempotency_key,
+    )  # fmt: skip
+    tasks = _check_tasks(challenge=challenge, files=files)
+    checked = _check_files(files=files, tasks=tasks)
+    digest = _request_digest(name, checked) if idempotency_key else ""
+    with transaction.atomic():
+        team = Team.objects.select_for_update().get(pk=team_for_user(challenge=challenge, user=user).pk)
+        # A retry of an upload that used the last slot is no new one: look for it before the limits.
+        replay = (
+            _idempotent_replay(user=user, key=idempotency_key, digest=digest) if idempotency_key else None
+        )
+        if replay is not None:
+            return replay
+        if not organizer:
+            _check_limits(challenge=challenge, team=team)
+        submission, replayed = _store(
+            challenge=challenge, team=team, user=user, name=name, description=description, link=link,
+            is_baseline=is_baseline, organizer=organizer, idempotency_key=idempotency_key, digest=digest,
+            tasks=tasks, checked=checked,
+        )  # fmt: skip
+        if replayed:
+            return submission
+        submission_id = submission.pk
+        transaction.on_commit(lambda: ports.submission_dispatch()(submission_id=submission_id))
+    logger.info("submission %s stored for team %s in challenge %s", submission_id, team.pk, challenge.slug)
+    return submission
+
+
+def _check_request(
+    *,
+    challenge: Challenge,
+    user: User,
+    organizer: bool,
+    name: str,
+    description: str,
+    link: str,
+    is_baseline: bool,
+    idempotency_key: str,
+) -> str:
+    """Refuse what no file could fix (closed, not approved, bad name or texts); the stripped name."""
     if len(idempotency_key) > IDEMPOTENCY_KEY_MAX or not idempotency_key.isprintable():
         raise ApplicationError(IDEMPOTENCY_KEY_INVALID, extra={"field": "Idempotency-Key"})
-    organizer = user_is_organizer(challenge=challenge, user=user)
     if not organizer and not challenge.is_open:
         raise ConflictError("This challenge is not open for submissions.")
     if is_baseline and not organizer:
@@ -117,6 +168,11 @@ def submission_create(
             f"The link is {len(link):,} characters; the limit is {LINK_MAX_CHARS}.",
             extra={"field": "link", "limit": LINK_MAX_CHARS},
         )
+    return name
+
+
+def _check_tasks(*, challenge: Challenge, files: Mapping[str, Sequence[Upload]]) -> dict[str, Task]:
+    """The challenge's tasks by slug, once every named task exists and its runs are within its limit."""
     if not files:
         raise ApplicationError("A submission needs at least one predictions file.", extra={"field": "files"})
     tasks = {t.slug: t for t in challenge.tasks.all()}
@@ -127,7 +183,6 @@ def submission_create(
             f"its tasks are {', '.join(sorted(tasks))}.",
             extra={"field": "task"},
         )
-
     for slug, uploads in files.items():
         # Each run's value is a probe of the hidden labels: a task bounds the runs of one submission.
         if len(uploads) > tasks[slug].max_runs:
@@ -135,68 +190,75 @@ def submission_create(
                 TOO_MANY_RUNS.format(task=slug, limit=tasks[slug].max_runs, n=len(uploads)),
                 extra={"field": "files", "task": slug, "limit": tasks[slug].max_runs, "runs": len(uploads)},
             )
+    return tasks
 
-    # 1. Validate every file (the expensive part, outside any lock). Nothing is stored yet.
-    validated: list[tuple[str, int, Upload, bytes, str]] = []
+
+def _check_files(*, files: Mapping[str, Sequence[Upload]], tasks: dict[str, Task]) -> list[Checked]:
+    """Read and check every file against its task's public item list (scoring's readers); store nothing."""
+    checked: list[Checked] = []
     for slug, uploads in files.items():
         if not uploads:
             raise ApplicationError(f"No file for task '{slug}'.", extra={"field": "files", "task": slug})
         for run, upload in enumerate(uploads):
             data = upload_read(upload, kind=tasks[slug].kind, stream=upload.stream)
             fmt = _file_format(upload, data[:512])
-            engine.validate_predictions(data, name=upload.name, task=tasks[slug])
-            validated.append((slug, run, upload, data, fmt))
+            ports.predictions_check()(data, name=upload.name, task=tasks[slug])
+            checked.append((slug, run, upload, data, fmt))
+    return checked
 
-    digest = _request_digest(name, validated) if idempotency_key else ""
 
-    # 2. Charge and store in one transaction, with the team row locked so limits hold under concurrency.
-    with transaction.atomic():
-        team = team_for_user(challenge=challenge, user=user)
-        team = Team.objects.select_for_update().get(pk=team.pk)
-        if idempotency_key:  # before the limits: a retry of an upload that used the last slot is no new one
-            replay = _idempotent_replay(user=user, key=idempotency_key, digest=digest)
-            if replay is not None:
-                return replay
-        if not organizer:
-            _check_limits(challenge=challenge, team=team)
-        try:
-            with transaction.atomic():  # a savepoint: the key's unique constraint may refuse the row
-                submission = Submission.objects.create(
-                    challenge=challenge,
-                    team=team,
-                    submitted_by=user,
-                    name=name[:120],
-                    description=description,
-                    link=link,
-                    is_baseline=is_baseline or team.is_baseline,
-                    status=Status.QUEUED,
-                    charged=not organizer,
-                    idempotency_key=idempotency_key,
-                    request_digest=digest,
-                )
-        except IntegrityError:  # a parallel request with this key (another team's lock) committed first
-            replay = (
-                _idempotent_replay(user=user, key=idempotency_key, digest=digest) if idempotency_key else None
+def _store(
+    *,
+    challenge: Challenge,
+    team: Team,
+    user: User,
+    name: str,
+    description: str,
+    link: str,
+    is_baseline: bool,
+    organizer: bool,
+    idempotency_key: str,
+    digest: str,
+    tasks: dict[str, Task],
+    checked: list[Checked],
+) -> tuple[Submission, bool]:
+    """The submission row and its files (inside the caller's transaction, the team row locked), or the
+    one a parallel request with the same idempotency key stored first (then ``True``)."""
+    try:
+        with transaction.atomic():  # a savepoint: the key's unique constraint may refuse the row
+            submission = Submission.objects.create(
+                challenge=challenge,
+                team=team,
+                submitted_by=user,
+                name=name[:120],
+                description=description,
+                link=link,
+                is_baseline=is_baseline or team.is_baseline,
+                status=Status.QUEUED,
+                charged=not organizer,
+                idempotency_key=idempotency_key,
+                request_digest=digest,
             )
-            if replay is None:
-                raise
-            return replay
-        for slug, run, upload, data, fmt in validated:
-            record = SubmissionFile(
-                submission=submission,
-                task=tasks[slug],
-                run=run,
-                original_name=upload.name[:255],
-                format=fmt,
-                size=len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
-            )
-            record.file.save(f"{slug}-{run}.{fmt}", ContentFile(data), save=False)
-            record.save()
-        submission_id = submission.pk
-        transaction.on_commit(lambda: submission_dispatch(submission_id=submission_id))
-    logger.info("submission %s stored for team %s in challenge %s", submission_id, team.pk, challenge.slug)
-    return submission
+    except IntegrityError:  # a parallel request with this key (another team's lock) committed first
+        replay = (
+            _idempotent_replay(user=user, key=idempotency_key, digest=digest) if idempotency_key else None
+        )
+        if replay is None:
+            raise
+        return replay, True
+    for slug, run, upload, data, fmt in checked:
+        record = SubmissionFile(
+            submission=submission,
+            task=tasks[slug],
+            run=run,
+            original_name=upload.name[:255],
+            format=fmt,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+        record.file.save(f"{slug}-{run}.{fmt}", ContentFile(data), save=False)
+        record.save()
+    return submission, False
 
 
 #: Keys are the client's (a UUID, say): printable, at most this long.
@@ -210,7 +272,7 @@ IDEMPOTENCY_KEY_REUSED = (
 )
 
 
-def _request_digest(name: str, validated: Sequence[tuple[str, int, Upload, bytes, str]]) -> str:
+def _request_digest(name: str, validated: Sequence[Checked]) -> str:
     """What was uploaded, to tell a retry of an upload from another upload under the same key."""
     h = hashlib.sha256(name.encode())
     for slug, run, _upload, data, _fmt in sorted(validated, key=lambda v: (v[0], v[1])):
@@ -284,6 +346,6 @@ def submission_select(*, submission: Submission, user: User) -> Submission:
 
 
 def _rebuild_boards_of(submission: Submission) -> None:
-    from leaderboard.rankings.services import boards_rebuild_dispatch
-
-    boards_rebuild_dispatch(task_ids=list(submission.files.values_list("task_id", flat=True).distinct()))
+    challenge_ports.boards_rebuild()(
+        task_ids=list(submission.files.values_list("task_id", flat=True).distinct())
+    )

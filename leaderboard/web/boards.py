@@ -382,63 +382,17 @@ def board_view(
     ``query`` keeps the rows whose entry or team name contains it (case-insensitive); ranks, intervals and
     axes stay those of the whole board.
     """
-    sort = sort or DEFAULT_SORT
     rows = list(rows)
-    confidence = _num(signature.get("confidence"))
-    conf_pct = f"{confidence * 100:g}%" if confidence is not None else "confidence"
-    axis = _axis([_num(r.get(k)) for r in rows for k in ("value", "low", "high")])
-    diff_axis = _axis(
-        [_num(r.get(k)) for r in rows for k in ("diff", "diff_low", "diff_high")], include_zero=True
-    )
-    if any("is_leader" in r for r in rows):
-        leader_ids = {r.get("submission_id") for r in rows if r.get("is_leader")}
-    else:
-        leader_ids = {r.get("submission_id") for r in rows if r.get("rank") == 1}
-    by_rank = [r.get("submission_id") for r in rows if r.get("submission_id") in leader_ids]
-    by_rank += [r.get("submission_id") for r in rows if r.get("submission_id") not in leader_ids]
-    ordered, sort = _sort_rows(list(rows), sort)
-    if query:
-        needle = query.casefold()
-        ordered = [r for r in ordered if needle in f"{r.get('name', '')}\n{r.get('team', '')}".casefold()]
-    digits = int(signature.get("decimals") or 4)
-    alpha_value = _num(signature.get("alpha"))
-    level = f"{(1 - alpha_value) * 100:g}%" if alpha_value is not None else conf_pct
-    f_axis = forest.forest_axis(rows, decimals=digits)  # every row: the same axis on every page
-    leader_name = next((str(r.get("name", "")) for r in rows if forest.is_reference(r)), "")
+    scales = _scales(rows, signature)
+    leader_ids, by_rank = _leaders(rows)
+    ordered, sort = _sort_rows(list(rows), sort or DEFAULT_SORT)
+    ordered = _matching(ordered, query)
     total = len(ordered)
     pages = max(1, -(-total // ROWS_PER_PAGE))
     if page is not None:
         page = min(max(page, 1), pages)
         ordered = ordered[(page - 1) * ROWS_PER_PAGE : page * ROWS_PER_PAGE]
-    out = []
-    for r in ordered:
-        name = str(r.get("name", ""))
-        bar = _bar(
-            axis,
-            r.get("low"),
-            r.get("high"),
-            r.get("value"),
-            f"{name}: {fmt(r.get('value'), digits)}, {conf_pct} interval {fmt(r.get('low'), digits)} to "
-            f"{fmt(r.get('high'), digits)}",
-        )
-        diff_bar = _bar(
-            diff_axis,
-            r.get("diff_low"),
-            r.get("diff_high"),
-            r.get("diff"),
-            f"{name}: difference to the leader {fmt(r.get('diff'), digits)}, {conf_pct} interval "
-            f"{fmt(r.get('diff_low'), digits)} to {fmt(r.get('diff_high'), digits)}",
-        )
-        out.append(
-            BoardRow(
-                data=r,
-                bar=bar,
-                diff_bar=diff_bar,
-                is_leader=r.get("submission_id") in leader_ids,
-                decimals=digits,
-                forest=forest.forest_mark(r, f_axis, decimals=digits, confidence=level, leader=leader_name),
-            )
-        )
+    out = [_view_row(r, scales, leader_ids) for r in ordered]
     first = 0 if page is None else (page - 1) * ROWS_PER_PAGE
     return BoardView(
         rows=out,
@@ -447,24 +401,14 @@ def board_view(
         pages=pages,
         first_row=first + 1 if out else 0,
         last_row=first + len(out),
-        axis=axis,
-        diff_axis=diff_axis,
+        axis=scales.axis,
+        diff_axis=scales.diff_axis,
         sort=sort,
         sort_links=_sort_links(sort),
         signature=signature_items(signature),
         signature_raw=signature,
-        confidence_percent=conf_pct,
-        test=test_name(signature.get("test")),
-        correction=CORRECTION_NAMES.get(
-            str(signature.get("correction", "")), str(signature.get("correction") or "no")
-        ),
-        best_set_method=str(signature.get("best_set_method") or ""),
-        alpha=fmt(
-            signature.get("alpha")
-            if signature.get("alpha") is not None
-            else (1 - confidence if confidence else None),
-            3,
-        ),
+        confidence_percent=scales.conf_pct,
+        **_method_words(signature),
         any_runs=any((_num(r.get("n_runs")) or 1) > 1 for r in rows),
         any_items_needed=any(r.get("items_needed") is not None for r in rows),
         any_baseline=any(r.get("is_baseline") for r in rows),
@@ -472,12 +416,106 @@ def board_view(
         headline=board_headline(rows, alpha=signature.get("alpha")),
         leader_id=by_rank[0] if by_rank else None,
         runner_up_id=by_rank[1] if len(by_rank) > 1 else None,
-        decimals=int(signature.get("decimals") or 4),
-        forest_axis=f_axis,
-        verdict_level=level,
-        leader_name=leader_name,
+        decimals=scales.digits,
+        forest_axis=scales.forest_axis,
+        verdict_level=scales.level,
+        leader_name=scales.leader_name,
         leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
     )
+
+
+@dataclass(frozen=True)
+class _Scales:
+    """What every row of one board is drawn against (the whole board's, whatever the page)."""
+
+    conf_pct: str
+    axis: Axis | None
+    diff_axis: Axis | None
+    digits: int
+    level: str
+    forest_axis: forest.ForestAxis | None
+    leader_name: str
+
+
+def _scales(rows: list[StoredRow], signature: Mapping[str, Any]) -> _Scales:
+    confidence = _num(signature.get("confidence"))
+    conf_pct = f"{confidence * 100:g}%" if confidence is not None else "confidence"
+    alpha_value = _num(signature.get("alpha"))
+    digits = int(signature.get("decimals") or 4)
+    return _Scales(
+        conf_pct=conf_pct,
+        axis=_axis([_num(r.get(k)) for r in rows for k in ("value", "low", "high")]),
+        diff_axis=_axis(
+            [_num(r.get(k)) for r in rows for k in ("diff", "diff_low", "diff_high")], include_zero=True
+        ),
+        digits=digits,
+        level=f"{(1 - alpha_value) * 100:g}%" if alpha_value is not None else conf_pct,
+        forest_axis=forest.forest_axis(rows, decimals=digits),
+        leader_name=next((str(r.get("name", "")) for r in rows if forest.is_reference(r)), ""),
+    )
+
+
+def _leaders(rows: list[StoredRow]) -> tuple[set[Any], list[Any]]:
+    """The leaders' submission ids, and every id with the leaders first (for the headline's pair)."""
+    if any("is_leader" in r for r in rows):
+        leader_ids = {r.get("submission_id") for r in rows if r.get("is_leader")}
+    else:
+        leader_ids = {r.get("submission_id") for r in rows if r.get("rank") == 1}
+    by_rank = [r.get("submission_id") for r in rows if r.get("submission_id") in leader_ids]
+    by_rank += [r.get("submission_id") for r in rows if r.get("submission_id") not in leader_ids]
+    return leader_ids, by_rank
+
+
+def _matching(rows: list[Mapping[str, Any]], query: str) -> list[Mapping[str, Any]]:
+    if not query:
+        return rows
+    needle = query.casefold()
+    return [r for r in rows if needle in f"{r.get('name', '')}\n{r.get('team', '')}".casefold()]
+
+
+def _view_row(r: Mapping[str, Any], scales: _Scales, leader_ids: set[Any]) -> BoardRow:
+    name, digits, conf_pct = str(r.get("name", "")), scales.digits, scales.conf_pct
+    bar = _bar(
+        scales.axis,
+        r.get("low"),
+        r.get("high"),
+        r.get("value"),
+        f"{name}: {fmt(r.get('value'), digits)}, {conf_pct} interval {fmt(r.get('low'), digits)} to "
+        f"{fmt(r.get('high'), digits)}",
+    )
+    diff_bar = _bar(
+        scales.diff_axis,
+        r.get("diff_low"),
+        r.get("diff_high"),
+        r.get("diff"),
+        f"{name}: difference to the leader {fmt(r.get('diff'), digits)}, {conf_pct} interval "
+        f"{fmt(r.get('diff_low'), digits)} to {fmt(r.get('diff_high'), digits)}",
+    )
+    mark = forest.forest_mark(
+        r, scales.forest_axis, decimals=digits, confidence=scales.level, leader=scales.leader_name
+    )
+    return BoardRow(
+        data=r,
+        bar=bar,
+        diff_bar=diff_bar,
+        is_leader=r.get("submission_id") in leader_ids,
+        decimals=digits,
+        forest=mark,
+    )
+
+
+def _method_words(signature: Mapping[str, Any]) -> dict[str, str]:
+    """The pair test, the correction, the best-set method and alpha, in words for the page."""
+    confidence = _num(signature.get("confidence"))
+    alpha = signature.get("alpha")
+    return {
+        "test": test_name(signature.get("test")),
+        "correction": CORRECTION_NAMES.get(
+            str(signature.get("correction", "")), str(signature.get("correction") or "no")
+        ),
+        "best_set_method": str(signature.get("best_set_method") or ""),
+        "alpha": fmt(alpha if alpha is not None else (1 - confidence if confidence else None), 3),
+    }
 
 
 # --- rank distribution ---------------------------------------------------------------------------------

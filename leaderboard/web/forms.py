@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -10,23 +11,19 @@ from django.contrib.auth.forms import UserCreationForm, UsernameField
 from django.core.files.uploadedfile import UploadedFile
 
 from leaderboard.accounts.models import User
-from leaderboard.challenges.models import (
-    CHALLENGE_TEXT_MAX_CHARS,
-    DECIMALS_MAX,
-    LADDER_Z_DEFAULT,
-    RUNS_DEFAULT,
-    RUNS_MAX,
-    TASK_DESCRIPTION_MAX_CHARS,
-    Challenge,
-    Correction,
-    EntrySelection,
-    IntervalMethod,
-    PublicMode,
-    Task,
-    Visibility,
+from leaderboard.challenges.models import Challenge, Task
+from leaderboard.challenges.settings_spec import (
+    CHALLENGE_SETTINGS_SPEC,
+    IGNORE_INDEX_DEFAULT,
+    TASK_SETTINGS,
+    Setting,
+)
+from leaderboard.challenges.settings_spec import (
+    STATISTICS_FIELDS as FROZEN_ONCE_SCORED,
 )
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.core.uploads import upload_check, upload_max_bytes
+from leaderboard.scoring.engine import task_kind
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS
 
 
@@ -133,42 +130,70 @@ class DateTimeInput(forms.DateTimeInput):
         super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
 
 
-class ChallengeForm(forms.Form):
-    """The organizer's challenge settings; field names are the service's keyword arguments."""
+def _numeric(s: Setting) -> dict[str, Any]:
+    return {
+        "min_value": s.minimum,
+        "max_value": s.maximum,
+        "error_messages": {"min_value": s.range_message, "max_value": s.range_message},
+    }
 
-    title = forms.CharField(max_length=200)
+
+#: A form field per kind of setting; text and labels (comma-separated on the page) are char fields.
+_FIELDS: dict[str, Callable[[Setting, dict[str, Any]], forms.Field]] = {
+    "int": lambda s, kw: forms.IntegerField(**_numeric(s), **kw),
+    "float": lambda s, kw: forms.FloatField(**_numeric(s), **kw),
+    "bool": lambda s, kw: forms.BooleanField(**{**kw, "required": False}),
+    "choice": lambda s, kw: forms.ChoiceField(choices=list(s.choices), **kw),
+    "metric": lambda s, kw: forms.ChoiceField(**kw),  # the site's metrics: TaskForm(metric_choices=)
+    "slug": lambda s, kw: forms.SlugField(max_length=s.max_length, **kw),
+    "file": lambda s, kw: forms.FileField(**kw),
+    "datetime": lambda s, kw: forms.DateTimeField(**{"widget": DateTimeInput(), **kw}),
+    "text": lambda s, kw: forms.CharField(max_length=s.max_length, **kw),
+    "labels": lambda s, kw: forms.CharField(**kw),
+}
+
+
+def setting_field(setting: Setting, **overrides: Any) -> forms.Field:
+    """The form field of a declared setting (``challenges.settings_spec``): its range, default, label and
+    help text, with the declaration's message for a value outside the range. ``overrides`` are the page's
+    own choices (a widget); the range is never overridden."""
+    kwargs: dict[str, Any] = {
+        "required": setting.required,
+        "help_text": setting.help,
+        "label": setting.verbose_label,
+    }
+    if setting.default not in (None, "", False) and not setting.required:
+        kwargs["initial"] = setting.default
+    field = _FIELDS[setting.kind](setting, {**kwargs, **overrides})
+    if setting.positive:  # strictly above zero: no inclusive min_value says it
+        field.validators.append(_declared_range(setting))
+    return field
+
+
+def _declared_range(setting: Setting) -> Any:
+    def check(value: Any) -> None:
+        message = setting.refusal(value)
+        if message is not None:
+            raise forms.ValidationError(message, code="range")
+
+    return check
+
+
+def setting_fields(settings: tuple[Setting, ...], **overrides: dict[str, Any]) -> dict[str, forms.Field]:
+    return {s.name: setting_field(s, **overrides.get(s.name, {})) for s in settings}
+
+
+class ChallengeForm(forms.Form):
+    """The organizer's challenge settings (declared in ``challenges.settings_spec``); field names are the
+    service's keyword arguments."""
+
     slug = forms.SlugField(
         max_length=80, required=False, help_text="In the address; made from the title if empty."
     )
-    description = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 5}), required=False, max_length=CHALLENGE_TEXT_MAX_CHARS
-    )
-    rules = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 5}), required=False, max_length=CHALLENGE_TEXT_MAX_CHARS
-    )
-    start = forms.DateTimeField(widget=DateTimeInput(), help_text="UTC.")
-    end = forms.DateTimeField(widget=DateTimeInput(), required=False, help_text="UTC; empty for no end.")
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PUBLIC)
-    daily_limit = forms.IntegerField(min_value=1, initial=5, help_text="Submissions per team per 24 hours.")
-    total_limit = forms.IntegerField(min_value=1, initial=100, help_text="Submissions per team in total.")
-    entry_selection = forms.ChoiceField(choices=EntrySelection.choices, initial=EntrySelection.LATEST)
-    confidence = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
-    resamples = forms.IntegerField(min_value=100, max_value=100_000, initial=10_000)
-    interval_method = forms.ChoiceField(choices=IntervalMethod.choices, initial=IntervalMethod.AUTO)
-    correction = forms.ChoiceField(choices=Correction.choices, initial=Correction.HOLM)
-    seed = forms.IntegerField(min_value=0, initial=0)
-    requires_approval = forms.BooleanField(
-        required=False,
-        label="Approved participants only",
-        help_text="Participants ask to take part; they may submit once an organizer approves them.",
-    )
 
-    SETTINGS_FIELDS = (
-        "description", "rules", "start", "end", "visibility", "daily_limit", "total_limit",
-        "entry_selection", "confidence", "resamples", "interval_method", "correction", "seed",
-        "requires_approval",
-    )  # fmt: skip
-    STATISTICS_FIELDS = ("confidence", "resamples", "interval_method", "correction", "seed")
+    SETTINGS_FIELDS = tuple(s.name for s in CHALLENGE_SETTINGS_SPEC if s.name != "title")
+    STATISTICS_FIELDS = tuple(s.name for s in CHALLENGE_SETTINGS_SPEC if s.name in FROZEN_ONCE_SCORED)
+    FIELD_ORDER = ("title", "slug", *SETTINGS_FIELDS)
 
     def __init__(self, *args: Any, editing: Challenge | None = None, **kwargs: Any) -> None:
         if editing is not None and "initial" not in kwargs:
@@ -176,6 +201,14 @@ class ChallengeForm(forms.Form):
                 name: getattr(editing, name) for name in ("title", "slug", *self.SETTINGS_FIELDS)
             }
         super().__init__(*args, **kwargs)
+        self.fields.update(
+            setting_fields(
+                CHALLENGE_SETTINGS_SPEC,
+                description={"widget": forms.Textarea(attrs={"rows": 5})},
+                rules={"widget": forms.Textarea(attrs={"rows": 5})},
+            )
+        )
+        self.order_fields(self.FIELD_ORDER)
         if editing is not None:
             del self.fields["slug"]
             if editing.submissions.exists():
@@ -198,112 +231,17 @@ def _check_size(upload: UploadedFile | None, *, kind: str) -> UploadedFile | Non
 
 
 class TaskForm(forms.Form):
-    title = forms.CharField(max_length=200)
-    slug = forms.SlugField(max_length=80)
-    description = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=TASK_DESCRIPTION_MAX_CHARS
-    )
-    max_runs = forms.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=RUNS_MAX,
-        initial=RUNS_DEFAULT,
-        label="Runs per submission",
-        help_text="Files of this task one submission may carry (training seeds). Each run's value is shown "
-        "only as part of the mean, at the board's precision.",
-    )
-    decimals = forms.IntegerField(
-        min_value=1,
-        max_value=DECIMALS_MAX,
-        required=False,
-        label="Decimals shown",
-        help_text="The board's precision: participants see every number rounded to this many decimals. "
-        "Empty: derived from the number of items.",
-    )
-    metric = forms.ChoiceField()
-    labels = forms.CharField(
-        required=False,
-        help_text=(
-            "The label set, comma-separated (classification); empty to take it from the labels file. "
-            "Segmentation: the class names, in pixel-value order (0, 1, 2, ...)."
-        ),
-    )
-    group_column = forms.CharField(
-        required=False, help_text="Column of the group (writer, patient...) for the grouped bootstrap."
-    )
-    split_column = forms.CharField(
-        required=False,
-        help_text=(
-            "Column that says, per item, 'public' or 'private' (the private items form the board "
-            "revealed at the end)."
-        ),
-    )
-    positive = forms.CharField(
-        required=False,
-        max_length=200,
-        label="Positive class",
-        help_text="For ROC AUC, average precision, log loss and Brier: the class the scores are the "
-        "probability of. Empty: the second label in sorted order.",
-    )
-    stratify = forms.ChoiceField(
-        choices=[
-            ("auto", "By true class for class-based metrics (ROC AUC, AP, kappa, macro averages)"),
-            ("class", "By true class for every classification metric"),
-            ("none", "Not stratified"),
-        ],
-        initial="auto",
-        required=False,
-        label="Resampling",
-        help_text="Stratified resampling keeps every class in every resample, so rare-class metrics stay defined.",
-    )
-    public_mode = forms.ChoiceField(
-        choices=PublicMode.choices,
-        initial=PublicMode.PLAIN,
-        required=False,
-        label="Public board",
-        help_text="Under a Ladder the public board shows a team's new score only when it beats the shown one "
-        "by more than a step, which stops participants from climbing the public board by probing it "
-        "(docs/comparisons.md). Cannot change once the task has submissions.",
-    )
-    ladder_eta = forms.FloatField(
-        required=False,
-        min_value=1e-9,
-        label="Ladder step (fixed)",
-        help_text="Mode 'Ladder': the step in the metric's units, e.g. 0.01.",
-    )
-    ladder_z = forms.FloatField(
-        required=False,
-        min_value=0,
-        max_value=10,
-        initial=LADDER_Z_DEFAULT,
-        label="Ladder step (standard errors)",
-        help_text=f"Mode 'parameter-free Ladder': the step in standard errors of the paired difference "
-        f"(default {LADDER_Z_DEFAULT:g}: the smallest that kept the boosting attack under one standard error).",
-    )
-    ignore_index = forms.IntegerField(
-        min_value=0, max_value=65535, initial=255, required=False,
-        help_text="Segmentation: the label-map value of pixels that are not scored.",
-    )  # fmt: skip
-    reduce_zero_label = forms.BooleanField(
-        required=False,
-        help_text="Segmentation (ADE20K): label 0 is ignored and the other labels shift by -1.",
-    )
-    truth = forms.FileField(
-        label="Hidden labels file",
-        help_text=(
-            "CSV or Parquet with an id column and the labels; detection: a COCO annotation JSON (or "
-            "VOC-style); segmentation: a zip or tar of PNG label maps named <image id>.png. Stored "
-            "privately; never shown again."
-        ),
-    )
+    """A new task: the fields are the declared task settings (``challenges.settings_spec.TASK_SETTINGS``),
+    in their order."""
 
     def __init__(self, *args: Any, metric_choices: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields.update(
+            setting_fields(TASK_SETTINGS, description={"widget": forms.Textarea(attrs={"rows": 3})})
+        )
         self.fields["metric"].choices = metric_choices  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
-        from leaderboard.scoring.engine import task_kind
-
         cleaned = super().clean() or {}
         if cleaned.get("truth") is not None and cleaned.get("metric"):
             try:
@@ -311,7 +249,7 @@ class TaskForm(forms.Form):
             except forms.ValidationError as exc:
                 self.add_error("truth", exc)
         if cleaned.get("ignore_index") is None:
-            cleaned["ignore_index"] = 255
+            cleaned["ignore_index"] = IGNORE_INDEX_DEFAULT
         return cleaned
 
     def label_list(self) -> list[str] | None:

@@ -112,7 +112,7 @@ def test_uploads_while_redis_is_down_are_stored_and_scored_once_it_is_back(
 
 def test_a_token_request_while_redis_is_down_is_a_clear_503_not_a_500(private_redis, settings) -> None:
     """Login and token requests are refused while their throttle cannot count (no unthrottled guessing)."""
-    from leaderboard.api.throttles import THROTTLE_UNAVAILABLE
+    from leaderboard.core.throttles import THROTTLE_UNAVAILABLE
 
     settings.PASSWORD_HASHERS = FAST_HASHERS
     settings.CACHES = _caches_on(private_redis.url)

@@ -22,7 +22,7 @@ import pytest
 from django.db import connection
 
 from leaderboard.challenges.models import Team
-from leaderboard.challenges.services import team_create
+from leaderboard.challenges.services import team_found
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.services import leaderboard_rebuild
 from leaderboard.submissions.models import Status, Submission
@@ -195,7 +195,7 @@ def _limits_race(new_participant: bool) -> None:
     challenge, _task, ids, truth = challenge_with_task(user("org"), resamples=200, daily_limit=LIMIT)
     who = user("racer")
     if not new_participant:
-        team_create(challenge=challenge, name="racers", members=[who])
+        team_found(challenge=challenge, user=who, name="racers")
     responses = _parallel_uploads(challenge.slug, who, ids, truth)
     teams = set(Team.objects.filter(challenge=challenge, members=who).values_list("pk", flat=True))
     assert len(teams) == 1, "one participant, one team"

@@ -374,9 +374,9 @@ def test_cancel_select_and_summary_and_diagram(board) -> None:
 
 def test_cancel_a_queued_submission(board, monkeypatch) -> None:
     _organizer, ids, truth = board
-    from leaderboard.submissions import services
+    from leaderboard.submissions import ports
 
-    monkeypatch.setattr(services, "submission_dispatch", lambda **kw: False)  # the broker is "down"
+    monkeypatch.setattr(ports.submission_dispatch, "_impl", lambda **kw: False)  # the broker is "down"
     alice = client_for(user("alice"))
     sid = submit(alice, "a", predictions(ids, truth, 0.8, 1)).json()["id"]
     assert alice.get(f"/api/submissions/{sid}/").json()["status"] == "queued"

@@ -234,3 +234,27 @@ def test_submit_warns_before_replacing_the_counted_entry_and_names_the_task_opti
     several = lb("submit", "toy", str(second))
     assert several.exit_code == 2
     assert "toy has several tasks (main, extra): say which with --task." in several.output
+
+
+def test_lb_add_task_offers_every_declared_setting_including_the_private_split(env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from rest_framework.authtoken.models import Token
+
+    from leaderboard.accounts.models import User
+    from leaderboard.challenges.models import Task
+
+    tmp: Path = env["tmp"]  # type: ignore[assignment]
+    ids: list[str] = env["ids"]  # type: ignore[assignment]
+    truth: list[str] = env["truth"]  # type: ignore[assignment]
+    parts = ["private" if k % 2 else "public" for k in range(len(ids))]
+    rows = "".join(f"{i},{t},{p}\n" for i, t, p in zip(ids, truth, parts, strict=True))
+    (tmp / "split.csv").write_text("id,label,part\n" + rows)
+    monkeypatch.setenv("LB_TOKEN", Token.objects.create(user=User.objects.get(username="org")).key)
+    too_many = lb("add-task", "toy", str(tmp / "split.csv"), "--slug", "s", "--metric", "accuracy",
+                  "--max-runs", "50")  # fmt: skip
+    assert too_many.exit_code == 2 and "50 is not in the range 1<=x<=20" in too_many.output
+    r = lb("add-task", "toy", str(tmp / "split.csv"), "--slug", "split", "--metric", "accuracy",
+           "--split-column", "part", "--max-runs", "2", "--decimals", "3", "--stratify", "none")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    task = Task.objects.get(slug="split")
+    assert (task.has_private_split, task.max_runs, task.decimals, task.stratify) == (True, 2, 3, "none")
+    assert task.title == "split"  # the title defaults to the slug

@@ -58,17 +58,3 @@ def test_the_reverse_relation_task_truth_is_not_used_outside_the_allowed_files()
             ):
                 offenders.append(f"{rel}:{node.lineno}")
     assert not offenders, offenders
-
-
-def test_only_the_engine_adapter_imports_the_statistics_package() -> None:
-    """The adapters to stats/: leaderboard/scoring/engine.py and its vision half scoring/vision.py for files
-    and scoring (where the hidden labels meet predictions), rankings/board.py for the board built from
-    stored scores."""
-    importers = set()
-    for p in python_files():
-        for node in ast.walk(ast.parse(p.read_text())):
-            if (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "stats") or (
-                isinstance(node, ast.Import) and any(a.name.split(".")[0] == "stats" for a in node.names)
-            ):
-                importers.add(str(p.relative_to(ROOT)))
-    assert importers == {"scoring/engine.py", "scoring/vision.py", "rankings/board.py"}

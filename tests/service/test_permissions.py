@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from leaderboard.challenges.models import Challenge
-from leaderboard.challenges.services import challenge_create, task_create, team_create
+from leaderboard.challenges.services import challenge_create, task_create, team_found
 from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
 from leaderboard.scoring.models import RescoreJob
 from leaderboard.submissions.models import Status, Submission
@@ -78,7 +78,7 @@ def world(db, settings) -> World:  # type: ignore[no-untyped-def]
             )
         RescoreJob.objects.create(task=tasks[-1], total=0, done=0, state=RescoreJob.State.DONE)
     pub = Challenge.objects.get(slug="pub")
-    team_create(challenge=Challenge.objects.get(slug="priv"), name="p-team", members=[users["participant"]])
+    team_found(challenge=Challenge.objects.get(slug="priv"), user=users["participant"], name="p-team")
 
     def make(who: str, name: str) -> Submission:
         return submission_create(

@@ -15,6 +15,7 @@ from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
+from leaderboard.challenges import ports as challenge_ports
 from leaderboard.rankings import board as board_builder
 from leaderboard.rankings import services as rankings
 from leaderboard.rankings.models import BoardSnapshot, BoardState
@@ -121,7 +122,7 @@ def test_a_rebuild_that_keeps_failing_leaves_the_stale_board_with_its_error_for_
 def test_the_sweeper_rebuilds_a_board_whose_rebuild_message_was_lost(board, monkeypatch) -> None:
     _organizer, challenge, task, ids, truth = board
     _submit(challenge, "p1", ids, truth, 1)
-    monkeypatch.setattr(rankings, "boards_rebuild_dispatch", lambda **kwargs: None)  # the message is lost
+    monkeypatch.setattr(challenge_ports.boards_rebuild, "_impl", lambda **kwargs: None)  # the message is lost
     _submit(challenge, "p2", ids, truth, 2)
     assert _latest(task).entry_count == 1  # type: ignore[union-attr]
     assert boards_requeue_stale(stale_for=60, retry_after=600) == []  # too recent: it may be on its way

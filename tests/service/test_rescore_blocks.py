@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from leaderboard.challenges import ports as challenge_ports
 from leaderboard.rankings import services as rankings
 from leaderboard.rankings import tasks as rankings_tasks
 from leaderboard.rankings.models import BoardSnapshot
@@ -58,7 +59,7 @@ def test_a_rescore_runs_in_blocks_and_rebuilds_each_board_once(board, monkeypatc
         built.append((task_id, split))
         return real_rebuild(task_id=task_id, split=split)
 
-    monkeypatch.setattr(rankings, "boards_rebuild_dispatch", dispatch)
+    monkeypatch.setattr(challenge_ports.boards_rebuild, "_impl", dispatch)  # as rankings registered it
     monkeypatch.setattr(rankings_tasks, "leaderboard_rebuild", rebuild)
     job = task_rescore(task=task, user=organizer)
     job.refresh_from_db()

@@ -58,7 +58,10 @@ def test_create_challenge_errors_are_shown(client) -> None:
     assert response.status_code == 400
     assert "The end of a challenge must come after its start." in response.content.decode()
     response = client.post(reverse("challenge_new"), {**CHALLENGE_POST, "resamples": "5"})
-    assert response.status_code == 400 and "greater than or equal to 100" in response.content.decode()
+    assert (
+        response.status_code == 400
+        and "`resamples` must lie between 100 and 100000." in response.content.decode()
+    )
     assert not Challenge.objects.exists()
 
 

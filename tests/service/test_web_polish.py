@@ -145,7 +145,7 @@ def test_demo_load_keeps_the_services_info_logs_off_the_console(monkeypatch, cap
 
     from django.core.management import call_command
 
-    from leaderboard.core.management.commands import demo_load as command
+    from leaderboard.demo.management.commands import demo_load as command
 
     def fake_load(*, reset: bool, say) -> list:
         logging.getLogger("leaderboard.scoring.tasks").info("scored submission 1")

@@ -1,6 +1,6 @@
 """Tests of stats.compare: McNemar, paired gap, power, multiplicity, bootstrap p-values, randomization.
 
-Expected numbers come from published worked examples (sources in comments, see ../shared/REFERENCE.md)
+Expected numbers come from published worked examples (sources in comments)
 or from independent oracles (scipy, brute-force enumeration), never from the code under test.
 """
 

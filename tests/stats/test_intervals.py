@@ -18,7 +18,7 @@ from stats.intervals import (
 
 def test_wilson_845_of_1000() -> None:
     # Source: "Statistical Significance in Evaluation" (encyclopedia article), worked example:
-    # 845 correct of 1,000, Wilson 95% interval [0.821, 0.866]. (/work/shared/REFERENCE.md)
+    # 845 correct of 1,000, Wilson 95% interval [0.821, 0.866].
     iv = wilson_interval(845, 1000)
     assert (round(iv.low, 3), round(iv.high, 3)) == (0.821, 0.866)
 

@@ -77,7 +77,7 @@ def test_boosting_attack_small() -> None:
 
 @pytest.mark.slow
 def test_boosting_attack_rises_on_a_plain_board_and_not_under_a_strict_ladder() -> None:
-    # docs/comparisons.md: python -m stats.simulate_boosting --repeats 100
+    # docs/comparisons.md: python -m tests.benchmarks.simulate_boosting --repeats 100
     n, k, runs = 4000, 400, 40
     se = np.sqrt(0.25 / n)
 

@@ -1,5 +1,5 @@
 """The shake-up report calibrated by simulation (slow: ``pytest -m slow``; figures in docs/comparisons.md
-from ``python -m stats.calibrate_shakeup``)."""
+from ``python -m tests.benchmarks.calibrate_shakeup``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from stats.calibrate_shakeup import correlation_coverage, gap_level
+from tests.benchmarks.calibrate_shakeup import correlation_coverage, gap_level
 
 
 @pytest.mark.slow

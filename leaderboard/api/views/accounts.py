@@ -15,15 +15,15 @@ from rest_framework.views import APIView
 
 from leaderboard.accounts.services import api_token_get_or_create, api_token_revoke, user_register
 from leaderboard.api import serializers as s
-from leaderboard.api.throttles import (
-    SignupAddressThrottle,
-    SignupGlobalThrottle,
-    WriteScopedRateThrottle,
-)
 from leaderboard.api.views.common import (
     CONFLICT_RESPONSE,
     ERROR_RESPONSES,
     _user,
+)
+from leaderboard.core.throttles import (
+    SignupAddressThrottle,
+    SignupGlobalThrottle,
+    WriteScopedRateThrottle,
 )
 
 

@@ -29,6 +29,7 @@ from leaderboard.api.views.common import (
 from leaderboard.challenges.selectors import (
     challenge_get,
     task_get,
+    task_list,
 )
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings import ladder
@@ -75,7 +76,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
         if task_slug:
             task = task_get(challenge=challenge, slug=task_slug)
         else:
-            task = challenge.tasks.order_by("position", "slug").first()  # type: ignore[assignment]
+            task = task_list(challenge=challenge).first()  # type: ignore[assignment]
             if task is None:
                 raise NotFoundError(NO_TASKS.format(slug=challenge.slug))
         split = query.validated_data["split"]

@@ -21,9 +21,6 @@ from leaderboard.api.selectors import (
     submission_list,
     submission_visible_scores,
 )
-from leaderboard.api.throttles import (
-    WriteScopedRateThrottle,
-)
 from leaderboard.api.uploads import SizeLimitedUploadsMixin
 from leaderboard.api.views.common import (
     ERROR_RESPONSES,
@@ -32,6 +29,9 @@ from leaderboard.api.views.common import (
 from leaderboard.challenges.selectors import (
     challenge_get,
     user_is_organizer,
+)
+from leaderboard.core.throttles import (
+    WriteScopedRateThrottle,
 )
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_cancel, submission_create, submission_select

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.accounts.services import api_token_get_or_create, api_token_regenerate
-from leaderboard.api.throttles import SignupAddressThrottle, SignupGlobalThrottle
+from leaderboard.core.throttles import SignupAddressThrottle, SignupGlobalThrottle
 from leaderboard.web.forms import SignupForm
 
 TOO_MANY_ATTEMPTS = "Too many attempts from your address; try again in {wait} seconds."

@@ -20,8 +20,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from leaderboard.challenges.models import Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer
 from leaderboard.rankings import ladder
+from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
 from leaderboard.scoring.models import Split
@@ -57,47 +59,14 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     revealed = private_board_visible(challenge=challenge, user=user)  # organizers, or after the reveal
     snapshot = _board(request, task, split)  # 404 for a private board before the reveal
     decimals = task_decimals(task)
-    all_rows = public_rows(snapshot.rows, decimals) if snapshot else []
-    on_board = [r for r in all_rows if r.get("submission_id") == submission.pk]
-    if not on_board and not (organizer or member):
+    view, row = _entry_row(snapshot, submission, decimals)
+    if row is None and not (organizer or member):
         raise Http404(f"Entry {pk} is not on the {split} board of '{task.slug}'.")
-    view = (
-        boards.board_view(rows=all_rows, signature=public_signature(snapshot.signature, decimals))
-        if snapshot and on_board
-        else None
-    )
-    row = next((r for r in view.rows if r.submission_id == submission.pk), None) if view else None
-    if view is not None and row is not None:
-        view.rows = [row]  # the entry's row, drawn on the whole board's axes
-        view.total = view.last_row = view.first_row = 1
-
     see_scores = organizer or member or revealed
-    history_qs = Submission.objects.filter(challenge=challenge, team=submission.team).order_by("-created_at")
-    if not see_scores:
-        history_qs = history_qs.filter(status=Status.SCORED)
-    history = list(history_qs[:HISTORY_LISTED])
-    scores = (
-        submission_scores(submission_ids=[s.pk for s in history], include_private=revealed)
-        if see_scores
-        else {}
-    )
     files = list(submission.files.filter(task=task).order_by("run"))
-
-    breakdown: Any = None
-    breakdown_note = ""
-    if task.kind != "tabular":
-        breakdown_note = "vision"
-    elif not supports_breakdown(task):
-        breakdown_note = "Per-class results apply to tasks whose predictions are labels of a label set."
-    elif not revealed:
-        breakdown_note = DETAILS_HIDDEN
-    else:
-        with as_http():
-            breakdown = class_breakdown(
-                submission_id=submission.pk, task=task, split=split, with_items=organizer
-            )
-        if breakdown is None:
-            breakdown_note = "This entry has no score on this board."
+    breakdown, breakdown_note = _entry_breakdown(
+        task, submission, split=split, revealed=revealed, organizer=organizer
+    )
     return render(
         request,
         "web/entry.html",
@@ -115,7 +84,7 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
             "revealed": revealed,
             "private_visible": revealed,
             "see_scores": see_scores,
-            "history": [(s, scores.get(s.pk, [])) for s in history],
+            "history": _team_history(submission, see_scores=see_scores, revealed=revealed),
             "files": files if (organizer or member) else [],
             "n_runs": len(files),
             "breakdown": breakdown,
@@ -123,3 +92,51 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
             "decimals": decimals,
         },
     )
+
+
+def _entry_row(
+    snapshot: BoardSnapshot | None, submission: Submission, decimals: int
+) -> tuple[boards.BoardView | None, boards.BoardRow | None]:
+    """The entry's row on the board, drawn on the whole board's axes (None when it is not on it)."""
+    all_rows = public_rows(snapshot.rows, decimals) if snapshot else []
+    if snapshot is None or not any(r.get("submission_id") == submission.pk for r in all_rows):
+        return None, None
+    view = boards.board_view(rows=all_rows, signature=public_signature(snapshot.signature, decimals))
+    row = next((r for r in view.rows if r.submission_id == submission.pk), None)
+    if row is not None:
+        view.rows = [row]
+        view.total = view.last_row = view.first_row = 1
+    return view, row
+
+
+def _team_history(
+    submission: Submission, *, see_scores: bool, revealed: bool
+) -> list[tuple[Submission, list[Any]]]:
+    """The team's latest submissions with their scores (scored ones only, without scores, to others)."""
+    history_qs = Submission.objects.filter(challenge=submission.challenge, team=submission.team).order_by(
+        "-created_at"
+    )
+    if not see_scores:
+        history_qs = history_qs.filter(status=Status.SCORED)
+    history = list(history_qs[:HISTORY_LISTED])
+    scores = (
+        submission_scores(submission_ids=[s.pk for s in history], include_private=revealed)
+        if see_scores
+        else {}
+    )
+    return [(s, scores.get(s.pk, [])) for s in history]
+
+
+def _entry_breakdown(
+    task: Task, submission: Submission, *, split: str, revealed: bool, organizer: bool
+) -> tuple[Any, str]:
+    """The per-class breakdown of a tabular entry once revealed, or the note that says why not."""
+    if task.kind != "tabular":
+        return None, "vision"
+    if not supports_breakdown(task):
+        return None, "Per-class results apply to tasks whose predictions are labels of a label set."
+    if not revealed:
+        return None, DETAILS_HIDDEN
+    with as_http():
+        breakdown = class_breakdown(submission_id=submission.pk, task=task, split=split, with_items=organizer)
+    return breakdown, "" if breakdown is not None else "This entry has no score on this board."

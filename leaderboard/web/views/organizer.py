@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Participant
+from leaderboard.challenges.selectors import task_list
 from leaderboard.challenges.services import (
     challenge_create,
     challenge_reveal_private,
@@ -90,7 +91,7 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
         "web/organizer/organize.html",
         {
             "challenge": challenge,
-            "tasks": list(challenge.tasks.order_by("position", "slug")),
+            "tasks": list(task_list(challenge=challenge)),
             "counts": organizer_counts(challenge=challenge),
             "jobs": rescore_jobs_recent(challenge=challenge),
             "participants": list(

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard.challenges.models import EntrySelection, Participant
-from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.challenges.selectors import private_board_visible, task_list, user_is_organizer, user_team
 from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.core.uploads import upload_max_bytes
@@ -39,7 +39,7 @@ from leaderboard.web.views.common import as_http, challenge_for, error_context, 
 @login_required
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
-    tasks = list(challenge.tasks.order_by("position", "slug"))
+    tasks = list(task_list(challenge=challenge))
     organizer = user_is_organizer(challenge=challenge, user=request.user)
     form = SubmissionForm(request.POST or None, request.FILES or None, tasks=tasks, allow_baseline=organizer)
     error: dict[str, Any] | None = None

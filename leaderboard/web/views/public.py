@@ -17,9 +17,9 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.models import Challenge, Task
-from leaderboard.challenges.selectors import private_board_visible, user_is_organizer, user_team
+from leaderboard.challenges.selectors import private_board_visible, task_list, user_is_organizer, user_team
 from leaderboard.rankings import ladder
-from leaderboard.rankings.exports import board_csv
+from leaderboard.rankings.exports import board_csv, shakeup_csv
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import (
     challenge_decimals,
@@ -164,7 +164,7 @@ def _bibtex(
 @require_GET
 def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
-    tasks = list(challenge.tasks.order_by("position", "slug"))
+    tasks = list(task_list(challenge=challenge))
     task = (
         task_for(challenge, request.GET["task"]) if request.GET.get("task") else (tasks[0] if tasks else None)
     )
@@ -534,14 +534,11 @@ def shakeup(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
 @require_GET
 def shakeup_download(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """The report's teams as CSV: the same bytes as the API's ``?format=csv`` (one writer for both)."""
-    from leaderboard.api.renderers import rows_to_csv
-    from leaderboard.api.shakeup import team_rows
-
     challenge, task, report = _shakeup(request, slug, task_slug)
     if report is None:
         raise Http404("No shake-up report yet.")
-    rows = team_rows(public_shakeup(report.data, task_decimals(task)))
-    response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
+    body = shakeup_csv(public_shakeup(report.data, task_decimals(task)))
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (
         f'attachment; filename="{challenge.slug}-{task.slug}-shakeup-{report.private_sequence}.csv"'
     )

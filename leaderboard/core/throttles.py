@@ -1,4 +1,5 @@
-"""Throttles: the scopes and rates are in settings (``token``, ``submit``, ``login``)."""
+"""Throttles of both doors (the API and the site's sign-up): the scopes and rates are in settings
+(``token``, ``submit``, ``login``, ``signup``). In ``core`` so the site does not import the API."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``python -m stats.calibrate_shakeup``: the shake-up report's tests and intervals, calibrated by simulation.
+"""``python -m tests.benchmarks.calibrate_shakeup``: the shake-up report's tests and intervals, calibrated
+by simulation (a measurement script: in tests/benchmarks, not in the shipped ``stats`` package).
 
 Two measurements (figures in docs/comparisons.md, with this command):
 
@@ -132,7 +133,7 @@ def correlation_coverage(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stats.calibrate_shakeup", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.calibrate_shakeup", description=__doc__)
     parser.add_argument("--runs", type=int, default=1000, help="simulated boards per measurement")
     parser.add_argument("--coverage-runs", type=int, default=400, help="simulated boards for coverage")
     args = parser.parse_args(argv)

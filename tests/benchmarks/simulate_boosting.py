@@ -1,4 +1,5 @@
-"""``python -m stats.simulate_boosting``: the boosting attack (Blum & Hardt 2015) against each public-board mode.
+"""``python -m tests.benchmarks.simulate_boosting``: the boosting attack (Blum & Hardt 2015) against each
+public-board mode (a measurement script: in tests/benchmarks, not in the shipped ``stats`` package).
 
 Prints, per mode, how far the attacker's boosted public accuracy rises above chance (0.5), in points and in
 standard errors of a public score (``sqrt(0.25 / n)``), and its accuracy on fresh items (what it really
@@ -16,7 +17,7 @@ from stats.ladder import Mode, boosting_attack
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stats.simulate_boosting", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.simulate_boosting", description=__doc__)
     parser.add_argument("--items", type=int, default=4000, help="public items n (default 4,000)")
     parser.add_argument("--submissions", type=int, default=400, help="attacker's submissions k (default 400)")
     parser.add_argument("--repeats", type=int, default=50, help="independent runs per mode (default 50)")
