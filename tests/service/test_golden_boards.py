@@ -1,7 +1,7 @@
 """What a reader may read of a board must not change when the code behind it is rearranged (issue 19).
 
-A deterministic small challenge is built twice, once with a plain public board and once with a Ladder
-board (fixed step), each with a private split. Every board download (the site's ``board.csv`` and
+A deterministic small challenge is built three times, with a plain public board, a Ladder board (fixed
+step) and a parameter-free Ladder board, each with a private split. Every board download (the site's ``board.csv`` and
 ``board.json``, the API's JSON and ``?format=csv``), the API's submission, summary and snapshot answers are
 read by an anonymous reader, a participant and an organizer, before and after the reveal, and compared
 with the texts the code wrote when the test was made (``tests/service/golden/boards.json``). Only what a
@@ -149,7 +149,10 @@ def test_every_board_download_and_answer_is_byte_identical_to_the_golden_texts()
     players = {name: user(name) for name in ("alice", "bob", "carol")}
     readers = {"anonymous": None, "alice": players["alice"], "organizer": organizer}
     got: dict[str, str] = {}
-    built = {mode: _build(f"golden-{mode}", mode, organizer, players) for mode in ("plain", "ladder")}
+    built = {
+        mode: _build(f"golden-{mode}", mode, organizer, players)
+        for mode in ("plain", "ladder", "ladder-free")
+    }
     for moment in ("before", "after"):
         if moment == "after":
             for mode in built:
