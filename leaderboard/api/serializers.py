@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import IO, Any, cast
 
+from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -28,8 +29,8 @@ from leaderboard.challenges.models import (
 )
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import round_to, task_decimals
+from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
 from leaderboard.submissions.services import Upload
@@ -383,32 +384,32 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
     def _full(self) -> bool:
         return bool(self.context.get("full_precision"))
 
-    def _ladder_hidden(self, obj: Score) -> bool:
+    def _reader(self, obj: Score) -> ReaderView:
+        """What the caller may see of this score's board (``rankings.policy``); no request: anonymous."""
         request = self.context.get("request")
-        return request is not None and ladder.hides(obj.task, obj.split, request.user)
+        return reader_view(obj.task, obj.split, request.user if request is not None else AnonymousUser())
 
     def rounded_value(self, obj: Score) -> float | None:
-        if self._ladder_hidden(obj):
+        if not self._reader(obj).allows(Channel.SCORE):
             return None  # a Ladder board: the participant sees only the release (``ladder``)
         return obj.value if self._full() else round_to(obj.value, task_decimals(obj.task))
 
     @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
     def get_ladder(self, obj: Score) -> dict[str, Any] | None:
-        if not self._ladder_hidden(obj):
-            return None
-        release = ladder.releases_of(submission_ids=[obj.submission_id]).get((obj.submission_id, obj.task_id))
-        return ladder.release_view(release, obj.task)
+        return self._reader(obj).release(obj.submission_id)
 
     def get_decimals(self, obj: Score) -> int | None:
         return None if self._full() else task_decimals(obj.task)
 
     def get_run_values(self, obj: Score) -> list[float] | None:
-        return list(obj.run_values) if self._full() and not self._ladder_hidden(obj) else None
+        return list(obj.run_values) if self._full() and self._reader(obj).allows(Channel.RUN_VALUES) else None
 
     @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
     def get_details(self, obj: Score) -> dict[str, Any] | None:
         # Aggregates over hidden annotations: only where the caller may see them (the view decides).
-        if obj.submission_id not in self.context.get("details_visible", ()) or self._ladder_hidden(obj):
+        if obj.submission_id not in self.context.get("details_visible", ()) or not self._reader(obj).allows(
+            Channel.SCORE_DETAILS
+        ):
             return None
         details = Score.objects.filter(pk=obj.pk).values_list("details", flat=True).first()
         if not details:

@@ -21,8 +21,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer
-from leaderboard.rankings import ladder
-from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
+from leaderboard.rankings.selectors import Channel, reader_view
 from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
 from leaderboard.scoring.models import Split
 from leaderboard.submissions.models import Status, Submission
@@ -44,10 +43,11 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     split = request.GET.get("split", Split.PUBLIC)
     if split not in (Split.PUBLIC, Split.PRIVATE):
         raise Http404("Boards are 'public' and 'private'.")
-    if ladder.hides(task, split, request.user):
+    reader = reader_view(task, split, request.user)
+    if not reader.allows(Channel.ENTRY):
         # A Ladder board releases one shown value per team; the entry page's row, runs and history carry
         # exact scores (the team's own included), so it is not offered until the reveal.
-        return ladder_refusal(request, challenge, task)
+        return ladder_refusal(request, challenge, task, reader.refusal)
     submission = Submission.objects.select_related("team").filter(pk=pk, challenge=challenge).first()
     if submission is None:
         raise Http404(f"No entry {pk} on this challenge.")
@@ -56,13 +56,13 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     member = user.is_authenticated and submission.team.members.filter(pk=user.pk).exists()
     revealed = private_board_visible(challenge=challenge, user=user)  # organizers, or after the reveal
     snapshot = _board(request, task, split)  # 404 for a private board before the reveal
-    decimals = task_decimals(task)
-    all_rows = public_rows(snapshot.rows, decimals) if snapshot else []
+    all_rows = reader.rows(snapshot)
+    decimals = reader.decimals
     on_board = [r for r in all_rows if r.get("submission_id") == submission.pk]
     if not on_board and not (organizer or member):
         raise Http404(f"Entry {pk} is not on the {split} board of '{task.slug}'.")
     view = (
-        boards.board_view(rows=all_rows, signature=public_signature(snapshot.signature, decimals))
+        boards.board_view(rows=all_rows, signature=reader.signature(snapshot))
         if snapshot and on_board
         else None
     )
@@ -77,7 +77,9 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
         history_qs = history_qs.filter(status=Status.SCORED)
     history = list(history_qs[:HISTORY_LISTED])
     scores = (
-        submission_scores(submission_ids=[s.pk for s in history], include_private=revealed)
+        # every task's score of the team's submissions, each as this reader may read it (a Ladder task's
+        # public score is its release: the entry page of another task must not show it exactly)
+        submission_scores(submission_ids=[s.pk for s in history], include_private=revealed, user=user)
         if see_scores
         else {}
     )
