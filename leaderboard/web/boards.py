@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.rankings.board import BoardRow as StoredRow
+from leaderboard.rankings.board import SnapshotRow
 from leaderboard.web import forest
 
 # Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
@@ -93,7 +93,9 @@ class Bar:
 
 
 @dataclass
-class BoardRow:
+class RowView:
+    """One snapshot row as the site draws it: the stored row (rounded) and what is drawn of it."""
+
     data: Mapping[str, Any]
     bar: Bar | None
     diff_bar: Bar | None
@@ -137,16 +139,10 @@ class BoardRow:
         """The board's answer for this row: ``best``, ``could be the best`` or ``worse than the best``.
 
         It comes from the max-t comparisons with the best (``stats.board``), which allow for the leader
-        having been picked on this test set. A snapshot written before verdicts existed gets it from its
-        max-t best-set flag.
-        """
+        having been picked on this test set (snapshots written before verdicts existed were given theirs
+        once, by the migration ``rankings/0005_snapshot_rows_upgraded``)."""
         stored = self.data.get("verdict")
-        if stored is not None:
-            return str(stored)
-        flag = self.data.get("in_best_set_max_t")
-        if flag is None:
-            return None
-        return "could be the best" if flag else "worse than the best"
+        return None if stored is None else str(stored)
 
     def __getattr__(self, name: str) -> Any:  # templates read row.value, row.rank_low...
         try:
@@ -175,7 +171,7 @@ class SortLink:
 
 @dataclass
 class BoardView:
-    rows: list[BoardRow]
+    rows: list[RowView]
     total: int  # rows on the whole board
     page: int | None  # the page drawn (None: every row)
     pages: int
@@ -370,7 +366,7 @@ ROWS_PER_PAGE = 100
 
 def board_view(
     *,
-    rows: Sequence[StoredRow],
+    rows: Sequence[SnapshotRow],
     signature: Mapping[str, Any],
     sort: str = "",
     page: int | None = None,
@@ -430,7 +426,7 @@ def board_view(
             f"{fmt(r.get('diff_low'), digits)} to {fmt(r.get('diff_high'), digits)}",
         )
         out.append(
-            BoardRow(
+            RowView(
                 data=r,
                 bar=bar,
                 diff_bar=diff_bar,
