@@ -7,7 +7,7 @@ which items are private never appear in a response.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, cast
+from typing import IO, Any, cast, get_args, get_type_hints
 
 from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
@@ -29,6 +29,7 @@ from leaderboard.challenges.models import (
 )
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.board import SnapshotRow
 from leaderboard.rankings.precision import round_to, task_decimals
 from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
 from leaderboard.scoring.models import RescoreJob, Score
@@ -481,6 +482,38 @@ class BoardQuerySerializer(serializers.Serializer):
     offset = serializers.IntegerField(required=False, min_value=0, default=0)
 
 
+#: Row fields a row always carries with a value (a Ladder board's released rows included); any other field
+#: may be null: numbers are rounded to the board's precision and a non-finite one is shown as null.
+ROW_NEVER_NULL = ("rank", "name", "team", "is_baseline")
+_ROW_FIELD_TYPES: dict[type, type[serializers.Field]] = {
+    bool: serializers.BooleanField,
+    int: serializers.IntegerField,
+    float: serializers.FloatField,
+    str: serializers.CharField,
+}
+
+
+def _row_field(name: str, hint: Any) -> serializers.Field:
+    (kind,) = [a for a in get_args(hint) if a is not type(None)] or [hint]
+    extra: dict[str, Any] = {"allow_blank": True} if kind is str else {}
+    return _ROW_FIELD_TYPES[kind](required=False, allow_null=name not in ROW_NEVER_NULL, **extra)
+
+
+#: The OpenAPI schema of one board row, derived from the stored row's declaration
+#: (``rankings.board.SnapshotRow``); a Ladder board's released rows carry ``LADDER_COLUMNS`` of it only.
+SnapshotRowSerializer = type(
+    "SnapshotRowSerializer",
+    (serializers.Serializer,),
+    {name: _row_field(name, hint) for name, hint in get_type_hints(SnapshotRow).items()},
+)
+
+
+@extend_schema_field(SnapshotRowSerializer(many=True))
+class BoardRowsField(serializers.ListField):
+    """The board's rows as the read policy gives them (``rankings.policy``), passed through as they are:
+    typed in the schema by :data:`SnapshotRowSerializer`."""
+
+
 class BoardOutputSerializer(serializers.Serializer):
     challenge = serializers.CharField()
     task = serializers.CharField()
@@ -496,7 +529,7 @@ class BoardOutputSerializer(serializers.Serializer):
     limit = serializers.IntegerField()
     next = serializers.URLField(allow_null=True, help_text="The next page of rows; null on the last.")
     previous = serializers.URLField(allow_null=True)
-    rows = serializers.ListField(child=serializers.DictField(), help_text="In rank order, this page only.")
+    rows = BoardRowsField(child=serializers.DictField(), help_text="In rank order, this page only.")
 
 
 class SummaryOutputSerializer(serializers.Serializer):
