@@ -30,7 +30,7 @@ from leaderboard.challenges.models import (
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings.board import SnapshotRow
-from leaderboard.rankings.precision import round_to, task_decimals
+from leaderboard.rankings.precision import task_decimals
 from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
@@ -391,9 +391,10 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
         return reader_view(obj.task, obj.split, request.user if request is not None else AnonymousUser())
 
     def rounded_value(self, obj: Score) -> float | None:
-        if not self._reader(obj).allows(Channel.SCORE):
+        reader = self._reader(obj)
+        if not reader.allows(Channel.SCORE):
             return None  # a Ladder board: the participant sees only the release (``ladder``)
-        return obj.value if self._full() else round_to(obj.value, task_decimals(obj.task))
+        return obj.value if self._full() else reader.value(obj.value)
 
     @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
     def get_ladder(self, obj: Score) -> dict[str, Any] | None:

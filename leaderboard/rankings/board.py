@@ -26,6 +26,7 @@ from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labe
 from leaderboard.scoring.vision import vision_interval
 from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
+from stats.ladder import LadderBoard
 from stats.metrics import get_metric
 
 if TYPE_CHECKING:
@@ -199,6 +200,21 @@ def _board_row(r: Mapping[str, Any], entry: Entry, by_key: Mapping[str, Entry]) 
             "description": sub.description,
             "link": sub.link,
         }
+    )
+
+
+def ladder_board(
+    *, mode: str, higher_is_better: bool, eta: float, precision: int, z: float, shown: float | None
+) -> LadderBoard:
+    """One team's public value under a Ladder (``stats.ladder.LadderBoard``), for the Ladder modes of
+    ``rankings.policy`` (moved here from ``scoring.engine``: the public board's rule is a rankings concern)."""
+    return LadderBoard(
+        mode=mode,  # type: ignore[arg-type]
+        higher_is_better=higher_is_better,
+        eta=eta,
+        precision=precision,
+        z=z,
+        shown=shown,
     )
 
 

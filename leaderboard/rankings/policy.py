@@ -13,7 +13,9 @@ the :class:`ReaderView` it answers:
 - board rows on the site and the API, both downloads, every earlier snapshot: :meth:`ReaderView.rows`,
   :meth:`ReaderView.signature`, :meth:`ReaderView.csv`, :meth:`ReaderView.entry_count`;
 - a submission's score (API detail and list, ``lb``, the submission page, my submissions):
-  :meth:`ReaderView.release` (``None``: the reader reads the score; else the release shown instead);
+  :meth:`ReaderView.release` (``None``: the reader reads the score, as :meth:`ReaderView.value` gives it;
+  else the release shown instead); the pairwise table and the rank distribution:
+  :meth:`ReaderView.pairwise`, :meth:`ReaderView.distribution`;
 - every page computed from the exact scores (rank distribution and its image, pairwise, entry, per-class
   details, the board rows on a submission's page, each run's value, the cross-task summary and its
   diagram, the shake-up report): :meth:`ReaderView.allows` with a :class:`Channel`, and
@@ -23,7 +25,8 @@ Nothing outside this module decides visibility from ``public_mode`` (``tests/arc
 A new mode is one subclass registered with :func:`register`; what it withholds is :meth:`BoardMode.exact_for`
 and what it releases is its ``released_*`` methods. Rules that apply to every mode's exact readers (the
 rounding of ``rankings.precision`` today; ranks and ties at the board's precision next) belong to
-:meth:`BoardMode.exact_rows` / :meth:`BoardMode.exact_signature`, so every channel gets them at once.
+:meth:`BoardMode.exact_rows` / :meth:`BoardMode.exact_signature` / :meth:`BoardMode.exact_number`, so
+every channel gets them at once.
 
 The Ladder's releases are written by ``rankings.ladder`` (when the public board is rebuilt), with the rule
 each Ladder mode gives (:meth:`LadderMode.rule`).
@@ -34,19 +37,27 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, ClassVar
 
 from leaderboard.challenges.models import PublicMode, Task
 from leaderboard.challenges.selectors import AnyUser, user_is_organizer
 from leaderboard.core.exports import neutralise
+from leaderboard.rankings.board import LadderBoard, ladder_board
 from leaderboard.rankings.exports import board_csv
 from leaderboard.rankings.models import BoardSnapshot, LadderRelease
-from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
+from leaderboard.rankings.precision import (
+    public_distribution,
+    public_pairwise,
+    public_rows,
+    public_signature,
+    round_to,
+    task_decimals,
+)
 from leaderboard.scoring.models import Split
-from stats.ladder import LadderBoard
 
 
 class Channel(StrEnum):
@@ -97,6 +108,9 @@ class BoardMode:
 
     def exact_csv(self, task: Task, snapshot: BoardSnapshot | None) -> str:
         return board_csv(snapshot.rows if snapshot is not None else [], task_decimals(task))
+
+    def exact_number(self, task: Task, value: Any) -> Any:
+        return round_to(value, task_decimals(task))
 
     # --- what a reader who may not read exactly reads (modes that withhold) ---------------------------
     def decimals(self, task: Task) -> int:
@@ -149,9 +163,9 @@ class LadderMode(BoardMode):
         return f"a fixed step of {task.ladder_eta:g}"
 
     def rule(self, task: Task, *, higher_is_better: bool, shown: float | None) -> LadderBoard:
-        """One team's public value under this Ladder (``stats.ladder.LadderBoard``)."""
-        return LadderBoard(
-            mode=self.name,  # type: ignore[arg-type]
+        """One team's public value under this Ladder (a ``stats.ladder.LadderBoard``)."""
+        return ladder_board(
+            mode=self.name,
             higher_is_better=higher_is_better,
             eta=task.ladder_eta or 1.0,
             precision=self.decimals(task),
@@ -250,8 +264,15 @@ class ReaderView:
 
     task: Task
     split: str
+    user: AnyUser
     mode: BoardMode
     exact: bool  # the reader reads the board exactly (else: what the mode releases)
+
+    @cached_property
+    def organizer(self) -> bool:
+        """Organizers read the stored numbers in full where a page offers them (the pairwise table's exact
+        counts of discordant items); asked only by the pages that do."""
+        return user_is_organizer(challenge=self.task.challenge, user=self.user)
 
     @property
     def refusal(self) -> str:
@@ -269,6 +290,18 @@ class ReaderView:
         if not self.exact:
             return self.mode.released_rows(self.task, snapshot)[start:stop]
         return self.mode.exact_rows(self.task, snapshot, start, stop) if snapshot is not None else []
+
+    def value(self, value: Any) -> Any:
+        """One number computed from the scores (a submission's score) as this reader reads it."""
+        return self.mode.exact_number(self.task, value)
+
+    def pairwise(self, stored: Mapping[str, Any]) -> dict[str, Any]:
+        """The snapshot's pairwise table: in full for organizers, else as ``rankings.precision`` shows it."""
+        return dict(stored) if self.organizer else public_pairwise(stored, task_decimals(self.task))
+
+    def distribution(self, matrix: Any) -> list[list[float]]:
+        """The rank distribution (shares of resamples), rounded like p-values."""
+        return public_distribution(matrix, task_decimals(self.task))
 
     def entry_count(self, snapshot: BoardSnapshot | None) -> int:
         if not self.exact:
@@ -288,7 +321,7 @@ class ReaderView:
 
     def release(
         self, submission_id: int, releases: dict[tuple[int, int], LadderRelease] | None = None
-    ) -> Any:
+    ) -> dict[str, Any] | None:
         """``None`` when the reader reads the submission's score; else what the mode shows instead
         (``releases``: from :func:`releases_of`, read once for many submissions)."""
         if self.allows(Channel.SCORE):
@@ -304,7 +337,7 @@ def reader_view(task: Task, split: str, user: AnyUser) -> ReaderView:
     It does not check that the split is visible at all (the private board before the reveal): the
     snapshot selectors of ``rankings.selectors`` refuse that first."""
     mode = mode_of(task)
-    return ReaderView(task=task, split=split, mode=mode, exact=mode.exact_for(task, split, user))
+    return ReaderView(task=task, split=split, user=user, mode=mode, exact=mode.exact_for(task, split, user))
 
 
 def challenge_refusal(tasks: Iterable[Task], split: str, user: AnyUser, channel: Channel) -> str | None:

@@ -16,7 +16,6 @@ from leaderboard.challenges.models import Challenge, Team
 from leaderboard.challenges.selectors import AnyUser, challenge_list
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings.models import BoardSnapshot
-from leaderboard.rankings.precision import round_to
 from leaderboard.rankings.selectors import ReaderView, reader_view, releases_of
 from leaderboard.scoring.models import RescoreJob, Score, Split
 from leaderboard.submissions.models import Status, Submission
@@ -105,7 +104,7 @@ def submission_scores(
                 task_slug=s.task.slug,
                 split=s.split,
                 # the board's precision (rankings.precision): the site's pages show each score rounded
-                value=None if release is not None else round_to(s.value, reader.decimals),
+                value=None if release is not None else reader.value(s.value),
                 n_runs=s.n_runs,
                 decimals=reader.decimals,
                 ladder=release,

@@ -21,8 +21,6 @@ from leaderboard.challenges.selectors import private_board_visible, user_is_orga
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import (
     challenge_decimals,
-    public_distribution,
-    public_pairwise,
     public_shakeup,
     public_summary,
     task_decimals,
@@ -309,7 +307,7 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
         SimpleLazyObject(
             lambda: boards.rank_plot(
                 rows=reader.rows(snapshot),
-                distribution=public_distribution(_rank_distribution(snapshot), reader.decimals),
+                distribution=reader.distribution(_rank_distribution(snapshot)),
                 page=page,
             )
         )
@@ -456,7 +454,6 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     if not reader.allows(Channel.PAIRWISE):
         return ladder_refusal(request, challenge, task, reader.refusal)
     snapshot = _board(request, task, split)
-    decimals = reader.decimals
     rows = reader.rows(snapshot)
     position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
     # Without a choice, the page opens on the leader against the second entry (it was empty until "Compare").
@@ -470,9 +467,7 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     if snapshot is not None and ia is not None and ib is not None:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
         # Organizers see the exact counts of discordant items; everyone else the rounded table.
-        stored = snapshot.pairwise or {}
-        table = stored if user_is_organizer(challenge=challenge, user=request.user) else None
-        pair = boards.pair_view(pairwise=table or public_pairwise(stored, decimals), a=ia, b=ib)
+        pair = boards.pair_view(pairwise=reader.pairwise(snapshot.pairwise or {}), a=ia, b=ib)
     view = (
         boards.board_view(rows=[r for r in (a, b) if r], signature=reader.signature(snapshot))
         if snapshot
