@@ -100,17 +100,27 @@ class BoardMode:
         return True
 
     # --- what an exact reader reads (every mode) ------------------------------------------------------
-    def exact_rows(self, task: Task, snapshot: BoardSnapshot, start: int, stop: int | None) -> list[Any]:
-        return list(public_rows(snapshot.rows[start:stop], task_decimals(task)))
+    # Each gets the reader's view (its task, split, ``organizer``, the challenge's reveal): a rule that
+    # depends on who reads (e.g. ranks and ties at the board's precision for participants before the
+    # reveal) goes here, and every channel applies it.
+    def exact_rows(
+        self, view: ReaderView, snapshot: BoardSnapshot, start: int, stop: int | None
+    ) -> list[Any]:
+        return list(public_rows(snapshot.rows[start:stop], task_decimals(view.task)))
 
-    def exact_signature(self, task: Task, snapshot: BoardSnapshot | None) -> dict[str, Any]:
-        return public_signature(snapshot.signature, task_decimals(task)) if snapshot is not None else {}
+    def exact_signature(self, view: ReaderView, snapshot: BoardSnapshot | None) -> dict[str, Any]:
+        return public_signature(snapshot.signature, task_decimals(view.task)) if snapshot is not None else {}
 
-    def exact_csv(self, task: Task, snapshot: BoardSnapshot | None) -> str:
-        return board_csv(snapshot.rows if snapshot is not None else [], task_decimals(task))
+    def exact_csv(self, view: ReaderView, snapshot: BoardSnapshot | None) -> str:
+        return board_csv(snapshot.rows if snapshot is not None else [], task_decimals(view.task))
 
-    def exact_number(self, task: Task, value: Any) -> Any:
-        return round_to(value, task_decimals(task))
+    def exact_number(self, view: ReaderView, value: Any) -> Any:
+        return round_to(value, task_decimals(view.task))
+
+    def cache_key(self, view: ReaderView) -> str:
+        """What the rendered board depends on besides the snapshot (the site's and the API's caches of a
+        drawn board are keyed by it): a rule that depends on who reads must make this say so."""
+        return f"{self.name}:{'exact' if view.exact else 'released'}"
 
     # --- what a reader who may not read exactly reads (modes that withhold) ---------------------------
     def decimals(self, task: Task) -> int:
@@ -285,15 +295,19 @@ class ReaderView:
     def allows(self, channel: Channel) -> bool:
         return self.exact or self.mode.allows_released(channel)
 
+    @property
+    def cache_key(self) -> str:
+        return self.mode.cache_key(self)
+
     def rows(self, snapshot: BoardSnapshot | None, start: int = 0, stop: int | None = None) -> list[Any]:
         """The board's rows ``start:stop`` as this reader reads them."""
         if not self.exact:
             return self.mode.released_rows(self.task, snapshot)[start:stop]
-        return self.mode.exact_rows(self.task, snapshot, start, stop) if snapshot is not None else []
+        return self.mode.exact_rows(self, snapshot, start, stop) if snapshot is not None else []
 
     def value(self, value: Any) -> Any:
         """One number computed from the scores (a submission's score) as this reader reads it."""
-        return self.mode.exact_number(self.task, value)
+        return self.mode.exact_number(self, value)
 
     def pairwise(self, stored: Mapping[str, Any]) -> dict[str, Any]:
         """The snapshot's pairwise table: in full for organizers, else as ``rankings.precision`` shows it."""
@@ -311,13 +325,13 @@ class ReaderView:
     def signature(self, snapshot: BoardSnapshot | None) -> dict[str, Any]:
         if not self.exact:
             return self.mode.released_signature(self.task)
-        return self.mode.exact_signature(self.task, snapshot)
+        return self.mode.exact_signature(self, snapshot)
 
     def csv(self, snapshot: BoardSnapshot | None) -> str:
         """Every row as CSV (the one writer of the site's ``board.csv`` and the API's ``?format=csv``)."""
         if not self.exact:
             return self.mode.released_csv(self.mode.released_rows(self.task, snapshot))
-        return self.mode.exact_csv(self.task, snapshot)
+        return self.mode.exact_csv(self, snapshot)
 
     def release(
         self, submission_id: int, releases: dict[tuple[int, int], LadderRelease] | None = None

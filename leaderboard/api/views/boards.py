@@ -120,7 +120,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             # to serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
             key = (
                 f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:"
-                f"{task.metric}:{reader.decimals}:{offset}:{limit}:{reader.exact}:{request.build_absolute_uri()}"
+                f"{task.metric}:{reader.decimals}:{offset}:{limit}:{reader.cache_key}:{request.build_absolute_uri()}"
             )
             body = caches["boards"].get(key)
             if body is None:

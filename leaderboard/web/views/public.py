@@ -195,6 +195,7 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "web/challenge.html",
         {
             "ladder_board": ladder_board,
+            "reader_key": reader.cache_key if reader is not None else "",
             "challenge": challenge,
             "phase": challenge_phase(challenge),
             "tasks": tasks,
