@@ -1,4 +1,4 @@
-"""The public board in a Ladder mode (issue 15): what it releases, computed in one place, and who reads it.
+"""The public board in a Ladder mode (issue 15): its releases, written once, when the board is rebuilt.
 
 A task's ``public_mode`` is ``plain`` (every score shown, at the board's precision), ``ladder`` (a team's
 shown value changes only when a new submission beats it by more than the fixed step ``ladder_eta``; the
@@ -7,19 +7,19 @@ errors of the paired difference between the new submission and the shown one, fr
 replicates the engine stores per Score: the same for every metric). The rule itself is
 :class:`stats.ladder.LadderBoard`, built by the task's mode (``rankings.policy.LadderMode.rule``).
 
-This module writes the releases; who reads them, and what else a reader sees, is the read policy's
-(``rankings.policy``: the Ladder modes are two of its policy classes).
+This module writes the releases; who reads them, and what else a reader sees, is decided by the read
+policy (``rankings.policy``: the Ladder modes are two of its policy classes).
 
 - **Releases are computed once.** The public board's rebuild (``rankings.services.leaderboard_rebuild``,
   with the task locked) calls :func:`releases_update`, which writes one :class:`LadderRelease` per new
   scored submission, in the order the scores reach the board, and never rewrites one; then
   :func:`released_rows` (the latest release of every team) is stored on the snapshot as ``ladder_rows``.
 - **Readers read only the releases.** Until the organizers reveal the final boards, a non-organizer who
-  asks for the public board of a Ladder task (``rankings.policy.LadderMode.exact_for``) gets ``ladder_rows`` (rank, entry, team, the
-  shown value) and nothing computed from the exact scores: no intervals, differences, p-values, rank sets,
-  verdicts, pairwise tables, rank distributions, cross-task summary or shake-up; a submission's public
-  score is replaced by its release (``LadderMode.release_view``: the shown value and, in words, why the board
-  moved or did not). Organizers see everything; the private board at the reveal shows everything, and so
+  asks for the public board of a Ladder task (``rankings.policy.LadderMode.exact_for``) gets
+  ``ladder_rows`` (rank, entry, team, the shown value) and nothing computed from the exact scores: no
+  intervals, differences, p-values, rank sets, verdicts, pairwise tables, rank distributions, cross-task
+  summary or shake-up; a submission's public score is replaced by its release
+  (``LadderMode.release_view``: the shown value and, in words, why the board moved or did not). Organizers see everything; the private board at the reveal shows everything, and so
   does the public board from then on (the shake-up report publishes the public values at that point).
 """
 
