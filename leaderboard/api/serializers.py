@@ -7,8 +7,9 @@ which items are private never appear in a response.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any, cast
+from typing import IO, Any, cast, get_args, get_type_hints
 
+from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -19,8 +20,9 @@ from leaderboard.challenges.models import Challenge, Task, Team
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.challenges.settings_spec import CHALLENGE_SETTINGS_SPEC, TASK, TASK_SETTINGS, Setting
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.rankings import ladder
-from leaderboard.rankings.precision import round_to, task_decimals
+from leaderboard.rankings.board import SnapshotRow
+from leaderboard.rankings.precision import task_decimals
+from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
 from leaderboard.submissions.services import Upload
@@ -427,32 +429,33 @@ class ScoreOutputSerializer(serializers.ModelSerializer):
     def _full(self) -> bool:
         return bool(self.context.get("full_precision"))
 
-    def _ladder_hidden(self, obj: Score) -> bool:
+    def _reader(self, obj: Score) -> ReaderView:
+        """What the caller may see of this score's board (``rankings.policy``); no request: anonymous."""
         request = self.context.get("request")
-        return request is not None and ladder.hides(obj.task, obj.split, request.user)
+        return reader_view(obj.task, obj.split, request.user if request is not None else AnonymousUser())
 
     def rounded_value(self, obj: Score) -> float | None:
-        if self._ladder_hidden(obj):
+        reader = self._reader(obj)
+        if not reader.allows(Channel.SCORE):
             return None  # a Ladder board: the participant sees only the release (``ladder``)
-        return obj.value if self._full() else round_to(obj.value, task_decimals(obj.task))
+        return obj.value if self._full() else reader.value(obj.value)
 
     @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
     def get_ladder(self, obj: Score) -> dict[str, Any] | None:
-        if not self._ladder_hidden(obj):
-            return None
-        release = ladder.releases_of(submission_ids=[obj.submission_id]).get((obj.submission_id, obj.task_id))
-        return ladder.release_view(release, obj.task)
+        return self._reader(obj).release(obj.submission_id)
 
     def get_decimals(self, obj: Score) -> int | None:
         return None if self._full() else task_decimals(obj.task)
 
     def get_run_values(self, obj: Score) -> list[float] | None:
-        return list(obj.run_values) if self._full() and not self._ladder_hidden(obj) else None
+        return list(obj.run_values) if self._full() and self._reader(obj).allows(Channel.RUN_VALUES) else None
 
     @extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
     def get_details(self, obj: Score) -> dict[str, Any] | None:
         # Aggregates over hidden annotations: only where the caller may see them (the view decides).
-        if obj.submission_id not in self.context.get("details_visible", ()) or self._ladder_hidden(obj):
+        if obj.submission_id not in self.context.get("details_visible", ()) or not self._reader(obj).allows(
+            Channel.SCORE_DETAILS
+        ):
             return None
         details = Score.objects.filter(pk=obj.pk).values_list("details", flat=True).first()
         if not details:
@@ -524,6 +527,38 @@ class BoardQuerySerializer(serializers.Serializer):
     offset = serializers.IntegerField(required=False, min_value=0, default=0)
 
 
+#: Row fields a row always carries with a value (a Ladder board's released rows included); any other field
+#: may be null: numbers are rounded to the board's precision and a non-finite one is shown as null.
+ROW_NEVER_NULL = ("rank", "name", "team", "is_baseline")
+_ROW_FIELD_TYPES: dict[type, type[serializers.Field]] = {
+    bool: serializers.BooleanField,
+    int: serializers.IntegerField,
+    float: serializers.FloatField,
+    str: serializers.CharField,
+}
+
+
+def _row_field(name: str, hint: Any) -> serializers.Field:
+    (kind,) = [a for a in get_args(hint) if a is not type(None)] or [hint]
+    extra: dict[str, Any] = {"allow_blank": True} if kind is str else {}
+    return _ROW_FIELD_TYPES[kind](required=False, allow_null=name not in ROW_NEVER_NULL, **extra)
+
+
+#: The OpenAPI schema of one board row, derived from the stored row's declaration
+#: (``rankings.board.SnapshotRow``); a Ladder board's released rows carry ``LADDER_COLUMNS`` of it only.
+SnapshotRowSerializer = type(
+    "SnapshotRowSerializer",
+    (serializers.Serializer,),
+    {name: _row_field(name, hint) for name, hint in get_type_hints(SnapshotRow).items()},
+)
+
+
+@extend_schema_field(SnapshotRowSerializer(many=True))
+class BoardRowsField(serializers.ListField):
+    """The board's rows as the read policy gives them (``rankings.policy``), passed through as they are:
+    typed in the schema by :data:`SnapshotRowSerializer`."""
+
+
 class BoardOutputSerializer(serializers.Serializer):
     challenge = serializers.CharField()
     task = serializers.CharField()
@@ -539,7 +574,7 @@ class BoardOutputSerializer(serializers.Serializer):
     limit = serializers.IntegerField()
     next = serializers.URLField(allow_null=True, help_text="The next page of rows; null on the last.")
     previous = serializers.URLField(allow_null=True)
-    rows = serializers.ListField(child=serializers.DictField(), help_text="In rank order, this page only.")
+    rows = BoardRowsField(child=serializers.DictField(), help_text="In rank order, this page only.")
 
 
 class SummaryOutputSerializer(serializers.Serializer):

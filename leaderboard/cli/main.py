@@ -197,7 +197,7 @@ BOARD_COLUMNS = [
 
 
 def board_table(rows: list[dict[str, Any]]) -> str:
-    """The API's board rows (``rankings.board.BoardRow``) as a text table, each interval in one cell."""
+    """The API's board rows (``rankings.board.SnapshotRow``) as a text table, each interval in one cell."""
     return table(
         [
             {**r, "interval": [r.get("low"), r.get("high")], "ranks": [r.get("rank_low"), r.get("rank_high")]}

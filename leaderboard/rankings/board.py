@@ -1,11 +1,11 @@
 """The board of a task: the one owner of what a board snapshot holds, built from the ``stats`` package.
 
-``build_board`` turns the stored scores of a task's entries into the snapshot's rows (:class:`BoardRow`),
+``build_board`` turns the stored scores of a task's entries into the snapshot's rows (:class:`SnapshotRow`),
 signature (:class:`BoardSignature`, flat, one key per meaning), rank distribution and pairwise table
 (``stats.board.Board.pairwise``: the board's own max-t ``pair_bounds``, so a pair shows the numbers its
 rows show); no item labels are needed. They are written once, in the snapshot, and the API, the site
-and both downloads read them as stored. Snapshots written before this shape are read through
-:func:`upgrade_row` and :func:`upgrade_signature`, the one place that knows the older shapes.
+and both downloads read them as stored (snapshots written in older shapes were upgraded once, by the
+migration ``rankings/0005_snapshot_rows_upgraded``).
 
 ``build_shakeup`` and ``build_summary`` build the reveal's shake-up report and the cross-task summary
 from stored snapshots.
@@ -28,6 +28,7 @@ from stats.board_update import BoardCache  # also for rankings.board_cache: one 
 from stats.cddiagram import cd_diagram_svg
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
 from stats.crosstask import compare_across_tasks
+from stats.ladder import LadderBoard
 from stats.metrics import get_metric
 from stats.shakeup import shakeup, slope_chart_svg
 
@@ -41,7 +42,7 @@ ENGINE_VERSION: str = stats.__version__
 
 
 # --- the snapshot's row and signature -------------------------------------------------------------------
-class BoardRow(TypedDict, total=False):
+class SnapshotRow(TypedDict, total=False):
     """One entry of a stored board, as the API returns it, the site draws it and the CSV writes it.
 
     Numbers are stored in full; readers round them to the board's precision (``rankings.precision``).
@@ -91,7 +92,7 @@ class BoardRow(TypedDict, total=False):
 
 
 #: The row's fields in order: the API's keys and the downloads' columns.
-ROW_FIELDS: tuple[str, ...] = tuple(BoardRow.__annotations__)
+ROW_FIELDS: tuple[str, ...] = tuple(SnapshotRow.__annotations__)
 
 
 class BoardSignature(TypedDict, total=False):
@@ -153,13 +154,7 @@ def flat_signature(signature: Mapping[str, Any], extra: Mapping[str, Any] | None
     return cast(BoardSignature, out)
 
 
-def upgrade_signature(stored: Mapping[str, Any]) -> BoardSignature:
-    """A stored signature in the flat shape, whichever shape its snapshot was written in."""
-    extra = stored.get("extra")
-    return flat_signature(stored, extra if isinstance(extra, Mapping) else None)
-
-
-#: Older row names -> the row's names (``stats.board`` names stored before issue 13).
+#: ``stats.board``'s row names -> the snapshot row's names.
 _ROW_PAIRS = {
     "interval": ("low", "high"),
     "rank_interval": ("rank_low", "rank_high"),
@@ -173,13 +168,10 @@ _ROW_RENAMES = {
 }
 
 
-def upgrade_row(stored: Mapping[str, Any]) -> BoardRow:
-    """A stored row as a :class:`BoardRow`, whichever shape its snapshot was written in.
-
-    Rows of ``stats.board``'s shape (pairs, long names; snapshots before issue 13) are flattened; a row
-    written before verdicts existed is compared with the leader. Keys the row does not define are left
-    out. A row already in the shape comes back with the same values.
-    """
+def snapshot_row(stored: Mapping[str, Any]) -> SnapshotRow:
+    """A row in the snapshot's shape (:class:`SnapshotRow`, its fields in order) from ``stats.board``'s row
+    (pairs and long names are flattened) or from a row already in the shape (the same values come back).
+    Keys the row does not define are left out."""
     row: dict[str, Any] = {}
     for old, (lo, hi) in _ROW_PAIRS.items():
         pair = stored.get(old)
@@ -189,20 +181,14 @@ def upgrade_row(stored: Mapping[str, Any]) -> BoardRow:
         if old in stored:
             row[new] = stored[old]
     row.update({k: v for k, v in stored.items() if k in ROW_FIELDS})
-    if "verdict" not in stored and not row.get("is_leader") and row.get("rank") != 1:
-        row.setdefault("compared_with", "the leader")  # a snapshot written before verdicts existed
-    return cast(BoardRow, {k: row[k] for k in ROW_FIELDS if k in row})
+    return cast(SnapshotRow, {k: row[k] for k in ROW_FIELDS if k in row})
 
 
-def upgrade_rows(stored: Sequence[Mapping[str, Any]]) -> list[BoardRow]:
-    return [upgrade_row(r) for r in stored]
-
-
-def _board_row(r: Mapping[str, Any], entry: Entry, by_key: Mapping[str, Entry]) -> BoardRow:
+def _board_row(r: Mapping[str, Any], entry: Entry, by_key: Mapping[str, Entry]) -> SnapshotRow:
     """The snapshot's row of one entry from its ``stats.board`` row (whose names are entry keys)."""
     sub = entry.score.submission
     other = None if r["compared_with"] is None else by_key[r["compared_with"]]
-    return upgrade_row(
+    return snapshot_row(
         {
             **r,
             "key": entry.key,
@@ -220,6 +206,21 @@ def _board_row(r: Mapping[str, Any], entry: Entry, by_key: Mapping[str, Entry]) 
     )
 
 
+def ladder_board(
+    *, mode: str, higher_is_better: bool, eta: float, precision: int, z: float, shown: float | None
+) -> LadderBoard:
+    """One team's public value under a Ladder (``stats.ladder.LadderBoard``), for the Ladder modes of
+    ``rankings.policy`` (moved here from ``scoring.engine``: the public board's rule is a rankings concern)."""
+    return LadderBoard(
+        mode=mode,  # type: ignore[arg-type]
+        higher_is_better=higher_is_better,
+        eta=eta,
+        precision=precision,
+        z=z,
+        shown=shown,
+    )
+
+
 # --- boards --------------------------------------------------------------------------------------------
 #: Pairwise tables (every pair of entries) are stored for boards up to this size; they cost K^2 per board.
 PAIRWISE_MAX_ENTRIES = 60
@@ -227,7 +228,7 @@ PAIRWISE_MAX_ENTRIES = 60
 
 @dataclass(frozen=True)
 class BuiltBoard:
-    rows: list[BoardRow]
+    rows: list[SnapshotRow]
     signature: BoardSignature
     rank_distribution: list[list[float]]
     pairwise: dict[str, Any]
@@ -439,10 +440,10 @@ def _shakeup_entries(
     private: BoardSnapshot,
     public_scores: dict[int, Any],
     private_scores: dict[int, Any],
-) -> tuple[dict[str, BoardRow], dict[str, BoardRow], list[str]]:
+) -> tuple[dict[str, SnapshotRow], dict[str, SnapshotRow], list[str]]:
     """Each board's team rows by key, and the keys on both boards with a stored score on each."""
-    pub_rows = {r["key"]: r for r in upgrade_rows(public.rows) if not r.get("is_baseline")}
-    priv_rows = {r["key"]: r for r in upgrade_rows(private.rows) if not r.get("is_baseline")}
+    pub_rows = {r["key"]: r for r in public.rows if not r.get("is_baseline")}
+    priv_rows = {r["key"]: r for r in private.rows if not r.get("is_baseline")}
     keys = [
         k
         for k in sorted(set(pub_rows) & set(priv_rows))
@@ -451,7 +452,7 @@ def _shakeup_entries(
     return pub_rows, priv_rows, keys
 
 
-def _shakeup_names(rows: dict[str, BoardRow], keys: list[str]) -> list[str]:
+def _shakeup_names(rows: dict[str, SnapshotRow], keys: list[str]) -> list[str]:
     """Entry names, with the team added when two entries share a name."""
     names = [str(rows[k]["name"]) for k in keys]
     if len(set(names)) != len(names):
@@ -483,7 +484,7 @@ def _shakeup_items(metric: Any, pub_s: list[Any], priv_s: list[Any]) -> dict[str
     }
 
 
-def _rank_set(row: BoardRow) -> tuple[int, int] | None:
+def _rank_set(row: SnapshotRow) -> tuple[int, int] | None:
     if row.get("rank_sim_low") is not None and row.get("rank_sim_high") is not None:
         return int(row["rank_sim_low"]), int(row["rank_sim_high"])
     return None
@@ -506,7 +507,7 @@ def build_summary(
     directions = {metric_higher_is_better(t.metric) for t, _ in snapshots}
     if len(directions) != 1:
         return {"available": False, "reason": "The tasks' metrics disagree on whether higher is better."}, ""
-    per_task = [{r["key"]: r for r in upgrade_rows(snap.rows)} for _, snap in snapshots]
+    per_task = [{r["key"]: r for r in snap.rows} for _, snap in snapshots]
     common = sorted(set.intersection(*(set(rows) for rows in per_task)))
     if len(common) < 2:
         return {"available": False, "reason": "Fewer than two entries are on every task's board."}, ""

@@ -1,4 +1,4 @@
-"""The board's downloads: the typed row (``rankings.board.BoardRow``) and one CSV schema for the site's ``board.csv`` and the API's
+"""The board's downloads: the typed row (``rankings.board.SnapshotRow``) and one CSV schema for the site's ``board.csv`` and the API's
 ``?format=csv``, which are the same bytes for the same snapshot (issue 13).
 
 Rows are rounded to the board's precision first (``rankings.precision``); text cells that a spreadsheet
@@ -24,7 +24,7 @@ _FIRST_COLUMNS = [
     "in_best_set", "items_needed", "n_runs", "seed_sd", "test_set_sd", "p_value", "p_adjusted",
     "submission_id",
 ]  # fmt: skip
-#: The one CSV schema: the fields of :class:`~leaderboard.rankings.board.BoardRow`, whatever the snapshot.
+#: The one CSV schema: the fields of :class:`~leaderboard.rankings.board.SnapshotRow`, whatever the snapshot.
 CSV_COLUMNS = _FIRST_COLUMNS + [f for f in ROW_FIELDS if f not in _FIRST_COLUMNS]
 
 

@@ -1,88 +1,41 @@
-"""The public board in a Ladder mode (issue 15): what it releases, computed in one place, and who reads it.
+"""The public board in a Ladder mode (issue 15): its releases, written once, when the board is rebuilt.
 
 A task's ``public_mode`` is ``plain`` (every score shown, at the board's precision), ``ladder`` (a team's
 shown value changes only when a new submission beats it by more than the fixed step ``ladder_eta``; the
 value is then rounded to a multiple of the step) or ``ladder-free`` (by more than ``ladder_z`` standard
 errors of the paired difference between the new submission and the shown one, from the common bootstrap
 replicates the engine stores per Score: the same for every metric). The rule itself is
-:class:`stats.ladder.LadderBoard` (through ``scoring.engine.ladder_board``, the one adapter to ``stats``).
+:class:`stats.ladder.LadderBoard`, built by the task's mode (``rankings.policy.LadderMode.rule``).
+
+This module writes the releases; who reads them, and what else a reader sees, is decided by the read
+policy (``rankings.policy``: the Ladder modes are two of its policy classes).
 
 - **Releases are computed once.** The public board's rebuild (``rankings.services.leaderboard_rebuild``,
   with the task locked) calls :func:`releases_update`, which writes one :class:`LadderRelease` per new
   scored submission, in the order the scores reach the board, and never rewrites one; then
   :func:`released_rows` (the latest release of every team) is stored on the snapshot as ``ladder_rows``.
 - **Readers read only the releases.** Until the organizers reveal the final boards, a non-organizer who
-  asks for the public board of a Ladder task (:func:`hides`) gets ``ladder_rows`` (rank, entry, team, the
-  shown value) and nothing computed from the exact scores: no intervals, differences, p-values, rank sets,
-  verdicts, pairwise tables, rank distributions, cross-task summary or shake-up; a submission's public
-  score is replaced by its release (:func:`release_view`: the shown value and, in words, why the board
-  moved or did not). Organizers see everything; the private board at the reveal shows everything, and so
+  asks for the public board of a Ladder task (``rankings.policy.LadderMode.exact_for``) gets
+  ``ladder_rows`` (rank, entry, team, the shown value) and nothing computed from the exact scores: no
+  intervals, differences, p-values, rank sets, verdicts, pairwise tables, rank distributions, cross-task
+  summary or shake-up; a submission's public score is replaced by its release
+  (``LadderMode.release_view``: the shown value and, in words, why the board moved or did not). Organizers see everything; the private board at the reveal shows everything, and so
   does the public board from then on (the shake-up report publishes the public values at that point).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from leaderboard.challenges.models import PublicMode, Task
-from leaderboard.challenges.selectors import AnyUser, user_is_organizer
-from leaderboard.core.exports import neutralise
-from leaderboard.rankings.models import BoardSnapshot, LadderRelease
-from leaderboard.rankings.precision import task_decimals
+from leaderboard.challenges.models import Task
+from leaderboard.rankings.models import LadderRelease
+from leaderboard.rankings.policy import LadderMode, mode_of
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status, Submission
-
-#: The answer of every channel that a Ladder board does not offer (pages: 404 with this text).
-NOT_AVAILABLE = (
-    "Not available under the Ladder: this task's public board releases only each team's shown value (it "
-    "changes only when a new submission beats it by more than the Ladder's step), so intervals, "
-    "differences, p-values, rank sets, pairwise comparisons and rank distributions of the exact scores "
-    "are not shown until the final boards are revealed."
-)
-#: The columns of a Ladder board's rows (API rows, CSV downloads): nothing else leaves.
-LADDER_COLUMNS = ["rank", "name", "team", "is_baseline", "value", "submission_id"]
-
-
-def is_ladder(task: Task) -> bool:
-    return task.public_mode != PublicMode.PLAIN
-
-
-def hides_public(task: Task, user: AnyUser) -> bool:
-    """True when ``user`` may read only the Ladder's releases of ``task``'s public board."""
-    if not is_ladder(task) or task.challenge.private_revealed:
-        return False
-    return not user_is_organizer(challenge=task.challenge, user=user)
-
-
-def hides(task: Task, split: str, user: AnyUser) -> bool:
-    return split == Split.PUBLIC and hides_public(task, user)
-
-
-def any_hidden(tasks: Iterable[Task], user: AnyUser) -> bool:
-    """True when some task's public board is a Ladder board for ``user`` (the cross-task summary ranks
-    entries by their exact public values, so it is withheld then)."""
-    return any(hides_public(t, user) for t in tasks)
-
-
-def ladder_decimals(task: Task) -> int:
-    """Decimals of the shown values: the board's precision, or the fixed step's when that is finer."""
-    decimals = task_decimals(task)
-    if task.public_mode == PublicMode.LADDER and task.ladder_eta:
-        decimals = max(decimals, math.ceil(-math.log10(task.ladder_eta) - 1e-9))
-    return decimals
-
-
-def step_words(task: Task) -> str:
-    if task.public_mode == PublicMode.LADDER:
-        return f"a fixed step of {task.ladder_eta:g}"
-    return f"{task.ladder_z:g} standard errors of the paired difference between the two submissions"
 
 
 def _entry_key(submission: Any) -> str:
@@ -96,8 +49,10 @@ def _replicates(score_ids: list[int]) -> dict[int, np.ndarray]:
     }
 
 
-def _message(task: Task, *, moved: bool, first: bool, shown: float | None, defined: bool) -> str:
-    value = "nothing" if shown is None else f"{shown:.{ladder_decimals(task)}f}"
+def _message(
+    task: Task, mode: LadderMode, *, moved: bool, first: bool, shown: float | None, defined: bool
+) -> str:
+    value = "nothing" if shown is None else f"{shown:.{mode.decimals(task)}f}"
     if not defined:
         return (
             "Not shown: the score of this submission is undefined on the public items, so the board shows "
@@ -108,11 +63,11 @@ def _message(task: Task, *, moved: bool, first: bool, shown: float | None, defin
     if moved:
         return (
             "Shown: your new submission beat your shown score by more than the Ladder's step "
-            f"({step_words(task)}), so the board now shows {value}."
+            f"({mode.step_words(task)}), so the board now shows {value}."
         )
     return (
         "Not shown: your new submission did not beat your shown score by more than the Ladder's step "
-        f"({step_words(task)}), so the board shows your previous score, {value}."
+        f"({mode.step_words(task)}), so the board shows your previous score, {value}."
     )
 
 
@@ -122,7 +77,8 @@ def releases_update(task: Task) -> int:
     Call with the task locked (the public board's rebuild): releases are made in the order the scores
     reach the board and are never rewritten, so what a team was shown stays what it was shown.
     """
-    if not is_ladder(task):
+    mode = mode_of(task)
+    if not isinstance(mode, LadderMode):
         return 0
     version = task.truth_version
     done = set(
@@ -147,20 +103,12 @@ def releases_update(task: Task) -> int:
         .order_by("pk")
     ):
         state[release.entry_key] = release
-    free = task.public_mode == PublicMode.LADDER_FREE
+    free = mode.paired  # the step is in standard errors of the paired difference: read the replicates
     higher = engine.metric_higher_is_better(task.metric)
-    decimals = ladder_decimals(task)
     for score in scores:
         key = _entry_key(score.submission)
         previous = state.get(key)
-        board = engine.ladder_board(
-            mode=task.public_mode,
-            higher_is_better=higher,
-            eta=task.ladder_eta or 1.0,
-            precision=decimals,
-            z=task.ladder_z,
-            shown=None if previous is None else previous.shown,
-        )
+        board = mode.rule(task, higher_is_better=higher, shown=None if previous is None else previous.shown)
         defined = score.value is not None and math.isfinite(score.value)
         if not defined:
             moved, threshold, shown = False, None, None if previous is None else previous.shown
@@ -197,7 +145,7 @@ def releases_update(task: Task) -> int:
             shown_submission=score.submission if moved else (previous.shown_submission if previous else None),
             moved=moved,
             threshold=threshold,
-            message=_message(task, moved=moved, first=previous is None, shown=shown, defined=defined),
+            message=_message(task, mode, moved=moved, first=previous is None, shown=shown, defined=defined),
         )
         if moved:
             state[key] = made
@@ -206,7 +154,7 @@ def releases_update(task: Task) -> int:
 
 def released_rows(task: Task) -> list[dict[str, Any]]:
     """The Ladder board: every team's latest release, ranked by the shown value (ties share a rank)."""
-    if not is_ladder(task):
+    if not mode_of(task).releases:
         return []
     # each team's latest release (plain tuples: a board rebuilt after every score reads them all)
     latest: dict[str, tuple[float, int | None]] = {}
@@ -235,56 +183,3 @@ def released_rows(task: Task) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def reader_rows(snapshot: BoardSnapshot) -> list[dict[str, Any]]:
-    """A Ladder board's rows as a reader sees them: the released columns only."""
-    return [{c: row.get(c) for c in LADDER_COLUMNS} for row in snapshot.ladder_rows]
-
-
-def reader_signature(task: Task) -> dict[str, Any]:
-    """The signature of a Ladder board: its rule, and nothing computed from the scores."""
-    return {
-        "public_mode": task.public_mode,
-        "ladder_eta": task.ladder_eta if task.public_mode == PublicMode.LADDER else None,
-        "ladder_z": task.ladder_z if task.public_mode == PublicMode.LADDER_FREE else None,
-        "decimals": ladder_decimals(task),
-        "signature_text": "Ladder board: a team's value changes only when a new submission beats it by "
-        f"more than {step_words(task)}.",
-    }
-
-
-def ladder_csv(rows: list[dict[str, Any]]) -> str:
-    """A Ladder board's download: the released columns only (text cells neutralised like every CSV)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(LADDER_COLUMNS)
-    for row in rows:
-        writer.writerow([neutralise("" if row.get(c) is None else row.get(c)) for c in LADDER_COLUMNS])
-    return buffer.getvalue()
-
-
-def release_view(release: LadderRelease | None, task: Task) -> dict[str, Any]:
-    """What a participant sees of one submission's public score under the Ladder."""
-    if release is None:
-        return {
-            "mode": task.public_mode,
-            "shown": None,
-            "moved": None,
-            "message": "Waiting for the public board: the Ladder has not released this submission yet.",
-        }
-    return {
-        "mode": task.public_mode,
-        "shown": release.shown,
-        "moved": release.moved,
-        "message": release.message,
-    }
-
-
-def releases_of(*, submission_ids: Iterable[int]) -> dict[tuple[int, int], LadderRelease]:
-    """The current releases of these submissions, by (submission id, task id)."""
-    out: dict[tuple[int, int], LadderRelease] = {}
-    for r in LadderRelease.objects.filter(submission_id__in=list(submission_ids)).select_related("task"):
-        if r.truth_version == r.task.truth_version:
-            out[(r.submission_id, r.task_id)] = r
-    return out

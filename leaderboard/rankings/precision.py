@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from leaderboard.challenges.models import Task
 from leaderboard.challenges.models import default_decimals as default_decimals  # beside the setting
-from leaderboard.rankings.board import BoardRow, upgrade_row, upgrade_signature
+from leaderboard.rankings.board import ROW_FIELDS, SnapshotRow
 
-#: Row fields on the value's scale (``rankings.board.BoardRow``).
+#: Row fields on the value's scale (``rankings.board.SnapshotRow``).
 VALUE_FIELDS = (
     "value",
     "diff",
@@ -72,11 +72,11 @@ def p_decimals(decimals: int) -> int:
     return max(decimals, 2)
 
 
-def public_row(row: Mapping[str, Any], decimals: int) -> BoardRow:
-    """One stored board row as everyone reads it (API, site, downloads): a :class:`BoardRow` (older
-    snapshots upgraded), rounded to the board's precision. The stored row is untouched. A run's own
-    values are never in it (older snapshots' per-run figures are left out by the upgrade)."""
-    out = upgrade_row(row)
+def public_row(row: Mapping[str, Any], decimals: int) -> SnapshotRow:
+    """One stored board row as everyone reads it (API, site, downloads): its fields in the row's order
+    (PostgreSQL's jsonb keeps no key order), rounded to the board's precision. The stored row is
+    untouched. A run's own values are never in it."""
+    out = cast(SnapshotRow, {k: row[k] for k in ROW_FIELDS if k in row})
     for key in VALUE_FIELDS:
         if key in out:
             out[key] = round_to(out[key], decimals)  # type: ignore[literal-required]
@@ -86,7 +86,7 @@ def public_row(row: Mapping[str, Any], decimals: int) -> BoardRow:
     return out
 
 
-def public_rows(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[BoardRow]:
+def public_rows(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[SnapshotRow]:
     return [public_row(r, decimals) for r in rows]
 
 
@@ -112,9 +112,9 @@ def public_distribution(distribution: Sequence[Sequence[float]], decimals: int) 
 
 
 def public_signature(signature: Mapping[str, Any], decimals: int) -> dict[str, Any]:
-    """The board's signature as everyone reads it (flat, older snapshots upgraded), with the precision
-    of its numbers."""
-    return {**upgrade_signature(signature), "decimals": decimals}
+    """The board's signature as everyone reads it (as stored: flat, one key per meaning), with the
+    precision of its numbers."""
+    return {**signature, "decimals": decimals}
 
 
 def public_summary(data: Mapping[str, Any], decimals_by_task: Mapping[str, int]) -> dict[str, Any]:

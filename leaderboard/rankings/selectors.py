@@ -1,4 +1,5 @@
-"""Reads of boards: the latest snapshot, with the private board hidden until revealed."""
+"""Reads of boards: the latest snapshot, with the private board hidden until revealed, and what a reader may
+see of it (:func:`reader_view`, the read policy of ``rankings.policy``: every channel asks it)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,24 @@ from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import AnyUser, private_board_visible, task_list
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
+from leaderboard.rankings.policy import Channel, ReaderView, challenge_refusal, reader_view, releases_of
 from leaderboard.rankings.services import splits_of
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status
+
+__all__ = [
+    "BoardHealth",
+    "Channel",
+    "ReaderView",
+    "board_at",
+    "board_health",
+    "board_latest",
+    "challenge_refusal",
+    "reader_view",
+    "releases_of",
+    "shakeup_latest",
+    "summary_latest",
+]
 
 
 def _check_split(*, challenge: Challenge, split: str, user: AnyUser) -> None:
@@ -58,6 +74,9 @@ def shakeup_latest(*, task: Task, user: AnyUser) -> ShakeupReport | None:
     if not task.has_private_split:
         raise NotFoundError(f"Task '{task.slug}' has no private split: there is no reveal to report on.")
     _check_split(challenge=task.challenge, split=Split.PRIVATE, user=user)
+    public = reader_view(task, Split.PUBLIC, user)  # the report publishes the public board's values
+    if not public.allows(Channel.SHAKEUP):
+        raise NotFoundError(public.refusal)
     return ShakeupReport.objects.filter(task=task).order_by("-private_sequence", "-public_sequence").first()
 
 

@@ -23,6 +23,7 @@ from leaderboard.challenges.selectors import task_list
 from leaderboard.rankings import board as board_builder
 from leaderboard.rankings import board_cache, ladder, versions
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
+from leaderboard.rankings.policy import mode_of
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status
@@ -178,7 +179,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         if left_off:
             digest = hashlib.sha256(json.dumps([digest, left_off], sort_keys=True).encode()).hexdigest()
         ladder_rows: list[dict] = []
-        if split == Split.PUBLIC and ladder.is_ladder(task):
+        if split == Split.PUBLIC and mode_of(task).releases:
             # the Ladder's releases, made once, in the order scores reach the board (rankings.ladder)
             ladder.releases_update(task)
             ladder_rows = ladder.released_rows(task)

@@ -26,7 +26,6 @@ from stats.checks import (
     units_problem,
 )
 from stats.engine import score_entries, score_item_statistics
-from stats.ladder import LadderBoard
 from stats.metrics import get_metric
 
 if TYPE_CHECKING:
@@ -540,20 +539,6 @@ def tabular_chunk_replicates(
     whole computation: stats.engine multiplies blocks fixed by N alone)."""
     scores = _plan_scores(plan, resamples=resamples, seed=seed, chunks=chunks, jackknife=False)
     return [s.replicates for s in scores]
-
-
-def ladder_board(
-    *, mode: str, higher_is_better: bool, eta: float, precision: int, z: float, shown: float | None
-) -> LadderBoard:
-    """One team's public value under the Ladder (``stats.ladder.LadderBoard``), for ``rankings.ladder``."""
-    return LadderBoard(
-        mode=mode,  # type: ignore[arg-type]
-        higher_is_better=higher_is_better,
-        eta=eta,
-        precision=precision,
-        z=z,
-        shown=shown,
-    )
 
 
 def _item_statistics(metric: Any, truth: np.ndarray, runs: list[np.ndarray], *, labels: Any) -> list[Any]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.rankings.board import BoardRow as StoredRow
+from leaderboard.rankings.board import SnapshotRow
 from leaderboard.web import forest
 
 # Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
@@ -93,7 +93,9 @@ class Bar:
 
 
 @dataclass
-class BoardRow:
+class RowView:
+    """One snapshot row as the site draws it: the stored row (rounded) and what is drawn of it."""
+
     data: Mapping[str, Any]
     bar: Bar | None
     diff_bar: Bar | None
@@ -137,16 +139,10 @@ class BoardRow:
         """The board's answer for this row: ``best``, ``could be the best`` or ``worse than the best``.
 
         It comes from the max-t comparisons with the best (``stats.board``), which allow for the leader
-        having been picked on this test set. A snapshot written before verdicts existed gets it from its
-        max-t best-set flag.
-        """
+        having been picked on this test set (snapshots written before verdicts existed were given theirs
+        once, by the migration ``rankings/0005_snapshot_rows_upgraded``)."""
         stored = self.data.get("verdict")
-        if stored is not None:
-            return str(stored)
-        flag = self.data.get("in_best_set_max_t")
-        if flag is None:
-            return None
-        return "could be the best" if flag else "worse than the best"
+        return None if stored is None else str(stored)
 
     def __getattr__(self, name: str) -> Any:  # templates read row.value, row.rank_low...
         try:
@@ -175,7 +171,7 @@ class SortLink:
 
 @dataclass
 class BoardView:
-    rows: list[BoardRow]
+    rows: list[RowView]
     total: int  # rows on the whole board
     page: int | None  # the page drawn (None: every row)
     pages: int
@@ -370,7 +366,7 @@ ROWS_PER_PAGE = 100
 
 def board_view(
     *,
-    rows: Sequence[StoredRow],
+    rows: Sequence[SnapshotRow],
     signature: Mapping[str, Any],
     sort: str = "",
     page: int | None = None,
@@ -437,7 +433,7 @@ class _Scales:
     leader_name: str
 
 
-def _scales(rows: list[StoredRow], signature: Mapping[str, Any]) -> _Scales:
+def _scales(rows: list[SnapshotRow], signature: Mapping[str, Any]) -> _Scales:
     confidence = _num(signature.get("confidence"))
     conf_pct = f"{confidence * 100:g}%" if confidence is not None else "confidence"
     alpha_value = _num(signature.get("alpha"))
@@ -455,7 +451,7 @@ def _scales(rows: list[StoredRow], signature: Mapping[str, Any]) -> _Scales:
     )
 
 
-def _leaders(rows: list[StoredRow]) -> tuple[set[Any], list[Any]]:
+def _leaders(rows: list[SnapshotRow]) -> tuple[set[Any], list[Any]]:
     """The leaders' submission ids, and every id with the leaders first (for the headline's pair)."""
     if any("is_leader" in r for r in rows):
         leader_ids = {r.get("submission_id") for r in rows if r.get("is_leader")}
@@ -473,7 +469,7 @@ def _matching(rows: list[Mapping[str, Any]], query: str) -> list[Mapping[str, An
     return [r for r in rows if needle in f"{r.get('name', '')}\n{r.get('team', '')}".casefold()]
 
 
-def _view_row(r: Mapping[str, Any], scales: _Scales, leader_ids: set[Any]) -> BoardRow:
+def _view_row(r: Mapping[str, Any], scales: _Scales, leader_ids: set[Any]) -> RowView:
     name, digits, conf_pct = str(r.get("name", "")), scales.digits, scales.conf_pct
     bar = _bar(
         scales.axis,
@@ -494,7 +490,7 @@ def _view_row(r: Mapping[str, Any], scales: _Scales, leader_ids: set[Any]) -> Bo
     mark = forest.forest_mark(
         r, scales.forest_axis, decimals=digits, confidence=scales.level, leader=scales.leader_name
     )
-    return BoardRow(
+    return RowView(
         data=r,
         bar=bar,
         diff_bar=diff_bar,

@@ -2,8 +2,8 @@
 
 Pure drawing arithmetic on the numbers of the stored rows (already rounded to the board's precision); no
 statistic is computed here. The differences and their intervals are the max-t simultaneous ones each row
-carries (``diff``, ``diff_low``, ``diff_high`` of the flat ``rankings.board.BoardRow``; an older stored
-shape is upgraded once, by ``rankings.board.upgrade_row``, before it reaches here), so a bar crosses the
+carries (``diff``, ``diff_low``, ``diff_high`` of the flat ``rankings.board.SnapshotRow``; snapshots of an
+older shape were upgraded once, by the migration ``rankings/0005_snapshot_rows_upgraded``), so a bar crosses the
 zero line exactly when the row's verdict is "could be the best".
 
 The axis is zoomed to the contenders, so a far-off entry (a majority-class baseline, say) does not squeeze

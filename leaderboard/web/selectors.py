@@ -15,9 +15,8 @@ from django.utils import timezone
 from leaderboard.challenges.models import Challenge, Team
 from leaderboard.challenges.selectors import AnyUser, challenge_list
 from leaderboard.core.exceptions import NotFoundError
-from leaderboard.rankings import ladder
 from leaderboard.rankings.models import BoardSnapshot, BoardState
-from leaderboard.rankings.precision import round_to, task_decimals
+from leaderboard.rankings.selectors import ReaderView, reader_view, releases_of
 from leaderboard.scoring.models import RescoreJob, Score, Split
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import submission_get_visible
@@ -80,10 +79,11 @@ class ScoreCell:
 
 
 def submission_scores(
-    *, submission_ids: list[int], include_private: bool, user: AnyUser | None = None
+    *, submission_ids: list[int], include_private: bool, user: AnyUser
 ) -> dict[int, list[ScoreCell]]:
-    """Point values per submission, task and split, at the board's precision; the private split only when
-    its board is visible. On a Ladder board (for ``user``) the value is replaced by the Ladder's release."""
+    """Point values per submission, task and split, as ``user`` may read them (``rankings.policy``): at
+    the board's precision, or, where the board releases less (a Ladder board), the release instead; the
+    private split only when its board is visible."""
     qs = (
         Score.objects.filter(submission_id__in=submission_ids)
         .select_related("task")
@@ -92,30 +92,22 @@ def submission_scores(
     if not include_private:
         qs = qs.filter(split=Split.PUBLIC)
     out: dict[int, list[ScoreCell]] = defaultdict(list)
-    releases = ladder.releases_of(submission_ids=submission_ids) if user is not None else {}
+    releases = releases_of(submission_ids=submission_ids)
+    readers: dict[tuple[int, str], ReaderView] = {}
     for s in qs.select_related("task__challenge").order_by("task__position", "task__slug", "split"):
-        if user is not None and ladder.hides(s.task, s.split, user):
-            release = ladder.release_view(releases.get((s.submission_id, s.task_id)), s.task)
-            out[s.submission_id].append(
-                ScoreCell(
-                    task_slug=s.task.slug,
-                    split=s.split,
-                    value=None,
-                    n_runs=s.n_runs,
-                    decimals=ladder.ladder_decimals(s.task),
-                    ladder=release,
-                )
-            )
-            continue
-        # The board's precision (rankings.precision): the site's pages show each score rounded.
-        decimals = task_decimals(s.task)
+        reader = readers.get((s.task_id, s.split))
+        if reader is None:
+            reader = readers[(s.task_id, s.split)] = reader_view(s.task, s.split, user)
+        release = reader.release(s.submission_id, releases)
         out[s.submission_id].append(
             ScoreCell(
                 task_slug=s.task.slug,
                 split=s.split,
-                value=round_to(s.value, decimals),
+                # the board's precision (rankings.precision): the site's pages show each score rounded
+                value=None if release is not None else reader.value(s.value),
                 n_runs=s.n_runs,
-                decimals=decimals,
+                decimals=reader.decimals,
+                ladder=release,
             )
         )
     return dict(out)

@@ -46,3 +46,20 @@ def test_every_operation_documents_its_errors_in_the_error_shape(client) -> None
         "$ref": "#/components/schemas/PaginatedItemList"
     }
     assert "409" in schema["paths"]["/api/challenges/"]["post"]["responses"]
+
+
+def test_the_board_rows_are_typed_in_the_schema_by_the_stored_row(client) -> None:  # type: ignore[no-untyped-def]
+    """``BoardOutputSerializer.rows`` is the stored row's declaration (``rankings.board.SnapshotRow``),
+    not an untyped list of objects (issue 19, item 7); a Ladder board's released columns are a part of it."""
+    from leaderboard.rankings.board import ROW_FIELDS
+    from leaderboard.rankings.policy import LADDER_COLUMNS
+
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    schemas = schema["components"]["schemas"]
+    assert schemas["BoardOutput"]["properties"]["rows"]["items"] == {
+        "$ref": "#/components/schemas/SnapshotRow"
+    }
+    row = schemas["SnapshotRow"]["properties"]
+    assert list(row) == list(ROW_FIELDS) and set(LADDER_COLUMNS) <= set(row)
+    assert row["value"]["type"] == "number" and row["rank"]["type"] == "integer"
+    assert row["is_baseline"]["type"] == "boolean" and row["verdict"]["type"] == "string"

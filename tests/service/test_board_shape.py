@@ -1,21 +1,26 @@
 """One typed row and one flat signature (issue 13, point 4): written once by ``rankings.board`` and read as
-stored by the API, the site and both downloads; snapshots written before are upgraded when read."""
+stored by the API, the site and both downloads; snapshots written before were upgraded once, by a data
+migration (issue 19, item 7), not on every read."""
 
 from __future__ import annotations
 
 import csv
 import io
+from importlib import import_module
 
 import pytest
+from django.apps import apps
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from leaderboard.rankings.board import ROW_FIELDS, upgrade_row, upgrade_signature
+from leaderboard.rankings.board import ROW_FIELDS
 from leaderboard.rankings.exports import CSV_COLUMNS
 from leaderboard.rankings.models import BoardSnapshot
 from tests.service import web_support as ws
 
 pytestmark = pytest.mark.django_db
+UPGRADE = import_module("leaderboard.rankings.migrations.0005_snapshot_rows_upgraded")
+upgrade_row, upgrade_signature = UPGRADE.upgrade_row, UPGRADE.upgrade_signature
 
 #: A row and a signature as snapshots stored them before (stats.board's names, the signature with the
 #: stats.signature settings nested in ``extra`` and several settings twice).
@@ -43,6 +48,12 @@ OLD_SIGNATURE = {
 }  # fmt: skip
 
 
+def test_the_migration_knows_the_rows_fields() -> None:
+    """The migration's frozen field list is the row's (if the row grows, the migration stays as it was:
+    no snapshot stored before it can hold the new fields)."""
+    assert [f for f in ROW_FIELDS if f in UPGRADE.ROW_FIELDS] == list(UPGRADE.ROW_FIELDS)
+
+
 def test_an_old_row_and_signature_are_upgraded_to_one_key_per_meaning() -> None:
     row = upgrade_row(OLD_ROW)
     assert list(row) == [f for f in ROW_FIELDS if f in row]
@@ -58,7 +69,10 @@ def test_an_old_row_and_signature_are_upgraded_to_one_key_per_meaning() -> None:
     assert sig["stepdown"] == "True" and sig["difference_interval"] == "max-t simultaneous, 0.95"
     assert upgrade_signature(sig) == sig
     before_verdicts = {k: v for k, v in OLD_ROW.items() if k not in ("verdict", "compared_with", "is_leader")}
-    assert upgrade_row({**before_verdicts, "rank": 2})["compared_with"] == "the leader"
+    older = upgrade_row({**before_verdicts, "rank": 2})
+    assert older["compared_with"] == "the leader"
+    assert older["verdict"] == "could be the best"  # from its max-t best-set flag, once
+    assert upgrade_row({**before_verdicts, "in_best_set_max_t": False})["verdict"] == "worse than the best"
 
 
 def test_a_new_snapshot_stores_the_typed_row_and_every_reader_reads_it_as_stored(
@@ -92,6 +106,12 @@ def test_an_old_snapshot_still_renders_on_the_site_in_the_api_and_in_the_downloa
     board = ws.make_board(django_capture_on_commit_callbacks)
     snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
     BoardSnapshot.objects.filter(pk=snap.pk).update(rows=[OLD_ROW], signature=OLD_SIGNATURE, entry_count=1)
+    others = list(BoardSnapshot.objects.exclude(pk=snap.pk).values_list("pk", "rows", "signature"))
+    UPGRADE.upgrade_snapshots(apps, None)  # the data migration, once
+    stored = BoardSnapshot.objects.get(pk=snap.pk)
+    assert stored.rows == [upgrade_row(OLD_ROW)] and stored.signature == upgrade_signature(OLD_SIGNATURE)
+    # snapshots in the shape are left as they are
+    assert list(BoardSnapshot.objects.exclude(pk=snap.pk).values_list("pk", "rows", "signature")) == others
     html = client.get(reverse("challenge", args=[board.challenge.slug])).content.decode()
     assert ("alpha" in html and "Wilson" in html) or "wilson" in html
     api = APIClient().get(f"/api/challenges/{board.challenge.slug}/leaderboard/").json()

@@ -8,6 +8,10 @@ submissions, the cross-task summary, rank and pairwise pages, the shake-up repor
 the read cache, ``lb``) is scanned for the exact values in every form a number could take (rounded or cut
 at 3 or 4 decimals, at full precision); the shown value stays 0.700 after the second submission and the
 participant is told why; organizers see everything; the private board at the reveal shows everything.
+
+The same scan runs for every registered board mode (``rankings.policy.MODES``, issue 19): on a plain
+board nothing finer than the board's precision may leave; under a Ladder mode nothing the Ladder did not
+release.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -28,8 +33,9 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.challenges.models import Task
 from leaderboard.challenges.services import challenge_create, challenge_reveal_private, task_create
-from leaderboard.rankings.ladder import LADDER_COLUMNS, NOT_AVAILABLE
 from leaderboard.rankings.models import BoardSnapshot, LadderRelease
+from leaderboard.rankings.policy import LADDER_COLUMNS, MODES, NOT_AVAILABLE
+from leaderboard.rankings.selectors import reader_view
 from leaderboard.scoring.models import Score
 from tests.service.api_support import FAST_HASHERS, client_for, file, reset_throttles
 from tests.service.factories import LABELS, csv_bytes, user
@@ -116,6 +122,11 @@ def _forms(value: float) -> set[str]:
     return out
 
 
+def _fine_forms(value: float) -> set[str]:
+    """The ways to write ``value`` more finely than the board's precision (3 decimals)."""
+    return {f for f in _forms(value) if len(f.split(".")[-1]) > 3}
+
+
 def _leaks(text: str, hidden: set[str]) -> list[str]:
     # a number, not the tail of another one (a timestamp's "10.689" is not "0.689")
     return [h for h in hidden if re.search(r"(?<![\d])" + re.escape(h) + r"(?!\d)", text)]
@@ -137,6 +148,34 @@ def board(transactional_db):  # type: ignore[no-untyped-def]
     # the check is meaningful: no exact value writes like a shown one
     assert all(f"{v:.3f}" not in shown for v in [*exact.values(), *private.values()])
     return organizer, alice, bob, task, pks, bob_pk, exact, hidden
+
+
+@pytest.fixture(params=sorted(MODES))
+def any_mode(request, transactional_db):  # type: ignore[no-untyped-def]
+    """The same submissions on a board of every registered mode, and what each mode must not let out:
+    under a Ladder mode every form of an exact score that the Ladder did not release; on a plain board
+    every form finer than the board's precision (its participants read rounded numbers only)."""
+    mode = request.param
+    organizer, task, (ids, labels, split) = _ladder_task(
+        mode, **({"ladder_eta": ETA} if mode == "ladder" else {})
+    )
+    alice, bob = user("alice"), user("bob")
+    pks = [
+        _submit(alice, _file(ids, labels, split, 140, 150), "first"),
+        _submit(alice, _file(ids, labels, split, 146, 120), "second"),
+    ]
+    bob_pk = _submit(bob, _file(ids, labels, split, 120, 130), "bob")
+    values = [s.value for s in Score.objects.filter(task=task)]
+    if reader_view(task, "public", AnonymousUser()).exact:
+        hidden = set().union(*(_fine_forms(v) for v in values))
+    else:
+        released = [r.shown for r in LadderRelease.objects.filter(task=task) if r.shown is not None]
+        shown = {f"{v:.{places}f}" for v in released for places in (1, 2, 3)} | {repr(v) for v in released}
+        hidden = set().union(*(_forms(v) for v in values)) - shown
+        unreleased = Score.objects.get(submission_id=pks[1], split="public").value  # not beyond the step
+        assert _forms(unreleased) <= hidden  # the check is meaningful: nothing of it was released
+    assert hidden
+    return mode, organizer, alice, bob, task, pks, bob_pk, hidden
 
 
 def _api_texts(client, task: Task, pks: list[int]) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -226,7 +265,26 @@ def test_the_ladder_releases_a_new_score_only_above_the_step_and_says_why(board)
     assert "so the board shows your previous score, 0.700" in mine_page
 
 
-def test_no_channel_gives_away_an_exact_score_under_the_ladder(board) -> None:
+def test_no_channel_gives_away_more_than_the_board_mode_releases(any_mode) -> None:
+    """Every channel, for every mode, for a participant, another participant and an anonymous reader."""
+    _mode, organizer, alice, bob, task, pks, bob_pk, hidden = any_mode
+    for who, visible in ((alice, pks), (bob, [bob_pk]), (None, [])):
+        for path, text in _api_texts(client_for(who), task, visible).items():
+            assert not _leaks(text, hidden), (who, path, _leaks(text, hidden))
+        web = Client()
+        if who is not None:
+            web.force_login(who)
+        for path, text in _site_texts(web, task, visible, member=who is not None).items():
+            assert not _leaks(text, hidden), (who, path, _leaks(text, hidden))
+    # The read cache answers anonymous readers as anonymous readers, also after an organizer's visit.
+    organizer_web = Client()
+    organizer_web.force_login(organizer)
+    assert organizer_web.get(reverse("challenge", args=["lad"])).status_code == 200
+    for _ in range(2):
+        assert not _leaks(Client().get(reverse("challenge", args=["lad"])).content.decode(), hidden)
+
+
+def test_the_ladder_refuses_every_page_of_exact_scores_and_says_why(board) -> None:
     _organizer, alice, bob, task, pks, bob_pk, exact, hidden = board
     for who, visible in ((alice, pks), (bob, [bob_pk]), (None, [])):
         for path, text in _api_texts(client_for(who), task, visible).items():

@@ -4,7 +4,8 @@ from the hidden labels, and the doors around them.
 - runs per submission are a task setting (default 5), refused above it by the API and the site;
 - every number a participant sees is rounded to the board's precision (``rankings.precision``): the API's
   submission detail and board (JSON and CSV), the site's board, downloads, submission and pairwise pages;
-  each run's value, the runs' spread and exact discordant counts are for organizers only;
+  each run's value, the runs' spread and exact discordant counts are for organizers only; the board's
+  channels are checked for every registered board mode (``rankings.policy.MODES``);
 - sign-up is throttled per address and over the whole service; a challenge can require approval;
 - the admin's log-in is throttled like the site's;
 - descriptions are bounded; CSV downloads never alter ids and files built from them upload; more than 100
@@ -22,15 +23,18 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib import admin
+from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.challenges.models import Challenge, Participant, Task
-from leaderboard.challenges.services import NOT_APPROVED, challenge_create, task_create
+from leaderboard.challenges.services import NOT_APPROVED, challenge_create, task_create, task_public_mode_set
 from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.policy import MODES
 from leaderboard.rankings.precision import default_decimals, round_to
+from leaderboard.rankings.selectors import Channel, reader_view
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, Submission
 from tests.service.api_support import FAST_HASHERS, PASSWORD, client_for, file, reset_throttles
 from tests.service.factories import LABELS, challenge_with_task, csv_bytes, make_truth, predictions, user
@@ -57,11 +61,13 @@ def _fresh(settings, monkeypatch) -> Iterator[None]:
     reset_throttles()
 
 
-@pytest.fixture
-def toy(transactional_db):
-    """A challenge of 240 items (default precision: 1 decimal) and a participant with 3 runs scored."""
+def _toy(mode: str) -> tuple:
+    """A challenge of 240 items (default precision: 1 decimal), its public board in ``mode``, and a
+    participant with 3 runs scored."""
     organizer = user("org")
     challenge, task, ids, truth = challenge_with_task(organizer, resamples=200)
+    if mode != task.public_mode:  # the Ladder's step at the board's precision: 1 decimal either way
+        task = task_public_mode_set(task=task, public_mode=mode, ladder_eta=0.1 if mode == "ladder" else None)
     alice = user("alice")
     runs = [predictions(ids, truth, acc, k) for k, acc in enumerate((0.61, 0.73, 0.87))]
     response = client_for(alice).post(
@@ -71,6 +77,17 @@ def toy(transactional_db):
     )
     assert response.status_code == 201, response.content
     return organizer, alice, challenge, task, ids, truth, response.json()["id"]
+
+
+@pytest.fixture
+def toy(transactional_db):
+    return _toy("plain")
+
+
+@pytest.fixture(params=sorted(MODES))
+def toy_every_mode(request, transactional_db):
+    """The toy challenge once per registered board mode (``rankings.policy.MODES``, issue 19)."""
+    return _toy(request.param)
 
 
 def _decimals_of(x: float) -> int:
@@ -149,8 +166,9 @@ def test_a_participant_sees_one_rounded_value_per_task_organizers_see_each_run(t
     assert listing == score
 
 
-def test_every_board_channel_is_rounded_and_hides_each_run(toy) -> None:
-    organizer, alice, _challenge, task, _ids, _truth, pk = toy
+def test_every_board_channel_is_rounded_and_hides_each_run(toy_every_mode) -> None:
+    """For every board mode: whatever a mode releases, no number leaves finer than the board's precision."""
+    organizer, alice, _challenge, task, _ids, _truth, pk = toy_every_mode
     stored = BoardSnapshot.objects.filter(task=task).latest("sequence").rows[0]
     assert stored["seed_sd"] is not None and _decimals_of(stored["value"]) > 1  # stored in full
     assert "run_values" not in stored  # the board's rows never carry a run's own value
@@ -160,9 +178,9 @@ def test_every_board_channel_is_rounded_and_hides_each_run(toy) -> None:
             if row.get(key) is not None:
                 assert _decimals_of(row[key]) <= 1, (key, row[key])
         # the seed spread is shown (issue 11), but at the board's precision, like the value: at more digits
-        # it would tell whether two runs differ by one item
+        # it would tell whether two runs differ by one item (a Ladder board does not show it at all)
         for key in ("seed_sd", "test_set_sd"):
-            assert row[key] is None or _decimals_of(row[key]) <= 1, (key, row[key])
+            assert row.get(key) is None or _decimals_of(row[key]) <= 1, (key, row[key])
         assert not any(k.startswith("run_") and row[k] is not None for k in row if k != "run_mean")
 
     for who in (None, alice, organizer):  # the public board is one page for everyone
@@ -171,7 +189,7 @@ def test_every_board_channel_is_rounded_and_hides_each_run(toy) -> None:
         assert board["signature"]["decimals"] == 1
     as_csv = client_for(alice).get("/api/challenges/toy/leaderboard/?format=csv").content.decode()
     (row,) = list(csv.DictReader(io.StringIO(as_csv)))
-    assert _decimals_of(float(row["value"])) <= 1 and _decimals_of(float(row["seed_sd"])) <= 1
+    assert _decimals_of(float(row["value"])) <= 1 and _decimals_of(float(row.get("seed_sd") or 0)) <= 1
     assert not any(k.startswith("runs.") for k in row)
 
     web = Client()
@@ -179,7 +197,7 @@ def test_every_board_channel_is_rounded_and_hides_each_run(toy) -> None:
     check_row(download["rows"][0])
     as_csv = web.get(reverse("board_download", args=["toy", "main", "csv"])).content.decode()
     (row,) = list(csv.DictReader(io.StringIO(as_csv)))
-    assert _decimals_of(float(row["value"])) <= 1 and _decimals_of(float(row["seed_sd"])) <= 1
+    assert _decimals_of(float(row["value"])) <= 1 and _decimals_of(float(row.get("seed_sd") or 0)) <= 1
     assert row.get("run_sd", "") == "" and row.get("run_min", "") == ""
     page = htmllib.unescape(web.get(reverse("challenge", args=["toy"])).content.decode())
     # timestamps (the snapshot's "computed at", ...) can hold any digits, "...40.143384" held "0.14"
@@ -195,8 +213,9 @@ def test_every_board_channel_is_rounded_and_hides_each_run(toy) -> None:
     assert set(status) == {"id", "status", "status_display", "error", "on_board", "final"}  # no numbers
 
 
-def test_pairwise_and_rank_pages_are_rounded_for_participants(toy) -> None:
-    _organizer, _alice, _challenge, task, ids, truth, _pk = toy
+def test_pairwise_and_rank_pages_are_rounded_for_participants(toy_every_mode) -> None:
+    """Offered by the mode: rounded; not offered (a Ladder board before the reveal): refused, saying why."""
+    _organizer, _alice, _challenge, task, ids, truth, _pk = toy_every_mode
     bob = user("bob")
     response = client_for(bob).post(
         "/api/challenges/toy/submissions/",
@@ -206,13 +225,15 @@ def test_pairwise_and_rank_pages_are_rounded_for_participants(toy) -> None:
     assert response.status_code == 201
     snap = BoardSnapshot.objects.filter(task=task).latest("sequence")
     web = Client()
+    reader = reader_view(task, "public", AnonymousUser())
     ranks = web.get(reverse("ranks", args=["toy", "main"]))
-    assert ranks.status_code == 200
+    assert ranks.status_code == (200 if reader.allows(Channel.RANKS) else 404)
     a, b = (r["submission_id"] for r in snap.rows)
-    page = htmllib.unescape(
-        web.get(reverse("pairwise", args=["toy", "main"]), {"a": a, "b": b}).content.decode()
-    )
+    pairwise = web.get(reverse("pairwise", args=["toy", "main"]), {"a": a, "b": b})
+    page = htmllib.unescape(pairwise.content.decode())
     assert f"{snap.pairwise['difference'][0][1]:+.4f}" not in page
+    if not reader.allows(Channel.PAIRWISE):
+        assert pairwise.status_code == 404 and reader.refusal in page
 
 
 # --- sign-up and approval ---------------------------------------------------------------------------------

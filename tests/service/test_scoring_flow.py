@@ -161,7 +161,7 @@ def test_the_board_equals_what_python_m_stats_leaderboard_prints_for_the_same_fi
     assert [r["name"] for r in board.rows] == sorted(cli, key=lambda n: cli[n]["rank"])
     for row in board.rows:
         expected = cli[row["name"]]
-        # the snapshot's typed row (rankings.board.BoardRow) against stats.board's row of the CLI
+        # the snapshot's typed row (rankings.board.SnapshotRow) against stats.board's row of the CLI
         assert [row["rank"], row["in_best_set"], row["items_needed"]] == [
             expected["rank"],
             expected["in_best_set"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from leaderboard.rankings.board import upgrade_rows
+from leaderboard.rankings.board import snapshot_row
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.submissions.models import Submission
 from leaderboard.web.boards import ROWS_PER_PAGE, board_view
@@ -29,7 +29,7 @@ def _rows(k: int) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_board_view_pages_and_the_shared_axis() -> None:
-    rows = upgrade_rows(_rows(250))  # rows in stats.board's shape, as snapshots before issue 13 stored them
+    rows = [snapshot_row(r) for r in _rows(250)]  # from rows in stats.board's shape, as build_board does
     assert rows[0]["low"] == pytest.approx(0.88)
     first = board_view(rows=rows, signature={}, page=1)
     last = board_view(rows=rows, signature={}, page=3)

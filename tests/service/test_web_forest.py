@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from leaderboard.rankings.board import upgrade_row
+from leaderboard.rankings.board import snapshot_row
 from leaderboard.web import boards, forest
 
 
@@ -112,7 +112,7 @@ def test_the_plot_reads_stats_board_row_shape_too() -> None:
          "compared_with": r["compared_with"]}
         for r in ROWS
     ]  # fmt: skip
-    stored = [upgrade_row(r) for r in stored]  # the one upgrade of an older shape, as every reader does
+    stored = [snapshot_row(r) for r in stored]  # stats.board's shape flattened, as build_board stores it
     flat, raw = forest.forest_axis(ROWS, decimals=2), forest.forest_axis(stored, decimals=2)
     assert flat is not None and raw is not None and (flat.low, flat.high) == (raw.low, raw.high)
     a = forest.forest_mark(ROWS[1], flat, decimals=2, confidence="95%")

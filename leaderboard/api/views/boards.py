@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.core.cache import caches
@@ -32,17 +31,15 @@ from leaderboard.challenges.selectors import (
     task_list,
 )
 from leaderboard.core.exceptions import NotFoundError
-from leaderboard.rankings import ladder
-from leaderboard.rankings.exports import board_csv
-from leaderboard.rankings.precision import (
-    challenge_decimals,
-    public_rows,
-    public_signature,
-    public_summary,
-    task_decimals,
+from leaderboard.rankings.precision import challenge_decimals, public_summary
+from leaderboard.rankings.selectors import (
+    Channel,
+    board_at,
+    board_latest,
+    challenge_refusal,
+    reader_view,
+    summary_latest,
 )
-from leaderboard.rankings.selectors import board_at, board_latest, summary_latest
-from leaderboard.scoring.models import Split
 
 # --- boards -----------------------------------------------------------------------------------------
 SPLIT_PARAMETER = OpenApiParameter("split", str, enum=["public", "private"], default="public")
@@ -88,7 +85,10 @@ class LeaderboardView(JSONErrorsMixin, APIView):
         )
 
         csv = isinstance(request.accepted_renderer, CSVRenderer)
-        total = snapshot.entry_count if snapshot else 0
+        # What this reader may see of the board now (rankings.policy): the rows at the board's precision,
+        # or, on a Ladder board before the reveal, only what the Ladder released.
+        reader = reader_view(task, split, request.user)
+        total = reader.entry_count(snapshot)
         # A CSV export is a download of the whole board; JSON answers are paginated like the API's lists.
         offset = 0 if csv else query.validated_data["offset"]
         limit = max(total, 1) if csv else query.validated_data["limit"]
@@ -99,23 +99,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             url = replace_query_param(request.build_absolute_uri(), "limit", limit)
             return replace_query_param(url, "offset", new_offset)
 
-        decimals = task_decimals(task)  # the board's precision: every number a reader sees is rounded
-        # A Ladder board (issue 15): a non-organizer reads only what the Ladder released (rankings.ladder).
-        hidden = ladder.hides(task, split, request.user)
-        if hidden:
-            released = ladder.reader_rows(snapshot) if snapshot else []
-            total = len(released)
-            limit = max(total, 1) if csv else limit
-
         def board() -> dict[str, Any]:
-            rows: Sequence[Mapping[str, Any]]
-            if hidden:
-                rows = released[offset : offset + limit]
-            else:
-                rows = public_rows(snapshot.rows[offset : offset + limit], decimals) if snapshot else []
-            signature = public_signature(snapshot.signature, decimals) if snapshot else {}
-            if hidden:
-                signature = ladder.reader_signature(task)
             return {
                 "challenge": challenge.slug,
                 "task": task.slug,
@@ -124,12 +108,12 @@ class LeaderboardView(JSONErrorsMixin, APIView):
                 "sequence": snapshot.sequence if snapshot else None,
                 "created_at": snapshot.created_at if snapshot else None,
                 "entry_count": total,
-                "signature": signature,
+                "signature": reader.signature(snapshot),
                 "offset": offset,
                 "limit": limit,
                 "next": page_url(offset + limit if offset + limit < total else None),
                 "previous": page_url(max(offset - limit, 0) if offset > 0 else None),
-                "rows": rows,
+                "rows": reader.rows(snapshot, offset, offset + limit),
             }
 
         if snapshot is not None and request.accepted_media_type == JSONRenderer.media_type:
@@ -137,7 +121,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             # to serialise); the same renderer makes the same bytes (docs/reliability.md, "Load").
             key = (
                 f"api-board:{snapshot.pk}:{snapshot.created_at.isoformat()}:{challenge.slug}:{task.slug}:"
-                f"{task.metric}:{decimals}:{offset}:{limit}:{hidden}:{request.build_absolute_uri()}"
+                f"{task.metric}:{reader.decimals}:{offset}:{limit}:{reader.cache_key}:{request.build_absolute_uri()}"
             )
             body = caches["boards"].get(key)
             if body is None:
@@ -150,11 +134,7 @@ class LeaderboardView(JSONErrorsMixin, APIView):
         if csv:
             # The whole board in the site's CSV schema, from the same writer: the API's download and the
             # site's board.csv are the same bytes for the same snapshot (rankings.exports).
-            if hidden:
-                text = ladder.ladder_csv(released)
-            else:
-                text = board_csv(snapshot.rows, decimals) if snapshot else board_csv([], decimals)
-            download = HttpResponse(text, content_type="text/csv; charset=utf-8")
+            download = HttpResponse(reader.csv(snapshot), content_type="text/csv; charset=utf-8")
             name = f"{challenge.slug}-{task.slug}-{split}" + (f"-{snapshot.sequence}" if snapshot else "")
             download["Content-Disposition"] = f'attachment; filename="{name}.csv"'
             return download  # type: ignore[return-value]
@@ -174,8 +154,9 @@ class SummaryView(APIView):
         split = s.BoardQuerySerializer(data=request.query_params)
         split.is_valid(raise_exception=True)
         name = split.validated_data["split"]
-        if name == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
-            raise NotFoundError(ladder.NOT_AVAILABLE)  # it ranks entries by their exact public values
+        refusal = challenge_refusal(challenge.tasks.all(), name, request.user, Channel.SUMMARY)
+        if refusal is not None:
+            raise NotFoundError(refusal)  # it ranks entries by their exact values
         summary = summary_latest(challenge=challenge, split=name, user=request.user)
         if summary is None:
             raise NotFoundError(NO_SUMMARY.format(split=name))
@@ -212,8 +193,9 @@ class CriticalDifferenceView(JSONErrorsMixin, APIView):
         split = s.BoardQuerySerializer(data=request.query_params)
         split.is_valid(raise_exception=True)
         name = split.validated_data["split"]
-        if name == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
-            raise NotFoundError(ladder.NOT_AVAILABLE)
+        refusal = challenge_refusal(challenge.tasks.all(), name, request.user, Channel.SUMMARY)
+        if refusal is not None:
+            raise NotFoundError(refusal)
         summary = summary_latest(challenge=challenge, split=name, user=request.user)
         if summary is None or not summary.svg:
             raise NotFoundError(NO_DIAGRAM.format(split=name))

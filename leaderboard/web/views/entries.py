@@ -22,9 +22,8 @@ from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.models import Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer
-from leaderboard.rankings import ladder
 from leaderboard.rankings.models import BoardSnapshot
-from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
+from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
 from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
 from leaderboard.scoring.models import Split
 from leaderboard.submissions.models import Status, Submission
@@ -46,10 +45,11 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     split = request.GET.get("split", Split.PUBLIC)
     if split not in (Split.PUBLIC, Split.PRIVATE):
         raise Http404("Boards are 'public' and 'private'.")
-    if ladder.hides(task, split, request.user):
+    reader = reader_view(task, split, request.user)
+    if not reader.allows(Channel.ENTRY):
         # A Ladder board releases one shown value per team; the entry page's row, runs and history carry
         # exact scores (the team's own included), so it is not offered until the reveal.
-        return ladder_refusal(request, challenge, task)
+        return ladder_refusal(request, challenge, task, reader.refusal)
     submission = Submission.objects.select_related("team").filter(pk=pk, challenge=challenge).first()
     if submission is None:
         raise Http404(f"No entry {pk} on this challenge.")
@@ -58,8 +58,8 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     member = user.is_authenticated and submission.team.members.filter(pk=user.pk).exists()
     revealed = private_board_visible(challenge=challenge, user=user)  # organizers, or after the reveal
     snapshot = _board(request, task, split)  # 404 for a private board before the reveal
-    decimals = task_decimals(task)
-    view, row = _entry_row(snapshot, submission, decimals)
+    decimals = reader.decimals
+    view, row = _entry_row(snapshot, submission, reader)
     if row is None and not (organizer or member):
         raise Http404(f"Entry {pk} is not on the {split} board of '{task.slug}'.")
     see_scores = organizer or member or revealed
@@ -84,7 +84,7 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
             "revealed": revealed,
             "private_visible": revealed,
             "see_scores": see_scores,
-            "history": _team_history(submission, see_scores=see_scores, revealed=revealed),
+            "history": _team_history(submission, see_scores=see_scores, revealed=revealed, user=user),
             "files": files if (organizer or member) else [],
             "n_runs": len(files),
             "breakdown": breakdown,
@@ -95,13 +95,14 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
 
 
 def _entry_row(
-    snapshot: BoardSnapshot | None, submission: Submission, decimals: int
-) -> tuple[boards.BoardView | None, boards.BoardRow | None]:
-    """The entry's row on the board, drawn on the whole board's axes (None when it is not on it)."""
-    all_rows = public_rows(snapshot.rows, decimals) if snapshot else []
+    snapshot: BoardSnapshot | None, submission: Submission, reader: ReaderView
+) -> tuple[boards.BoardView | None, boards.RowView | None]:
+    """The entry's row on the board as this reader may read it, drawn on the whole board's axes (None
+    when it is not on it)."""
+    all_rows = reader.rows(snapshot)
     if snapshot is None or not any(r.get("submission_id") == submission.pk for r in all_rows):
         return None, None
-    view = boards.board_view(rows=all_rows, signature=public_signature(snapshot.signature, decimals))
+    view = boards.board_view(rows=all_rows, signature=reader.signature(snapshot))
     row = next((r for r in view.rows if r.submission_id == submission.pk), None)
     if row is not None:
         view.rows = [row]
@@ -110,7 +111,7 @@ def _entry_row(
 
 
 def _team_history(
-    submission: Submission, *, see_scores: bool, revealed: bool
+    submission: Submission, *, see_scores: bool, revealed: bool, user: Any
 ) -> list[tuple[Submission, list[Any]]]:
     """The team's latest submissions with their scores (scored ones only, without scores, to others)."""
     history_qs = Submission.objects.filter(challenge=submission.challenge, team=submission.team).order_by(
@@ -120,7 +121,9 @@ def _team_history(
         history_qs = history_qs.filter(status=Status.SCORED)
     history = list(history_qs[:HISTORY_LISTED])
     scores = (
-        submission_scores(submission_ids=[s.pk for s in history], include_private=revealed)
+        # every task's score of the team's submissions, each as this reader may read it (a Ladder task's
+        # public score is its release: the entry page of another task must not show it exactly)
+        submission_scores(submission_ids=[s.pk for s in history], include_private=revealed, user=user)
         if see_scores
         else {}
     )

@@ -16,8 +16,7 @@ from leaderboard.challenges.selectors import private_board_visible, task_list, u
 from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.core.uploads import upload_max_bytes
-from leaderboard.rankings import ladder
-from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
+from leaderboard.rankings.selectors import Channel, reader_view
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import counted_entry_replaced, team_quota, wait_text
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
@@ -200,18 +199,19 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     private = private_board_visible(challenge=sub.challenge, user=request.user)
     found = rows_of_submission(submission=sub, include_private=private)
     # A Ladder board's row holds the exact statistics: its reader sees the release instead (``scores``).
-    shown = [(snap, row) for snap, row in found if not ladder.hides(snap.task, snap.split, request.user)]
+    readers = [(snap, row, reader_view(snap.task, snap.split, request.user)) for snap, row in found]
     # The page of each board that holds the submission's row (boards are drawn 100 rows a page).
     board_rows = [
         (
             snap,
             boards.board_view(
-                rows=public_rows(snap.rows, task_decimals(snap.task)),
-                signature=public_signature(snap.signature, task_decimals(snap.task)),
+                rows=reader.rows(snap),
+                signature=reader.signature(snap),
                 page=snap.rows.index(row) // boards.ROWS_PER_PAGE + 1,
             ),
         )
-        for snap, row in shown
+        for snap, row, reader in readers
+        if reader.allows(Channel.SUBMISSION_ROWS)
     ]
     payload = _status_payload(sub, found)
     scores = submission_scores(submission_ids=[sub.pk], include_private=private, user=request.user).get(
@@ -225,7 +225,7 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         and f.run == 0
         and private
         and sub.status == Status.SCORED
-        and not ladder.hides(f.task, "public", request.user)
+        and reader_view(f.task, "public", request.user).allows(Channel.SCORE_DETAILS)
     ]
     return render(
         request,

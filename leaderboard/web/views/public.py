@@ -18,24 +18,28 @@ from django.views.decorators.http import require_GET
 
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import private_board_visible, task_list, user_is_organizer, user_team
-from leaderboard.rankings import ladder
-from leaderboard.rankings.exports import board_csv, shakeup_csv
+from leaderboard.rankings.exports import shakeup_csv
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import (
     challenge_decimals,
-    public_distribution,
-    public_pairwise,
-    public_rows,
     public_shakeup,
-    public_signature,
     public_summary,
     task_decimals,
 )
 from leaderboard.rankings.read_cache import cached_for_anonymous
-from leaderboard.rankings.selectors import board_at, board_latest, shakeup_latest, summary_latest
+from leaderboard.rankings.selectors import (
+    Channel,
+    ReaderView,
+    board_at,
+    board_latest,
+    challenge_refusal,
+    reader_view,
+    shakeup_latest,
+    summary_latest,
+)
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
-from leaderboard.web.ladder import ladder_board_context, ladder_download, ladder_refusal
+from leaderboard.web.ladder import ladder_board_context, ladder_refusal
 from leaderboard.web.selectors import DETAILS_HIDDEN, challenge_phase, home_challenges, score_details
 from leaderboard.web.views.common import as_http, challenge_for, task_for, throttled_anonymous_reads
 
@@ -83,16 +87,15 @@ def _board_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int | N
 
 
 def _lazy_board_view(
-    snapshot: BoardSnapshot, sort: str, page: int | None, query: str = ""
+    reader: ReaderView, snapshot: BoardSnapshot, sort: str, page: int | None, query: str = ""
 ) -> boards.BoardView:
     """Computed (and the snapshot's rows read) only when the template's cached board block is missing.
 
-    Every number is rounded to the board's precision (``rankings.precision``)."""
-    decimals = task_decimals(snapshot.task)
+    Every number is as the reader may read it (``rankings.policy``: rounded to the board's precision)."""
     return SimpleLazyObject(  # type: ignore[return-value]
         lambda: boards.board_view(
-            rows=public_rows(snapshot.rows, decimals),
-            signature=public_signature(snapshot.signature, decimals),
+            rows=reader.rows(snapshot),
+            signature=reader.signature(snapshot),
             sort=sort,
             page=page,
             query=query,
@@ -186,16 +189,14 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             **({"q": query} if query else {}),
         }
     )
-    ladder_board = (
-        ladder_board_context(task, snapshot)
-        if task is not None and ladder.hides(task, split, request.user)
-        else None
-    )
+    reader = reader_view(task, split, request.user) if task is not None else None
+    ladder_board = ladder_board_context(reader, snapshot) if reader is not None and not reader.exact else None
     return render(
         request,
         "web/challenge.html",
         {
             "ladder_board": ladder_board,
+            "reader_key": reader.cache_key if reader is not None else "",
             "challenge": challenge,
             "phase": challenge_phase(challenge),
             "tasks": tasks,
@@ -209,8 +210,8 @@ def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "bibtex": _bibtex(request, challenge, task, split, snapshot) if task and snapshot else "",
             "query": query,
             "board_qs": board_qs,
-            "view": _lazy_board_view(snapshot, sort, page, query)
-            if snapshot is not None and ladder_board is None
+            "view": _lazy_board_view(reader, snapshot, sort, page, query)
+            if reader is not None and snapshot is not None and ladder_board is None
             else None,
             "sort": sort,
             "page": page if page is not None else "all",
@@ -238,10 +239,7 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
     if snapshot is None:
         raise Http404("This board has not been built yet.")
     filename = f"{challenge.slug}-{task.slug}-{split}-{snapshot.sequence}"
-    if ladder.hides(task, split, request.user):
-        return ladder_download(task, snapshot, fmt, filename)
-    decimals = task_decimals(task)
-    rows = public_rows(snapshot.rows, decimals)
+    reader = reader_view(task, split, request.user)
     if fmt == "json":
         payload = {
             "challenge": challenge.slug,
@@ -249,16 +247,14 @@ def board_download(request: HttpRequest, slug: str, task_slug: str, fmt: str) ->
             "split": split,
             "sequence": snapshot.sequence,
             "created_at": snapshot.created_at.isoformat(),
-            "signature": {
-                k: v for k, v in public_signature(snapshot.signature, decimals).items() if k != "inputs"
-            },
-            "rows": rows,
+            "signature": {k: v for k, v in reader.signature(snapshot).items() if k != "inputs"},
+            "rows": reader.rows(snapshot),
         }
         as_json = JsonResponse(payload, json_dumps_params={"indent": 2})
         as_json["Content-Disposition"] = f'attachment; filename="{filename}.json"'
         return as_json
     # one CSV schema and writer for this download and the API's ?format=csv (the same bytes)
-    response = HttpResponse(board_csv(snapshot.rows, decimals), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(reader.csv(snapshot), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
     return response
 
@@ -304,16 +300,16 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
-    if ladder.hides(task, split, request.user):
-        return ladder_refusal(request, challenge, task)
+    reader = reader_view(task, split, request.user)
+    if not reader.allows(Channel.RANKS):
+        return ladder_refusal(request, challenge, task, reader.refusal)
     snapshot = _board(request, task, split)
     page = _rank_page(request, snapshot)
-    decimals = task_decimals(task)
     plot = (
         SimpleLazyObject(
             lambda: boards.rank_plot(
-                rows=public_rows(snapshot.rows, decimals),
-                distribution=public_distribution(_rank_distribution(snapshot), decimals),
+                rows=reader.rows(snapshot),
+                distribution=reader.distribution(_rank_distribution(snapshot)),
                 page=page,
             )
         )
@@ -345,8 +341,9 @@ def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, _ = _split_of(request, challenge)
-    if ladder.hides(task, split, request.user):
-        raise Http404(ladder.NOT_AVAILABLE)
+    reader = reader_view(task, split, request.user)
+    if not reader.allows(Channel.RANKS):
+        raise Http404(reader.refusal)
     snapshot = _board(request, task, split)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
@@ -366,8 +363,9 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     split, private_visible = _split_of(request, challenge)
     tasks = list(challenge.tasks.all())
-    if split == Split.PUBLIC and ladder.any_hidden(tasks, request.user):
-        return ladder_refusal(request, challenge, None)  # it ranks entries by their exact public values
+    refusal = challenge_refusal(tasks, split, request.user, Channel.SUMMARY)
+    if refusal is not None:
+        return ladder_refusal(request, challenge, None, refusal)  # it ranks entries by their exact values
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
     # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
@@ -440,8 +438,9 @@ def cd_svg(request: HttpRequest, slug: str) -> HttpResponse:
     """The stored critical-difference diagram, served as an image (scripts in an <img> never run)."""
     challenge = challenge_for(request, slug)
     split, _ = _split_of(request, challenge)
-    if split == Split.PUBLIC and ladder.any_hidden(challenge.tasks.all(), request.user):
-        raise Http404(ladder.NOT_AVAILABLE)
+    refusal = challenge_refusal(challenge.tasks.all(), split, request.user, Channel.SUMMARY)
+    if refusal is not None:
+        raise Http404(refusal)
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
     if summ is None or not summ.svg:
@@ -458,11 +457,11 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
-    if ladder.hides(task, split, request.user):
-        return ladder_refusal(request, challenge, task)
+    reader = reader_view(task, split, request.user)
+    if not reader.allows(Channel.PAIRWISE):
+        return ladder_refusal(request, challenge, task, reader.refusal)
     snapshot = _board(request, task, split)
-    decimals = task_decimals(task)
-    rows = public_rows(snapshot.rows, decimals) if snapshot else []
+    rows = reader.rows(snapshot)
     position = {str(r.get("submission_id")): i for i, r in enumerate(rows)}
     # Without a choice, the page opens on the leader against the second entry (it was empty until "Compare").
     default_a = str(rows[0].get("submission_id")) if rows else ""
@@ -475,13 +474,9 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     if snapshot is not None and ia is not None and ib is not None:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
         # Organizers see the exact counts of discordant items; everyone else the rounded table.
-        stored = snapshot.pairwise or {}
-        table = stored if user_is_organizer(challenge=challenge, user=request.user) else None
-        pair = boards.pair_view(pairwise=table or public_pairwise(stored, decimals), a=ia, b=ib)
+        pair = boards.pair_view(pairwise=reader.pairwise(snapshot.pairwise or {}), a=ia, b=ib)
     view = (
-        boards.board_view(
-            rows=[r for r in (a, b) if r], signature=public_signature(snapshot.signature, decimals)
-        )
+        boards.board_view(rows=[r for r in (a, b) if r], signature=reader.signature(snapshot))
         if snapshot
         else None
     )
@@ -565,7 +560,7 @@ def task_classes(request: HttpRequest, slug: str, task_slug: str) -> HttpRespons
         raise Http404("Per-class results are shown for detection and segmentation tasks.")
     split, private_visible = _split_of(request, challenge)
     context = {"challenge": challenge, "task": task, "split": split, "private_visible": private_visible}
-    if not private_visible:
+    if not private_visible or not reader_view(task, split, request.user).allows(Channel.SCORE_DETAILS):
         return render(request, "web/classes.html", {**context, "hidden": DETAILS_HIDDEN}, status=403)
     snapshot = _board(request, task, split)
     rows = list(snapshot.rows) if snapshot else []
