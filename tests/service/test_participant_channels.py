@@ -210,7 +210,8 @@ def test_every_board_channel_is_rounded_and_hides_each_run(toy_every_mode) -> No
     mine = htmllib.unescape(web.get(reverse("my_submissions", args=["toy"])).content.decode())
     assert f"{stored['value']:.4f}" not in mine
     status = web.get(reverse("submission_status", args=[pk])).json()
-    assert set(status) == {"id", "status", "status_display", "error", "on_board", "final"}  # no numbers
+    assert set(status) == {"id", "status", "status_display", "error", "on_board", "not_counted", "final"}
+    assert not any(ch.isdigit() for ch in status["not_counted"])  # empty here; never a number of a score
 
 
 def test_pairwise_and_rank_pages_are_rounded_for_participants(toy_every_mode) -> None:

@@ -107,7 +107,7 @@ def test_who_reads_exactly_under_each_mode() -> None:
             assert view.refusal.startswith("Not available under the Ladder")
         assert reader_view(task, "public", organizer).exact
         assert reader_view(task, "private", alice).exact  # the private board is exact once visible
-    challenge_reveal_private(challenge=challenge)
+    challenge_reveal_private(challenge=challenge, while_open=True)
     task.challenge.refresh_from_db()
     assert reader_view(task, "public", anonymous).exact  # the reveal ends the Ladder
 
