@@ -100,44 +100,10 @@ class ChallengeOutputSerializer(serializers.ModelSerializer):
 # --- tasks ------------------------------------------------------------------------------------------
 def prediction_format(task: Task) -> dict[str, Any]:
     """What a predictions file for this task looks like (public: derived from the metric and item list)."""
-    from leaderboard.scoring.engine import prediction_format as metric_format
+    from leaderboard.scoring.kinds import get_kind
 
-    fmt = metric_format(task.metric)
-    if task.kind == "detection":
-        return {
-            "file_types": ["json", "json.gz", "csv", "parquet"],
-            "columns": fmt.columns,
-            "prediction_kind": fmt.kind,
-            "categories": task.vision.get("categories", []),
-            "images": task.n_items,
-            "note": (
-                "COCO results: a JSON list of {image_id, category_id, bbox: [x, y, width, height], score} "
-                "(also gzipped), or the same columns as CSV or Parquet (bbox as x, y, width, height "
-                "columns). Image and category ids are the task's; images without detections are fine."
-            ),
-        }
-    if task.kind == "segmentation":
-        return {
-            "file_types": ["zip", "tar"],
-            "columns": [],
-            "prediction_kind": fmt.kind,
-            "classes": task.labels,
-            "images": task.n_items,
-            "ignore_index": task.vision.get("ignore_index"),
-            "note": (
-                "An archive of single-channel PNG label maps named <image id>.png, one per image of the "
-                "task, each of the image's size; pixel values are class indices (0 to classes - 1)."
-            ),
-        }
-    return {
-        "file_types": ["csv", "parquet"],
-        "columns": fmt.columns,
-        "prediction_kind": fmt.kind,
-        "probabilities": fmt.probabilities,
-        "labels": task.labels,
-        "rows": task.n_items,
-        "note": "One row per item id of the task, in any order: no missing, duplicate or unknown ids.",
-    }
+    kind = get_kind(task.kind)
+    return kind.api_format(task, kind.prediction_format(task.metric))
 
 
 class TaskOutputSerializer(serializers.ModelSerializer):

@@ -20,13 +20,12 @@ from leaderboard.challenges.models import (
     PublicMode,
     Stratify,
     Task,
-    TaskKind,
     TaskTruth,
     Team,
 )
 from leaderboard.challenges.selectors import require_organizer
 from leaderboard.core.exceptions import ApplicationError, ConflictError
-from leaderboard.scoring import engine
+from leaderboard.scoring.kinds import get_kind, kind_for_metric
 
 #: The settings an organizer chooses, in form order (the API and the pages offer these fields).
 CHALLENGE_SETTINGS = (
@@ -143,7 +142,8 @@ def task_create(
         raise ApplicationError(
             f"`stratify` must be one of {', '.join(Stratify.values)}.", extra={"field": "stratify"}
         )
-    parsed = engine.parse_truth(
+    kind = kind_for_metric(metric)
+    parsed = kind.parse_truth(
         truth,
         name=truth_name,
         metric=metric,
@@ -160,7 +160,7 @@ def task_create(
         title=title,
         description=description,
         metric=metric,
-        kind=parsed.kind,
+        kind=kind.name,
         vision=parsed.vision,
         labels=parsed.label_set,
         item_ids=parsed.ids,
@@ -261,13 +261,12 @@ def task_truth_replace(
     Scores computed with the old labels stay until the organizer re-scores (``task_rescore``); old board
     snapshots stay readable.
     """
-    parsed = engine.parse_truth(
+    kind = get_kind(task.kind)
+    parsed = kind.parse_truth(
         truth,
         name=truth_name,
         metric=task.metric,
-        labels=None
-        if task.kind == TaskKind.DETECTION
-        else (task.labels or None),  # categories: from the file
+        labels=kind.replacement_labels(task),  # detection: the categories come from the file
         group_column=group_column,
         split_column=split_column,
         positive=task.positive_label or None,

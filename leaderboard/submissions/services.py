@@ -25,7 +25,7 @@ from leaderboard.core.exceptions import (
     UnprocessableError,
 )
 from leaderboard.core.uploads import upload_read
-from leaderboard.scoring import engine
+from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.services import submission_dispatch
 from leaderboard.submissions.models import (
     DESCRIPTION_MAX_CHARS,
@@ -142,9 +142,10 @@ def submission_create(
         if not uploads:
             raise ApplicationError(f"No file for task '{slug}'.", extra={"field": "files", "task": slug})
         for run, upload in enumerate(uploads):
-            data = upload_read(upload, kind=tasks[slug].kind, stream=upload.stream)
+            kind = get_kind(tasks[slug].kind)
+            data = upload_read(upload, limit=kind.upload_max_bytes(), stream=upload.stream)
             fmt = _file_format(upload, data[:512])
-            engine.validate_predictions(data, name=upload.name, task=tasks[slug])
+            kind.validate_predictions(data, name=upload.name, task=tasks[slug])
             validated.append((slug, run, upload, data, fmt))
 
     digest = _request_digest(name, validated) if idempotency_key else ""

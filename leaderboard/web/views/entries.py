@@ -24,6 +24,7 @@ from leaderboard.challenges.selectors import private_board_visible, user_is_orga
 from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import public_rows, public_signature, task_decimals
 from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
+from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import Split
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.web import boards
@@ -85,8 +86,8 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
 
     breakdown: Any = None
     breakdown_note = ""
-    if task.kind != "tabular":
-        breakdown_note = "vision"
+    if get_kind(task.kind).has_score_details:
+        breakdown_note = "vision"  # the page links to the task's per-class page instead
     elif not supports_breakdown(task):
         breakdown_note = "Per-class results apply to tasks whose predictions are labels of a label set."
     elif not revealed:
