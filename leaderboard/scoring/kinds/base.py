@@ -6,8 +6,8 @@ task (``get_kind(task.kind)``) or of a metric (:func:`kind_for_metric`) and neve
 a name: ``tests/architecture/test_kinds_seam.py`` pins that. Adding a kind: docs/adding-a-task-kind.md;
 the shape was checked against pairwise-preference tasks in docs/adr/0006-task-kinds.md.
 
-This module imports neither the scoring engine nor the kinds: the engine and the doors can import it
-without a circle.
+The kinds import their implementations (``scoring/engine.py``, ``scoring/vision.py``), so those two never
+import this package (importing ``kinds.base`` runs the package's ``__init__``, which imports every kind).
 """
 
 from __future__ import annotations
