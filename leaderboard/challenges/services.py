@@ -151,8 +151,7 @@ def task_create(
         group_column=group_column,
         split_column=split_column,
         positive=positive or None,
-        ignore_index=ignore_index,
-        reduce_zero_label=reduce_zero_label,
+        options={"ignore_index": ignore_index, "reduce_zero_label": reduce_zero_label},
     )
     task = Task.objects.create(
         challenge=challenge,
@@ -270,8 +269,7 @@ def task_truth_replace(
         group_column=group_column,
         split_column=split_column,
         positive=task.positive_label or None,
-        ignore_index=task.vision.get("ignore_index", 255),
-        reduce_zero_label=task.vision.get("reduce_zero_label", False),
+        options=kind.replacement_options(task),
     )
     if parsed.ids != task.item_ids or parsed.vision != task.vision:
         raise ApplicationError(

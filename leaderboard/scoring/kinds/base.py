@@ -13,7 +13,7 @@ import this package (importing ``kinds.base`` runs the package's ``__init__``, w
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -91,14 +91,20 @@ class TaskKind(ABC):
         group_column: str | None,
         split_column: str | None,
         positive: str | None,
-        ignore_index: int,
-        reduce_zero_label: bool,
+        options: Mapping[str, Any],
     ) -> ParsedTruth:
-        """Read an organizer's hidden file; refuse a test set on which the metric is undefined."""
+        """Read an organizer's hidden file; refuse a test set on which the metric is undefined.
+
+        ``options`` holds the kind's own settings of the task (segmentation: ``ignore_index``,
+        ``reduce_zero_label``); a kind ignores the ones it does not know."""
 
     def replacement_labels(self, task: Task) -> list[str] | None:
         """The label set a replacement truth file is read against (:func:`challenges.services.task_truth_replace`)."""
         return list(task.labels) or None
+
+    def replacement_options(self, task: Task) -> dict[str, Any]:
+        """The ``options`` a replacement truth file is read with, from the task's stored public settings."""
+        return {}
 
     @abstractmethod
     def validate_predictions(self, data: bytes, *, name: str, task: Task) -> None:

@@ -6,7 +6,7 @@ The reading, matching and scoring are :mod:`leaderboard.scoring.vision`'s (``sta
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,8 +42,7 @@ class VisionKind(TaskKind):
         group_column: str | None,
         split_column: str | None,
         positive: str | None,
-        ignore_index: int,
-        reduce_zero_label: bool,
+        options: Mapping[str, Any],
     ) -> ParsedTruth:
         if group_column or split_column:
             raise ApplicationError(
@@ -55,9 +54,15 @@ class VisionKind(TaskKind):
             name=name,
             metric=metric,
             class_names=labels,
-            ignore_index=ignore_index,
-            reduce_zero_label=reduce_zero_label,
+            ignore_index=int(options.get("ignore_index", 255)),
+            reduce_zero_label=bool(options.get("reduce_zero_label", False)),
         )
+
+    def replacement_options(self, task: Task) -> dict[str, Any]:
+        return {
+            "ignore_index": task.vision.get("ignore_index", 255),
+            "reduce_zero_label": task.vision.get("reduce_zero_label", False),
+        }
 
     def validate_predictions(self, data: bytes, *, name: str, task: Task) -> None:
         vision.read_predictions(data, name=name, task=task)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -56,8 +56,7 @@ class Tabular(TaskKind):
         group_column: str | None,
         split_column: str | None,
         positive: str | None,
-        ignore_index: int,
-        reduce_zero_label: bool,
+        options: Mapping[str, Any],
     ) -> engine.ParsedTruth:
         return engine.parse_truth(
             data,
