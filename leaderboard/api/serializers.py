@@ -30,6 +30,7 @@ from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings import ladder
 from leaderboard.rankings.precision import round_to, task_decimals
+from leaderboard.scoring.kinds import get_kind, kind_choices
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
 from leaderboard.submissions.services import Upload
@@ -100,13 +101,13 @@ class ChallengeOutputSerializer(serializers.ModelSerializer):
 # --- tasks ------------------------------------------------------------------------------------------
 def prediction_format(task: Task) -> dict[str, Any]:
     """What a predictions file for this task looks like (public: derived from the metric and item list)."""
-    from leaderboard.scoring.kinds import get_kind
-
     kind = get_kind(task.kind)
     return kind.api_format(task, kind.prediction_format(task.metric))
 
 
 class TaskOutputSerializer(serializers.ModelSerializer):
+    # The registered kinds (leaderboard.scoring.kinds), an enum in the schema as the model's choices were.
+    kind = serializers.ChoiceField(choices=kind_choices(), help_text="Follows the metric.", required=False)
     n_items = serializers.IntegerField(read_only=True)
     decimals = serializers.SerializerMethodField(
         help_text="The board's precision: decimals of every number participants see."

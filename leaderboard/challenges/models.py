@@ -142,11 +142,8 @@ class Task(models.Model):
         help_text="Resample within each true class, so every resample keeps every class (issue 11).",
     )
     truth_version = models.PositiveIntegerField(default=0)
-    kind = models.CharField(
-        max_length=16,
-        default="tabular",
-        help_text="Follows the metric: a kind registered in leaderboard.scoring.kinds (the service checks it).",
-    )
+    # A kind registered in leaderboard.scoring.kinds (no choices here: a new kind needs no migration).
+    kind = models.CharField(max_length=16, default="tabular", help_text="Follows the metric.")
     vision = models.JSONField(
         default=dict,
         blank=True,

@@ -112,3 +112,16 @@ def test_a_kind_owns_its_templates_and_states_its_limit(name: str, settings) -> 
     get_template(kind.format_template)  # exists
     assert kind.upload_help and kind.upload_accept and kind.example_note and kind.label
     assert kind.upload_max_bytes() == getattr(settings, kind.upload_setting) > 0
+
+
+def test_the_apis_enum_of_kinds_is_the_registry() -> None:
+    """``Task.kind`` has no model choices (a new kind needs no migration); the API's schema still gives the
+    enum, from the registry, in registration order (tabular first, as the model's choices were)."""
+    from leaderboard.api.serializers import TaskOutputSerializer
+    from leaderboard.challenges.models import Task
+    from leaderboard.scoring.kinds import kind_choices
+
+    assert not Task._meta.get_field("kind").choices
+    field = TaskOutputSerializer().fields["kind"]
+    assert list(field.choices) == [name for name, _ in kind_choices()]
+    assert kind_choices()[0][0] == "tabular" and {n for n, _ in kind_choices()} == KIND_NAMES

@@ -5,13 +5,20 @@
 every kind below (a new kind: one module, one line here).
 """
 
-from leaderboard.scoring.kinds import detection, segmentation, tabular  # noqa: F401  (registration)
+# isort: off
+# The registration order is the API's order of the kinds (``kind_choices``): tabular first.
+from leaderboard.scoring.kinds import tabular  # noqa: F401  (registration)
+from leaderboard.scoring.kinds import detection  # noqa: F401
+from leaderboard.scoring.kinds import segmentation  # noqa: F401
+
+# isort: on
 from leaderboard.scoring.kinds.base import (
     DEFAULT_KIND,
     ExampleFile,
     TaskKind,
     all_kinds,
     get_kind,
+    kind_choices,
     kind_for_metric,
     register,
     stream_limit,
@@ -24,6 +31,7 @@ __all__ = [
     "TaskKind",
     "all_kinds",
     "get_kind",
+    "kind_choices",
     "kind_for_metric",
     "register",
     "stream_limit",

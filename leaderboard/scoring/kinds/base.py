@@ -205,6 +205,11 @@ def all_kinds() -> list[TaskKind]:
     return list(_KINDS.values())
 
 
+def kind_choices() -> list[tuple[str, str]]:
+    """``(name, label)`` of the registered kinds, in registration order (the API's enum of ``Task.kind``)."""
+    return [(kind.name, kind.label) for kind in _KINDS.values()]
+
+
 def kind_for_metric(metric: str) -> TaskKind:
     """The kind of the tasks whose headline metric is ``metric`` (the metric decides a task's kind)."""
     try:
