@@ -125,3 +125,40 @@ def test_the_apis_enum_of_kinds_is_the_registry() -> None:
     field = TaskOutputSerializer().fields["kind"]
     assert list(field.choices) == [name for name, _ in kind_choices()]
     assert kind_choices()[0][0] == "tabular" and {n for n, _ in kind_choices()} == KIND_NAMES
+
+
+def test_a_kind_registered_elsewhere_reaches_the_doors_without_their_change(monkeypatch, settings) -> None:  # type: ignore[no-untyped-def]
+    """What a new kind's module does (``register(...)``) is all the doors need: the upload bound, the
+    submit form's widget and help, the example file and the format page fragment come from the kind."""
+    from leaderboard.challenges.models import Challenge, Task
+    from leaderboard.scoring.kinds import base
+    from leaderboard.web.formats import example_download
+    from leaderboard.web.forms import SubmissionForm, task_field_name
+
+    class Toy(base.TaskKind):
+        name = "toy"
+        label = "A toy kind"
+        upload_setting = "TOY_UPLOAD_MAX_BYTES"
+        upload_help = "A toy file"
+        upload_accept = ".toy"
+        format_template = "web/kinds/tabular_format.html"
+        example_note = "a toy"
+
+        def claims(self, metric):  # type: ignore[no-untyped-def]
+            return False
+
+        # the members no door below calls (a real kind implements them)
+        parse_truth = validate_predictions = score_files = prediction_format = format_text = None  # type: ignore[assignment]
+        api_format = None  # type: ignore[assignment]
+
+        def example_file(self, task):  # type: ignore[no-untyped-def]
+            return base.ExampleFile(f"{task.slug}.toy", "text/plain", b"toy\n")
+
+    settings.TOY_UPLOAD_MAX_BYTES = 10**12
+    monkeypatch.setitem(base._KINDS, "toy", Toy())
+    assert base.upload_limit() == 10**12 and base.upload_limit(["toy", "tabular"]) == 10**12
+    task = Task(challenge=Challenge(slug="c"), slug="t", title="T", metric="accuracy", kind="toy", max_runs=2)
+    field = SubmissionForm(tasks=[task]).fields[task_field_name(task)]
+    assert field.help_text.startswith("A toy file;") and field.widget.attrs["accept"] == ".toy"
+    assert field.widget.attrs["data-max-bytes"] == 10**12
+    assert example_download(task).data == b"toy\n"
