@@ -3,8 +3,8 @@
 The rest of the service reaches these functions through the tabular task kind
 (:mod:`leaderboard.scoring.kinds.tabular`); the types shared by every kind (:class:`ParsedTruth`,
 :class:`PredictionFormat`, :class:`SplitScore`) are defined here. The hidden labels only meet predictions
-inside these functions. The board built from the stored scores
-has its own owner, :mod:`leaderboard.rankings.board`.
+inside these functions. The board built from the stored scores has its own owner,
+:mod:`leaderboard.rankings.board`.
 """
 
 from __future__ import annotations

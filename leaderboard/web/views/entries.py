@@ -87,7 +87,7 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     breakdown: Any = None
     breakdown_note = ""
     if get_kind(task.kind).has_score_details:
-        breakdown_note = "vision"  # the page links to the task's per-class page instead
+        breakdown_note = "score_details"  # the page links to the task's per-class page instead
     elif not supports_breakdown(task):
         breakdown_note = "Per-class results apply to tasks whose predictions are labels of a label set."
     elif not revealed:
