@@ -22,23 +22,25 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from stats import _fastio
 from stats.checks import check_count
-from stats.metrics import PredictionKind
+from stats.metrics import Metric, PredictionKind
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "InputError",
     "Truth",
     "decode_text",
+    "metric_labels",
     "prediction_columns",
     "read_predictions",
     "read_truth",
+    "truth_kind",
 ]
 
 #: Largest file read by default (checked before reading the whole file).
@@ -595,6 +597,35 @@ def _slow_truth(
         labels=labels_arr[order],
         groups=None if groups is None else groups[order],
     )
+
+
+def truth_kind(metric: Metric) -> Literal["label", "value"]:
+    """The kind of truth file a metric reads (the ``kind`` of :func:`read_truth`): numbers for the
+    regression metrics (``prediction_kind == "value"``), labels for every other metric.
+
+    The one rule for the CLI (``stats.cli.inputs``) and the service (``leaderboard.scoring.engine``).
+    """
+    return "value" if metric.prediction_kind == "value" else "label"
+
+
+def metric_labels(metric: Metric, label_set: Sequence[Any] | None) -> list[str] | None:
+    """The label set a metric takes, from a task's (or a truth file's) label set.
+
+    ``None`` for regression metrics (they read no label set) and for an empty or absent label set; a
+    binary-score metric (ROC AUC, AP, log loss, Brier) needs exactly two labels, else ``ValueError``
+    ("a binary metric needs exactly two labels, the label set has N"). The order is kept: which of the
+    two is positive is the caller's rule (:func:`stats.checks.order_positive`).
+
+    >>> from stats.metrics import get_metric
+    >>> metric_labels(get_metric("roc_auc"), ["cat", "dog"]), metric_labels(get_metric("rmse"), ["1"])
+    (['cat', 'dog'], None)
+    """
+    if truth_kind(metric) == "value" or not label_set:
+        return None
+    labels = [str(x) for x in label_set]
+    if metric.prediction_kind == "score" and len(labels) != 2:
+        raise ValueError(f"a binary metric needs exactly two labels, the label set has {len(labels)}")
+    return labels
 
 
 def prediction_columns(kind: PredictionKind, *, ranks: int = 1) -> list[str]:

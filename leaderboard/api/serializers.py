@@ -23,6 +23,7 @@ from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings.board import SnapshotRow
 from leaderboard.rankings.precision import task_decimals
 from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
+from leaderboard.scoring.kinds import get_kind, kind_choices
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
 from leaderboard.submissions.services import Upload
@@ -153,47 +154,13 @@ class ChallengeOutputSerializer(serializers.ModelSerializer):
 # --- tasks ------------------------------------------------------------------------------------------
 def prediction_format(task: Task) -> dict[str, Any]:
     """What a predictions file for this task looks like (public: derived from the metric and item list)."""
-    from leaderboard.scoring.engine import prediction_format as metric_format
-
-    fmt = metric_format(task.metric)
-    if task.kind == "detection":
-        return {
-            "file_types": ["json", "json.gz", "csv", "parquet"],
-            "columns": fmt.columns,
-            "prediction_kind": fmt.kind,
-            "categories": task.vision.get("categories", []),
-            "images": task.n_items,
-            "note": (
-                "COCO results: a JSON list of {image_id, category_id, bbox: [x, y, width, height], score} "
-                "(also gzipped), or the same columns as CSV or Parquet (bbox as x, y, width, height "
-                "columns). Image and category ids are the task's; images without detections are fine."
-            ),
-        }
-    if task.kind == "segmentation":
-        return {
-            "file_types": ["zip", "tar"],
-            "columns": [],
-            "prediction_kind": fmt.kind,
-            "classes": task.labels,
-            "images": task.n_items,
-            "ignore_index": task.vision.get("ignore_index"),
-            "note": (
-                "An archive of single-channel PNG label maps named <image id>.png, one per image of the "
-                "task, each of the image's size; pixel values are class indices (0 to classes - 1)."
-            ),
-        }
-    return {
-        "file_types": ["csv", "parquet"],
-        "columns": fmt.columns,
-        "prediction_kind": fmt.kind,
-        "probabilities": fmt.probabilities,
-        "labels": task.labels,
-        "rows": task.n_items,
-        "note": "One row per item id of the task, in any order: no missing, duplicate or unknown ids.",
-    }
+    kind = get_kind(task.kind)
+    return kind.api_format(task, kind.prediction_format(task.metric))
 
 
 class TaskOutputSerializer(serializers.ModelSerializer):
+    # The registered kinds (leaderboard.scoring.kinds), an enum in the schema as the model's choices were.
+    kind = serializers.ChoiceField(choices=kind_choices(), help_text="Follows the metric.", required=False)
     n_items = serializers.IntegerField(read_only=True)
     decimals = serializers.SerializerMethodField(
         help_text="The board's precision: decimals of every number participants see."

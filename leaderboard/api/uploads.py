@@ -6,7 +6,8 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from leaderboard.core.uploads import SizeLimitedUploadHandler, stream_limit
+from leaderboard.core.uploads import SizeLimitedUploadHandler
+from leaderboard.scoring.kinds import stream_limit
 
 
 class SizeLimitedUploadsMixin:
@@ -16,6 +17,7 @@ class SizeLimitedUploadsMixin:
     upload_any_kind = False
 
     def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        limit = stream_limit(kwargs, any_kind=self.upload_any_kind) if request.method != "GET" else None
+        # A GET sends no file: the largest limit, without a query.
+        limit = stream_limit(kwargs, any_kind=self.upload_any_kind or request.method == "GET")
         request.upload_handlers = [SizeLimitedUploadHandler(request, limit=limit), *request.upload_handlers]
         return super().initialize_request(request, *args, **kwargs)  # type: ignore[misc]

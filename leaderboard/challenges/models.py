@@ -89,12 +89,6 @@ class PublicMode(models.TextChoices):
     "than z standard errors of the paired difference"
 
 
-class TaskKind(models.TextChoices):
-    TABULAR = "tabular", "One prediction per item (classification, regression)"
-    DETECTION = "detection", "Object detection (COCO / VOC boxes per image)"
-    SEGMENTATION = "segmentation", "Semantic segmentation (a label map per image)"
-
-
 class Challenge(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
@@ -162,9 +156,8 @@ class Task(models.Model):
         help_text="Resample within each true class, so every resample keeps every class (issue 11).",
     )
     truth_version = models.PositiveIntegerField(default=0)
-    kind = models.CharField(
-        max_length=16, choices=TaskKind.choices, default=TaskKind.TABULAR, help_text="Follows the metric."
-    )
+    # A kind registered in leaderboard.scoring.kinds (no choices here: a new kind needs no migration).
+    kind = models.CharField(max_length=16, default="tabular", help_text="Follows the metric.")
     vision = models.JSONField(
         default=dict,
         blank=True,
@@ -214,13 +207,6 @@ class Task(models.Model):
     @property
     def n_items(self) -> int:
         return len(self.item_ids)
-
-    @property
-    def positive_class(self) -> str | None:
-        """The positive class of a binary-score metric (named, or the second label in sorted order)."""
-        from leaderboard.scoring.engine import task_positive_class
-
-        return task_positive_class(self)
 
 
 class TaskTruth(models.Model):

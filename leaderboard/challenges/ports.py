@@ -1,14 +1,14 @@
 """Ports of the task layer (``leaderboard.core.ports``), registered by the apps above it.
 
-- ``truth_parser`` (scoring): creating a task parses its hidden-labels file; the parser is scoring's
-  (``scoring.engine.parse_truth``), the one place where hidden labels meet the statistics package.
+- ``task_kind_registry`` (scoring): creating a task parses its hidden file with its kind's parser, and a stored
+  submission's files are checked and limited by their task's kind (``scoring.kinds``, the registry).
 - ``boards_rebuild`` (rankings): a task's boards changed (an entry scored, selected or re-scored);
   ``submissions`` and ``scoring`` call it, ``rankings.services.boards_rebuild_dispatch`` answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from leaderboard.core.ports import Port
@@ -35,8 +35,12 @@ class ParsedTruth(Protocol):
     def data(self) -> bytes | None: ...
 
 
-class TruthParser(Protocol):
-    def __call__(
+class TaskKindPort(Protocol):
+    """What the task and submission writers ask of a task kind (``scoring.kinds.TaskKind``)."""
+
+    @property
+    def name(self) -> str: ...
+    def parse_truth(
         self,
         data: bytes,
         *,
@@ -45,13 +49,25 @@ class TruthParser(Protocol):
         labels: Sequence[str] | None,
         group_column: str | None,
         split_column: str | None,
-        positive: str | None = None,
-        ignore_index: int = 255,
-        reduce_zero_label: bool = False,
+        positive: str | None,
+        options: Mapping[str, Any],
     ) -> ParsedTruth: ...
+    def replacement_labels(self, task: Any) -> list[str] | None: ...
+    def replacement_options(self, task: Any) -> dict[str, Any]: ...
+    def validate_predictions(self, data: bytes, *, name: str, task: Any) -> None: ...
+    def upload_max_bytes(self) -> int: ...
 
 
-truth_parser: Port[TruthParser] = Port("hidden-labels parser", provider="leaderboard.scoring")
+class TaskKinds(Protocol):
+    """The registry of task kinds: the kind a metric belongs to, and a task's kind."""
+
+    def for_metric(self, metric: str) -> TaskKindPort: ...
+    def of_task(self, task: Any) -> TaskKindPort: ...
+
+
+#: The task kinds (``scoring.kinds``): a task's hidden file is parsed, a predictions file checked and
+#: limited, by its kind; scoring registers the registry, so these apps never import it.
+task_kind_registry: Port[TaskKinds] = Port("task kinds", provider="leaderboard.scoring")
 
 
 class BoardsRebuild(Protocol):

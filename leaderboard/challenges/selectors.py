@@ -79,3 +79,13 @@ def task_get(*, challenge: Challenge, slug: str) -> Task:
     if task is None:
         raise NotFoundError(f"Challenge '{challenge.slug}' has no task '{slug}'.")
     return task
+
+
+def task_kinds(*, challenge_slug: str, task_slug: str | None = None) -> set[str]:
+    """The kinds (``Task.kind``) of a challenge's tasks, or of its task ``task_slug``: empty when none
+    matches. For the size bound of a request body before its fields are read (no visibility rule: only
+    the kinds' names leave here, never a task)."""
+    tasks = Task.objects.filter(challenge__slug=challenge_slug)
+    if task_slug:
+        tasks = tasks.filter(slug=task_slug)
+    return set(tasks.values_list("kind", flat=True))

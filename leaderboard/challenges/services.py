@@ -16,12 +16,11 @@ from leaderboard.challenges.models import (
     Participant,
     PublicMode,
     Task,
-    TaskKind,
     TaskTruth,
     Team,
     default_decimals,
 )
-from leaderboard.challenges.ports import truth_parser
+from leaderboard.challenges.ports import task_kind_registry
 from leaderboard.challenges.selectors import require_organizer
 from leaderboard.challenges.settings_spec import (
     CHALLENGE,
@@ -169,7 +168,8 @@ def task_create(
         },
     )
     _check_public_mode(public_mode, ladder_eta, ladder_z)
-    parsed = truth_parser()(
+    kind = task_kind_registry().for_metric(metric)
+    parsed = kind.parse_truth(
         truth,
         name=truth_name,
         metric=metric,
@@ -177,8 +177,7 @@ def task_create(
         group_column=group_column,
         split_column=split_column,
         positive=positive or None,
-        ignore_index=ignore_index,
-        reduce_zero_label=reduce_zero_label,
+        options={"ignore_index": ignore_index, "reduce_zero_label": reduce_zero_label},
     )
     task = Task.objects.create(
         challenge=challenge,
@@ -186,7 +185,7 @@ def task_create(
         title=title,
         description=description,
         metric=metric,
-        kind=parsed.kind,
+        kind=kind.name,
         vision=parsed.vision,
         labels=parsed.label_set,
         item_ids=parsed.ids,
@@ -277,18 +276,16 @@ def task_truth_replace(
     Scores computed with the old labels stay until the organizer re-scores (``task_rescore``); old board
     snapshots stay readable.
     """
-    parsed = truth_parser()(
+    kind = task_kind_registry().of_task(task)
+    parsed = kind.parse_truth(
         truth,
         name=truth_name,
         metric=task.metric,
-        labels=None
-        if task.kind == TaskKind.DETECTION
-        else (task.labels or None),  # categories: from the file
+        labels=kind.replacement_labels(task),  # detection: the categories come from the file
         group_column=group_column,
         split_column=split_column,
         positive=task.positive_label or None,
-        ignore_index=task.vision.get("ignore_index", 255),
-        reduce_zero_label=task.vision.get("reduce_zero_label", False),
+        options=kind.replacement_options(task),
     )
     if parsed.ids != task.item_ids or parsed.vision != task.vision:
         raise ApplicationError(

@@ -205,7 +205,7 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 # Upload limits: files above this size are refused before they are read whole.
 UPLOAD_MAX_BYTES = env.int("LEADERBOARD_UPLOAD_MAX_BYTES", default=50 * 1024 * 1024)
 # Detection results (a COCO-val-sized file is ~50 MB of JSON) and segmentation archives of label maps.
-# The rule per task kind is ``leaderboard.challenges.models.upload_max_bytes``.
+# The rule per task kind is ``TaskKind.upload_max_bytes`` (``leaderboard/scoring/kinds/``).
 VISION_UPLOAD_MAX_BYTES = env.int("LEADERBOARD_VISION_UPLOAD_MAX_BYTES", default=256 * 1024 * 1024)
 #: The most items a task's labels file may list (a Parquet file is refused from its metadata, a CSV file while
 #: it is read), so checking an upload stays in bounded memory (docs/benchmarks.md, "Reading files").

@@ -23,7 +23,7 @@ from django.utils import timezone
 import stats
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
-from leaderboard.scoring.vision import vision_interval
+from leaderboard.scoring.kinds import get_kind
 from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
 from stats.cddiagram import cd_diagram_svg
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
@@ -300,9 +300,9 @@ def build_board(
         metric_name=metric.name,
         seed=challenge.seed,
         confidence=challenge.confidence,
-        interval=vision_interval(task.metric, challenge)
-        if task.kind != "tabular"
-        else _interval_method(challenge.interval_method, has_jackknife=jackknife is not None),
+        interval=get_kind(task.kind).board_interval(
+            task.metric, challenge, has_jackknife=jackknife is not None
+        ),
         jackknife=jackknife,
         correction=challenge.correction,
         item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
@@ -360,16 +360,6 @@ def build_board(
             pairwise["only_column_right"] = only_col.tolist()
             pairwise["mcnemar_p"] = np.asarray(mcnemar_exact(only_row, only_col)).round(12).tolist()
     return BuiltBoard(rows=rows, signature=signature, rank_distribution=rank_distribution, pairwise=pairwise)
-
-
-def _interval_method(setting: str, *, has_jackknife: bool) -> str | None:
-    """The board's value-interval method from the challenge's setting: ``auto`` lets the metric choose
-    (Wilson for plain proportions, docs/stats.md); BCa falls back to percentile without a jackknife."""
-    if setting == "auto":
-        return None
-    if setting == "bca" and not has_jackknife:
-        return "percentile"
-    return setting
 
 
 def _n_items(entries: list[Entry]) -> int:

@@ -22,6 +22,7 @@ from django.core.cache import caches
 
 from leaderboard.challenges.models import Task
 from leaderboard.scoring import engine
+from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import Score
 from leaderboard.scoring.selectors import task_truth_get
 from leaderboard.scoring.services import submission_file_bytes
@@ -61,15 +62,9 @@ class Breakdown:
 
 
 def supports_breakdown(task: Task) -> bool:
-    """A breakdown exists for tabular tasks whose predictions are labels of a known label set."""
-    return (
-        task.kind == "tabular"
-        and bool(task.labels)
-        and engine.prediction_format(task.metric).kind in LABEL_KINDS
-    )
-
-
-LABEL_KINDS = ("label", "ranked_labels")
+    """Whether the task's kind computes a breakdown from an entry's predictions (``TaskKind.supports_breakdown``:
+    tabular tasks whose predictions are labels of a known label set)."""
+    return get_kind(task.kind).supports_breakdown(task)
 
 
 def _ratio(num: int, den: int) -> float | None:

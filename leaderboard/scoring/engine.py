@@ -1,7 +1,10 @@
-"""The service's adapter to ``stats/`` for files: parsing uploads and hidden labels, and scoring.
+"""The service's adapter to ``stats/`` for tabular files: parsing uploads and hidden labels, and scoring.
 
-The hidden labels only meet predictions inside these functions. The board built from the stored scores
-has its own owner, :mod:`leaderboard.rankings.board`.
+The rest of the service reaches these functions through the tabular task kind
+(:mod:`leaderboard.scoring.kinds.tabular`); the types shared by every kind (:class:`ParsedTruth`,
+:class:`PredictionFormat`, :class:`SplitScore`) are defined here. The hidden labels only meet predictions
+inside these functions. The board built from the stored scores has its own owner,
+:mod:`leaderboard.rankings.board`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from django.conf import settings
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.core.uploads import upload_max_bytes
 from stats import io as stats_io
 from stats.checks import (
     MIN_UNITS,
@@ -47,11 +49,6 @@ def metric_choices() -> list[tuple[str, str]]:
     return [(name, name.replace("_", " ")) for name in sorted(METRICS)]
 
 
-def task_kind(metric: str) -> str:
-    """The kind of task a metric scores: ``tabular``, ``detection`` or ``segmentation``."""
-    return VISION_METRICS.get(metric, "tabular")
-
-
 def input_error(exc: stats_io.InputError) -> ApplicationError:
     """An InputError from the parser as the service's error, with where it happened in ``extra``."""
     extra = {"file": exc.file, "line": exc.line, "column": exc.column}
@@ -72,10 +69,7 @@ class PredictionFormat:
 
 
 def prediction_format(metric_name: str) -> PredictionFormat:
-    if metric_name in VISION_METRICS:
-        from leaderboard.scoring import vision
-
-        return vision.prediction_format(metric_name)
+    """A tabular task's file (``kinds.get_kind(task.kind).prediction_format`` for any task)."""
     metric = get_metric(metric_name)
     return PredictionFormat(
         metric=metric.name,
@@ -95,7 +89,7 @@ class ParsedTruth:
     label_set: list[str]
     groups: list[str] | None
     private: list[bool] | None
-    kind: str = "tabular"
+    kind: str = "tabular"  # the registered kind that read the file (``Task.kind``)
     vision: dict[str, Any] = field(default_factory=dict)  # public settings of a vision task
     data: bytes | None = None  # a vision task's annotation file, stored as uploaded (hidden)
 
@@ -112,8 +106,6 @@ def parse_truth(
     group_column: str | None,
     split_column: str | None,
     positive: str | None = None,
-    ignore_index: int = 255,
-    reduce_zero_label: bool = False,
 ) -> ParsedTruth:
     """Parse an organizer's hidden-labels file (``id,label`` [+ group column] [+ split column]).
 
@@ -123,24 +115,8 @@ def parse_truth(
     constant truth for R^2), a split with fewer than two items or groups, and a positive class outside
     the label set are refused here, at upload (issue 11).
 
-    Detection and segmentation tasks read their annotation file instead (:func:`leaderboard.scoring.vision.parse_truth`).
+    Other kinds read their own files (``kinds.kind_for_metric(metric).parse_truth``).
     """
-    if metric in VISION_METRICS:
-        if group_column or split_column:
-            raise ApplicationError(
-                f"{name}: detection and segmentation tasks have no group or split column.",
-                extra={"file": name, "field": "group_column" if group_column else "split_column"},
-            )
-        from leaderboard.scoring import vision
-
-        return vision.parse_truth(
-            data,
-            name=name,
-            metric=metric,
-            class_names=labels,
-            ignore_index=ignore_index,
-            reduce_zero_label=reduce_zero_label,
-        )
     try:
         metric_obj = get_metric(metric)
     except (KeyError, ValueError) as exc:
@@ -153,10 +129,10 @@ def parse_truth(
         truth = stats_io.read_truth(
             io.BytesIO(data),
             name=name,
-            kind=metric_obj.prediction_kind if metric_obj.prediction_kind == "value" else "label",
+            kind=stats_io.truth_kind(metric_obj),
             label_set=list(labels) if labels else None,
             group_column=group_column,
-            max_bytes=upload_max_bytes("tabular"),
+            max_bytes=settings.UPLOAD_MAX_BYTES,  # the tabular kind's limit
             max_rows=settings.TASK_MAX_ITEMS,
         )
     except stats_io.InputError as exc:
@@ -164,7 +140,7 @@ def parse_truth(
             exc.column += 1  # the column's position in the organizer's file, split column included
         raise input_error(exc) from exc
     ids = [str(i) for i in truth.ids.tolist()]
-    if metric_obj.prediction_kind == "value":
+    if stats_io.truth_kind(metric_obj) == "value":
         label_set: list[str] = []
     else:
         label_set = [str(x) for x in labels] if labels else truth.label_set()
@@ -194,12 +170,10 @@ def parse_truth(
 
 def task_metric_labels(task: Task) -> list[str] | None:
     """The label set as the metric takes it: ``[negative, positive]`` for binary-score metrics."""
-    metric = get_metric(task.metric)
-    if not task.labels:
-        return None
-    if metric.prediction_kind == "score" and len(task.labels) == 2:
-        return order_positive(task.labels, task.positive_label or None)[0]
-    return list(task.labels)
+    labels = stats_io.metric_labels(get_metric(task.metric), task.labels)  # the one rule (stats.io)
+    if labels is not None and get_metric(task.metric).prediction_kind == "score":
+        return order_positive(labels, task.positive_label or None)[0]
+    return labels
 
 
 def task_positive_class(task: Task) -> str | None:
@@ -226,7 +200,7 @@ def _check_truth_edges(
     ordered: list[str] | None = label_set or None
     if metric.prediction_kind == "score" and label_set:
         try:
-            ordered = order_positive(label_set, positive or None)[0]
+            ordered = order_positive(stats_io.metric_labels(metric, label_set) or [], positive or None)[0]
         except ValueError as exc:
             raise ApplicationError(f"{name}: {exc}.", extra={"field": "positive"}) from exc
     elif positive:
@@ -349,18 +323,13 @@ def _read_predictions(data: bytes, *, name: str, task: Task, check_only: bool = 
         probabilities=metric.scores_are_probabilities,
         min_ranks=metric.ranks or 1,
         name=name,
-        max_bytes=upload_max_bytes("tabular"),
+        max_bytes=settings.UPLOAD_MAX_BYTES,  # the tabular kind's limit
         check_only=check_only,
     )
 
 
 def validate_predictions(data: bytes, *, name: str, task: Task) -> None:
     """Check a predictions file against the task's PUBLIC item list and label set (never the labels)."""
-    if task.kind != "tabular":
-        from leaderboard.scoring import vision
-
-        vision.read_predictions(data, name=name, task=task)
-        return
     try:
         _read_predictions(data, name=name, task=task, check_only=True)
     except stats_io.InputError as exc:
@@ -385,11 +354,8 @@ class SplitScore:
 def score_files(
     *, task: Task, truth: HiddenTruth, files: list[tuple[bytes, str, str]], challenge: Challenge
 ) -> list[SplitScore]:
-    """Score one task's files (one per run) on each split of the task, with the task's fixed resamples."""
-    if task.kind != "tabular":
-        from leaderboard.scoring import vision
-
-        return vision.score_files(task=task, truth=truth, files=files, challenge=challenge)
+    """Score one tabular task's files (one per run) on each split of the task, with the task's fixed
+    resamples (``kinds.get_kind(task.kind).score_files`` for any task)."""
     out = []
     for plan in tabular_plan(task=task, truth=truth, files=files):
         scores = _plan_scores(plan, resamples=challenge.resamples, seed=challenge.seed)
@@ -562,18 +528,6 @@ def _scores_defined(metric: Any, scores: list[Any]) -> list[Any]:
                 "can be given"
             )
     return scores
-
-
-# --- detection and segmentation (leaderboard/scoring/vision.py) --------------------------------------------------------------------------
-def _vision_metrics() -> dict[str, str]:
-    """The metrics of vision tasks (the organizer's headline choice) -> their task kind, from the registry."""
-    from stats.metrics import METRICS
-
-    return {name: m.task_kind for name, m in METRICS.items() if m.task_kind in ("detection", "segmentation")}
-
-
-#: Metric name -> ``detection`` or ``segmentation``.
-VISION_METRICS: dict[str, str] = _vision_metrics()
 
 
 def _register_state_types() -> None:

@@ -24,8 +24,9 @@ comes back); its process renews the chunk's lease while computing, and the sweep
 (the whole worker died) or whose message never reached or was lost by the broker. A chunk started or
 sent ``FANOUT_MAX_ATTEMPTS`` times without finishing fails the submission, uncharged, with a message.
 
-Segmentation tasks are not fanned out (their bootstrap is about 1 s per entry at B = 10,000; reading
-the masks, done once, dominates): in a fanned-out submission they are scored whole by the prepare step.
+What is prepared, chunked and joined is the task kind's (``TaskKind.fans_out``, ``fanout_prepare``,
+``fanout_chunk``, ``fanout_join`` in :mod:`leaderboard.scoring.kinds`); a kind that does not fan out
+(segmentation) is scored whole by the prepare step of a fanned-out submission.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.challenges.models import Challenge, Task
-from leaderboard.scoring import engine, state_codec, vision
+from leaderboard.scoring import engine, state_codec
+from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import FanoutChunk, FanoutJob, FanoutState
 from leaderboard.scoring.selectors import HiddenTruth
 from leaderboard.submissions.models import Status, Submission
@@ -59,6 +61,8 @@ FANOUT_GAVE_UP = (
     "times (a worker ran out of memory or crashed while scoring it), so we stopped trying. It was not "
     "counted against your team's limits; the organizers have been told."
 )
+#: The prepared state of a task scored whole in the prepare step (its kind does not fan out).
+SCORED = "scored"
 #: A chunk whose message did not reach the broker is sent again after this long (as a submission's).
 UNDISPATCHED_SECONDS = 10
 #: A chunk sent but not started is sent again after this long (its message may have been lost).
@@ -81,21 +85,17 @@ class TaskInput:
 def task_fans_out(*, task: Task, runs: int, resamples: int) -> bool:
     """Whether a task's scoring is large enough to fan out (settings ``FANOUT_*``).
 
-    Tabular: items x resamples x runs at least ``FANOUT_MIN_COST`` (the product ``W @ S`` and the metric's
-    finalisation grow with it). Detection: at least ``FANOUT_DETECTION_MIN_RESAMPLES`` resamples (a
-    COCO-val-sized entry costs 15 to 22 ms per resample here, several times that on a busy machine:
-    docs/benchmarks.md). Segmentation: never. Never when tasks run in-process (the embedded default)
-    unless ``FANOUT_IN_PROCESS``.
+    The kind decides (``TaskKind.fans_out``). Tabular: items x resamples x runs at least
+    ``FANOUT_MIN_COST`` (the product ``W @ S`` and the metric's finalisation grow with it). Detection: at
+    least ``FANOUT_DETECTION_MIN_RESAMPLES`` resamples (a COCO-val-sized entry costs 15 to 22 ms per
+    resample here, several times that on a busy machine: docs/benchmarks.md). Segmentation: never. Never
+    when tasks run in-process (the embedded default) unless ``FANOUT_IN_PROCESS``.
     """
     if current_app.conf.task_always_eager and not settings.FANOUT_IN_PROCESS:
         return False  # tasks run in this process (the embedded default): no other worker to share with
     if engine.resample_chunks(resamples) <= max(1, settings.FANOUT_CHUNKS):
         return False  # one chunk task would be the whole work
-    if task.kind == "detection":
-        return resamples >= settings.FANOUT_DETECTION_MIN_RESAMPLES
-    if task.kind == "tabular":
-        return task.n_items * resamples * max(1, runs) >= settings.FANOUT_MIN_COST
-    return False
+    return get_kind(task.kind).fans_out(task=task, runs=runs, resamples=resamples)
 
 
 def chunk_ranges(resamples: int) -> list[range]:
@@ -162,22 +162,12 @@ def submission_fan_out(*, submission: Submission, inputs: list[TaskInput]) -> bo
 def _prepare(item: TaskInput, challenge: Challenge) -> tuple[dict[str, Any], bool]:
     """A task's prepared state (pickled into its FanoutState row) and whether it is scored by chunks."""
     task = item.task
-    if task.kind == "tabular":
-        splits = []
-        for plan in engine.tabular_plan(task=task, truth=item.truth, files=item.files):
-            values, jackknifes = engine.tabular_fixed_parts(plan, challenge=challenge)
-            splits.append({"plan": plan, "values": values, "jackknifes": jackknifes})
-        return {
-            "kind": "tabular",
-            "splits": splits,
-            "resamples": challenge.resamples,
-            "seed": challenge.seed,
-        }, True
-    if task.kind == "detection":
-        runs = vision.detection_runs(task=task, truth=item.truth, files=item.files, challenge=challenge)
-        return {"kind": "detection", "runs": [vision.detection_run_state(run) for run in runs]}, True
-    scores = engine.score_files(task=task, truth=item.truth, files=item.files, challenge=challenge)
-    return {"kind": "scored", "scores": scores}, False
+    kind = get_kind(task.kind)
+    prepared = kind.fanout_prepare(task=task, truth=item.truth, files=item.files, challenge=challenge)
+    if prepared is not None:
+        return {"kind": kind.name, **prepared}, True
+    scores = kind.score_files(task=task, truth=item.truth, files=item.files, challenge=challenge)
+    return {"kind": SCORED, "scores": scores}, False
 
 
 def _dump(payload: dict[str, Any]) -> bytes:
@@ -187,12 +177,12 @@ def _dump(payload: dict[str, Any]) -> bytes:
 
 
 def _load(stored: Any) -> dict[str, Any]:
-    """A prepared state back (written by :func:`_dump` in :func:`submission_fan_out` only); a detection
-    run's ground-truth index is rebuilt from its arrays (``stats.vision.DetectionTask``, cheap)."""
+    """A prepared state back (written by :func:`_dump` in :func:`submission_fan_out` only), completed by
+    its kind (``TaskKind.fanout_load``: a detection run's ground-truth index is rebuilt from its arrays)."""
     payload: dict[str, Any] = state_codec.loads(stored)
-    if payload["kind"] == "detection":
-        payload["runs"] = [vision.detection_run_from_state(run) for run in payload["runs"]]
-    return payload
+    if payload["kind"] == SCORED:
+        return payload
+    return get_kind(payload["kind"]).fanout_load(payload)
 
 
 def chunks_send(*, chunk_ids: list[int]) -> list[int]:
@@ -246,22 +236,8 @@ def chunk_score(*, chunk_id: int, worker: str, renew: bool = True) -> list[int]:
 
 
 def _chunk_arrays(payload: dict[str, Any], chunks: range) -> dict[str, np.ndarray]:
-    """The replicates of chunks ``chunks``, keyed ``split:run`` (tabular) or ``run:chunk:stat`` (detection)."""
-    arrays: dict[str, np.ndarray] = {}
-    if payload["kind"] == "tabular":
-        for i, split in enumerate(payload["splits"]):
-            plan: engine.TabularPlan = split["plan"]
-            replicates = engine.tabular_chunk_replicates(
-                plan, resamples=int(payload["resamples"]), seed=int(payload["seed"]), chunks=chunks
-            )
-            for r, values in enumerate(replicates):
-                arrays[f"{i}:{r}"] = values
-        return arrays
-    for r, run in enumerate(payload["runs"]):
-        for c, reps in vision.detection_chunks(run, chunks=chunks):
-            for key, value in reps.items():
-                arrays[f"{r}:{c}:{key}"] = value
-    return arrays
+    """The replicates of chunks ``chunks``, as the kind names them (``TaskKind.fanout_chunk``)."""
+    return get_kind(payload["kind"]).fanout_chunk(payload, chunks)
 
 
 def chunk_store(*, chunk_id: int, result: bytes, worker: str) -> list[int]:
@@ -292,7 +268,7 @@ def _join(job: FanoutJob) -> list[int]:
         payload = _load(state.payload)
         task = state.task
         scores: list[engine.SplitScore]
-        if payload["kind"] == "scored":
+        if payload["kind"] == SCORED:
             scores = payload["scores"]
         else:
             parts = []
@@ -321,30 +297,7 @@ def _join_task(
         expected = chunks.stop
     if expected != engine.resample_chunks(challenge.resamples):
         raise RuntimeError(f"chunks of task {task.pk} stop at {expected}")
-    if payload["kind"] == "tabular":
-        out = []
-        for i, split in enumerate(payload["splits"]):
-            runs = len(split["values"])
-            out.append(
-                engine.tabular_split_score(
-                    split=split["plan"].split,
-                    values=split["values"],
-                    replicates=[np.concatenate([arr[f"{i}:{r}"] for _, arr in parts]) for r in range(runs)],
-                    jackknifes=split["jackknifes"],
-                    item_statistics=split["plan"].item_statistics,
-                    challenge=challenge,
-                )
-            )
-        return out
-    results = []
-    for r, run in enumerate(payload["runs"]):
-        per_chunk = []
-        for chunks, arr in parts:
-            for c in chunks:
-                prefix = f"{r}:{c}:"
-                per_chunk.append({k[len(prefix) :]: v for k, v in arr.items() if k.startswith(prefix)})
-        results.append(vision.detection_result(run, per_chunk))
-    return vision.vision_split_scores(task=task, challenge=challenge, results=results)
+    return get_kind(payload["kind"]).fanout_join(task=task, challenge=challenge, payload=payload, parts=parts)
 
 
 # --- failures ------------------------------------------------------------------------------------------

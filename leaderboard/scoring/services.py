@@ -19,6 +19,7 @@ from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Task
 from leaderboard.challenges.ports import boards_rebuild
 from leaderboard.scoring import engine
+from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.scoring.selectors import task_truth_get
 from leaderboard.submissions.models import Status, Submission, SubmissionFile
@@ -154,7 +155,7 @@ def submission_score(*, submission_id: int, rebuild: bool = True) -> list[int]:
 
     results: list[tuple[Task, int, engine.SplitScore]] = []
     for item in inputs:
-        for split_score in engine.score_files(
+        for split_score in get_kind(item.task.kind).score_files(
             task=item.task, truth=item.truth, files=item.files, challenge=submission.challenge
         ):
             results.append((item.task, item.truth.version, split_score))

@@ -1,6 +1,7 @@
 """Detection and segmentation tasks: their files' description, annotation files, predictions and scoring.
 
-The vision half of the engine (``leaderboard/scoring/engine.py`` dispatches here by the task's kind):
+The implementation of the detection and segmentation task kinds (``leaderboard/scoring/kinds/detection.py``
+and ``segmentation.py`` are their registrations, and the only callers):
 ``stats.vision`` reads the organizer's annotation file and the participants' detections or mask archives,
 and the hidden annotations meet predictions only inside these functions.
 """
@@ -17,7 +18,6 @@ from django.conf import settings
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.core.uploads import upload_max_bytes
 from stats import io as stats_io
 from stats.engine import score_item_statistics
 from stats.metrics import get_metric
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 
 from leaderboard.scoring.engine import (
-    VISION_METRICS,
     ParsedTruth,
     PredictionFormat,
     SplitScore,
@@ -36,6 +35,22 @@ from leaderboard.scoring.engine import (
 )
 
 _Run = TypeVar("_Run")
+
+
+def _vision_metrics() -> dict[str, str]:
+    """The metrics of vision tasks (the organizer's headline choice) -> their task kind, from the registry."""
+    from stats.metrics import METRICS
+
+    return {name: m.task_kind for name, m in METRICS.items() if m.task_kind in ("detection", "segmentation")}
+
+
+#: Metric name -> ``detection`` or ``segmentation``.
+VISION_METRICS: dict[str, str] = _vision_metrics()
+
+
+def _upload_max_bytes() -> int:
+    """The vision kinds' file limit (``kinds.detection.VisionKind.upload_setting``)."""
+    return int(settings.VISION_UPLOAD_MAX_BYTES)
 
 
 def prediction_format(metric_name: str) -> PredictionFormat:
@@ -230,7 +245,7 @@ def parse_truth(
     that predictions are checked without the annotations); the file itself is stored as uploaded.
     """
     kind = VISION_METRICS[metric]
-    limit = upload_max_bytes("detection")
+    limit = _upload_max_bytes()
     try:
         if kind == "detection":
             from stats.vision.detection_io import parse_coco_truth, parse_voc_truth
@@ -287,7 +302,7 @@ def _detection_ids(task: Task) -> tuple[np.ndarray, np.ndarray]:
 def read_predictions(data: bytes, *, name: str, task: Task) -> Any:
     """Check (and read) a vision predictions file against the task's PUBLIC facts only: image ids,
     category ids or classes, image sizes. Never the annotations."""
-    limit = upload_max_bytes("detection")
+    limit = _upload_max_bytes()
     try:
         if task.kind == "detection":
             from stats.vision.detection_io import parse_coco_results
@@ -342,7 +357,7 @@ def _detection_truth(task: Task, truth_data: bytes) -> Any:
     from stats.vision.detection_io import parse_coco_truth, parse_voc_truth
 
     reader = parse_coco_truth if task.vision.get("source", "coco") == "coco" else parse_voc_truth
-    truth = reader(truth_data, name="annotations", max_bytes=upload_max_bytes("detection"))
+    truth = reader(truth_data, name="annotations", max_bytes=_upload_max_bytes())
     if [str(int(i)) for i in truth.image_ids] != task.item_ids:
         raise ApplicationError(f"Task '{task.slug}': its annotation file no longer matches its images.")
     return truth
@@ -384,7 +399,7 @@ def detection_prepare(
     from stats.vision.detection_io import parse_coco_results
 
     truth = _detection_truth(task, truth_data)
-    detections = parse_coco_results(data, truth, name=name, max_bytes=upload_max_bytes("detection"))
+    detections = parse_coco_results(data, truth, name=name, max_bytes=_upload_max_bytes())
     prepared = DetectionTask(truth)
     entry = prepared.match(detections)  # once per entry: independent of the resample
     # Strata keep every area range's objects in every resample, so every stat is defined (stats.vision).
@@ -636,7 +651,7 @@ def _score_segmentation_run(
     from stats.resampling import iter_unit_weight_chunks, resample_design
     from stats.vision.segmentation import read_mask_archive, segmentation_statistics, segmentation_strata
 
-    limit = upload_max_bytes("segmentation")
+    limit = _upload_max_bytes()
     truth = read_mask_archive(truth_data, name="annotations", limits=_mask_limits(limit))
     prediction = _read_segmentation_predictions(data, name=name, task=task, limit=limit)
     statistics = segmentation_statistics(

@@ -17,6 +17,7 @@ from django.utils import timezone
 from leaderboard.accounts.models import User
 from leaderboard.challenges import ports as challenge_ports
 from leaderboard.challenges.models import Challenge, EntrySelection, Task, Team
+from leaderboard.challenges.ports import task_kind_registry
 from leaderboard.challenges.selectors import user_is_organizer
 from leaderboard.challenges.services import NOT_APPROVED, participant_may_submit, team_for_user
 from leaderboard.core.exceptions import (
@@ -200,9 +201,10 @@ def _check_files(*, files: Mapping[str, Sequence[Upload]], tasks: dict[str, Task
         if not uploads:
             raise ApplicationError(f"No file for task '{slug}'.", extra={"field": "files", "task": slug})
         for run, upload in enumerate(uploads):
-            data = upload_read(upload, kind=tasks[slug].kind, stream=upload.stream)
+            kind = task_kind_registry().of_task(tasks[slug])
+            data = upload_read(upload, limit=kind.upload_max_bytes(), stream=upload.stream)
             fmt = _file_format(upload, data[:512])
-            ports.predictions_check()(data, name=upload.name, task=tasks[slug])
+            kind.validate_predictions(data, name=upload.name, task=tasks[slug])
             checked.append((slug, run, upload, data, fmt))
     return checked
 

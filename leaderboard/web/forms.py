@@ -22,8 +22,8 @@ from leaderboard.challenges.settings_spec import (
     STATISTICS_FIELDS as FROZEN_ONCE_SCORED,
 )
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.core.uploads import upload_check, upload_max_bytes
-from leaderboard.scoring.engine import task_kind
+from leaderboard.core.uploads import upload_check
+from leaderboard.scoring.kinds import TaskKind, get_kind, kind_for_metric
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS
 
 
@@ -81,13 +81,13 @@ class SubmissionForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.tasks = tasks
         for task in tasks:
-            help_text, accept = _UPLOAD_KINDS[task.kind]
+            kind = get_kind(task.kind)
             self.fields[task_field_name(task)] = MultipleFileField(
                 label=f"Predictions for {task.title}",
                 required=False,
-                help_text=f"{help_text}; several files are several runs (seeds), at most {task.max_runs}.",
+                help_text=f"{kind.upload_help}; several files are several runs (seeds), at most {task.max_runs}.",
                 widget=MultipleFileInput(
-                    attrs={"accept": accept, "data-max-bytes": upload_max_bytes(task.kind)}
+                    attrs={"accept": kind.upload_accept, "data-max-bytes": kind.upload_max_bytes()}
                 ),
             )
         if allow_baseline:
@@ -106,21 +106,10 @@ class SubmissionForm(forms.Form):
         for task in self.tasks:
             for upload in cleaned.get(task_field_name(task)) or []:
                 try:
-                    _check_size(upload, kind=task.kind)
+                    _check_size(upload, kind=get_kind(task.kind))
                 except forms.ValidationError as exc:
                     self.add_error(task_field_name(task), exc)
         return cleaned
-
-
-#: Per task kind: the help text and the file chooser's ``accept`` of a predictions field.
-_UPLOAD_KINDS = {
-    "tabular": ("CSV or Parquet", ".csv,.parquet,.pq,text/csv"),
-    "detection": (
-        "COCO results JSON (also .json.gz), or CSV / Parquet with the same columns",
-        ".json,.gz,.csv,.parquet,.pq,application/json,text/csv",
-    ),
-    "segmentation": ("A zip or tar of PNG label maps, one per image id", ".zip,.tar,.tgz,.gz"),
-}
 
 
 class DateTimeInput(forms.DateTimeInput):
@@ -220,11 +209,11 @@ class ChallengeForm(forms.Form):
         return {name: self.cleaned_data[name] for name in ("title", *self.SETTINGS_FIELDS)}
 
 
-def _check_size(upload: UploadedFile | None, *, kind: str) -> UploadedFile | None:
+def _check_size(upload: UploadedFile | None, *, kind: TaskKind) -> UploadedFile | None:
     """Refuse a file over its task kind's limit before the view reads it into memory."""
     if upload is not None:
         try:
-            upload_check(upload, kind=kind)
+            upload_check(upload, limit=kind.upload_max_bytes())
         except ApplicationError as exc:
             raise forms.ValidationError(exc.message) from exc
     return upload
@@ -245,7 +234,7 @@ class TaskForm(forms.Form):
         cleaned = super().clean() or {}
         if cleaned.get("truth") is not None and cleaned.get("metric"):
             try:
-                _check_size(cleaned["truth"], kind=task_kind(cleaned["metric"]))
+                _check_size(cleaned["truth"], kind=kind_for_metric(cleaned["metric"]))
             except forms.ValidationError as exc:
                 self.add_error("truth", exc)
         if cleaned.get("ignore_index") is None:
@@ -268,4 +257,4 @@ class TruthReplaceForm(forms.Form):
         self.task = task
 
     def clean_truth(self) -> UploadedFile | None:
-        return _check_size(self.cleaned_data.get("truth"), kind=self.task.kind)
+        return _check_size(self.cleaned_data.get("truth"), kind=get_kind(self.task.kind))

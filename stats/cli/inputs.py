@@ -8,7 +8,7 @@ from typing import Any
 
 from numpy.typing import NDArray
 
-from stats.io import InputError, Truth, read_predictions, read_truth
+from stats.io import InputError, Truth, metric_labels, read_predictions, read_truth, truth_kind
 from stats.metrics import Metric, get_metric
 
 
@@ -60,11 +60,11 @@ def read_inputs(args: argparse.Namespace) -> Inputs:
     label_set = _label_set(args)
     truth = read_truth(
         args.truth,
-        kind=metric.prediction_kind if metric.prediction_kind == "value" else "label",
+        kind=truth_kind(metric),
         label_set=label_set,
         group_column=args.group_column,
     )
-    if label_set is None and metric.prediction_kind != "value":
+    if label_set is None and truth_kind(metric) == "label":
         label_set = truth.label_set()
     predictions = [
         read_predictions(
@@ -77,9 +77,8 @@ def read_inputs(args: argparse.Namespace) -> Inputs:
         )
         for path in args.predictions
     ]
-    metric_labels = label_set if metric.prediction_kind != "value" else None
-    if metric.prediction_kind == "score" and metric_labels is not None and len(metric_labels) != 2:
-        raise InputError(
-            f"a binary metric needs exactly two labels, the truth has {len(metric_labels)}", file=args.truth
-        )
-    return Inputs(metric, truth, predictions, list(args.predictions), metric_labels)
+    try:
+        labels = metric_labels(metric, label_set)
+    except ValueError as exc:
+        raise InputError(str(exc), file=args.truth) from None
+    return Inputs(metric, truth, predictions, list(args.predictions), labels)

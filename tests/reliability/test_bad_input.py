@@ -34,7 +34,7 @@ from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge, Task, TaskTruth
 from leaderboard.challenges.services import challenge_create, task_create
 from leaderboard.core.uploads import TOO_LARGE_STREAMED as TOO_LARGE
-from leaderboard.core.uploads import upload_max_bytes
+from leaderboard.scoring.kinds import upload_limit
 from leaderboard.submissions.models import Submission
 from leaderboard.web.views.common import UPLOAD_TOO_LARGE
 from stats import cli as stats_cli
@@ -638,7 +638,7 @@ def test_a_2_gb_labels_upload_over_the_api_is_refused_while_it_streams_in(
     )
     assert status == 400, content[:500]
     # A new task's metric (so its kind) is a field of the body: the file streams up to the largest limit.
-    limit = upload_max_bytes()
+    limit = upload_limit()
     assert limit >= settings.UPLOAD_MAX_BYTES
     assert TOO_LARGE.format(name="huge.csv", limit=limit).encode() in content
     _assert_stopped_early(body, peak, limit)
@@ -664,7 +664,7 @@ def test_a_2_gb_upload_in_a_web_form_is_refused_while_it_streams_in(
     }
     status, content, peak = stream(path, body, headers)
     assert status == 400, content[:500]
-    limit = upload_max_bytes() if path.endswith("/tasks/new/") else settings.UPLOAD_MAX_BYTES
+    limit = upload_limit() if path.endswith("/tasks/new/") else settings.UPLOAD_MAX_BYTES
     expected = UPLOAD_TOO_LARGE.format(name="huge.csv", limit=limit)
     assert expected in html.unescape(content.decode())
     _assert_stopped_early(body, peak, limit)

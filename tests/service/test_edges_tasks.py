@@ -11,6 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.scoring.engine import task_positive_class
 from leaderboard.scoring.models import Score
 from leaderboard.submissions.models import Status, Submission
 from tests.conftest import wait_for
@@ -139,7 +140,7 @@ def test_task_form_names_the_positive_class_and_stratification(client) -> None:
     )
     assert response.status_code == 200
     task = c.tasks.get()
-    assert (task.positive_label, task.stratify, task.positive_class) == ("dog", "class", "dog")
+    assert (task.positive_label, task.stratify, task_positive_class(task)) == ("dog", "class", "dog")
     assert b"positive class: dog" in client.get(f"/c/{c.slug}/").content
 
 

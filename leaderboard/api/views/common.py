@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from leaderboard.accounts.models import User
 from leaderboard.core.uploads import upload_read
+from leaderboard.scoring.kinds import TaskKind
 
 NO_TASKS = "Challenge '{slug}' has no tasks yet."
 NO_SUMMARY = "No cross-task summary of the {split} board yet."
@@ -32,9 +33,9 @@ def _user(request: Request) -> User:
     return cast(User, request.user)
 
 
-def _read_upload(upload: Any, *, kind: str) -> bytes:
+def _read_upload(upload: Any, *, kind: TaskKind) -> bytes:
     """The bytes of an organizer's labels file, refused before it is read whole if over its kind's limit."""
-    return upload_read(upload, kind=kind)
+    return upload_read(upload, limit=kind.upload_max_bytes())
 
 
 class JSONErrorsMixin:

@@ -36,7 +36,7 @@ from leaderboard.challenges.services import (
     task_public_mode_set,
     task_truth_replace,
 )
-from leaderboard.scoring.engine import task_kind
+from leaderboard.scoring.kinds import get_kind, kind_for_metric
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 
 
@@ -74,7 +74,7 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             labels=data.get("labels") or None,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,
-            truth=_read_upload(truth, kind=task_kind(data["metric"])),
+            truth=_read_upload(truth, kind=kind_for_metric(data["metric"])),
             truth_name=truth.name,
             positive=data["positive"] or None,
             stratify=data["stratify"],
@@ -155,7 +155,7 @@ class TaskTruthView(SizeLimitedUploadsMixin, APIView):
         data = serializer.validated_data
         updated = task_truth_replace(
             task=task_obj,
-            truth=_read_upload(data["truth"], kind=task_obj.kind),
+            truth=_read_upload(data["truth"], kind=get_kind(task_obj.kind)),
             truth_name=data["truth"].name,
             group_column=data["group_column"] or None,
             split_column=data["split_column"] or None,

@@ -18,7 +18,8 @@ from rest_framework.throttling import SimpleRateThrottle
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import challenge_get, require_organizer, task_get
 from leaderboard.core.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
-from leaderboard.core.uploads import SizeLimitedUploadHandler, stream_limit
+from leaderboard.core.uploads import SizeLimitedUploadHandler
+from leaderboard.scoring.kinds import stream_limit
 
 
 class UploadRefusedError(ApplicationError):
@@ -51,7 +52,8 @@ def size_limited_uploads(view: Callable[..., HttpResponse] | None = None, *, any
     @csrf_exempt
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        limit = stream_limit(kwargs, any_kind=any_kind) if request.method == "POST" else None
+        # Only a POST sends a file here: any other method gets the largest limit, without a query.
+        limit = stream_limit(kwargs, any_kind=any_kind or request.method != "POST")
         request.upload_handlers = [
             _PageSizeLimitedUploadHandler(request, limit=limit),
             *request.upload_handlers,

@@ -25,6 +25,7 @@ from leaderboard.challenges.selectors import private_board_visible, user_is_orga
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
 from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
+from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import Split
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.web import boards
@@ -133,9 +134,9 @@ def _team_history(
 def _entry_breakdown(
     task: Task, submission: Submission, *, split: str, revealed: bool, organizer: bool
 ) -> tuple[Any, str]:
-    """The per-class breakdown of a tabular entry once revealed, or the note that says why not."""
-    if task.kind != "tabular":
-        return None, "vision"
+    """The per-class breakdown of an entry once revealed, or the note that says why not."""
+    if get_kind(task.kind).has_score_details:
+        return None, "score_details"  # the page links to the task's per-class page instead
     if not supports_breakdown(task):
         return None, "Per-class results apply to tasks whose predictions are labels of a label set."
     if not revealed:

@@ -15,8 +15,8 @@ from leaderboard.challenges.models import EntrySelection, Participant
 from leaderboard.challenges.selectors import private_board_visible, task_list, user_is_organizer, user_team
 from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.core.uploads import upload_max_bytes
 from leaderboard.rankings.selectors import Channel, reader_view
+from leaderboard.scoring.kinds import DEFAULT_KIND, get_kind, upload_limit
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import counted_entry_replaced, team_quota, wait_text
 from leaderboard.submissions.services import Upload, submission_cancel, submission_create, submission_select
@@ -80,7 +80,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "task_rows": [(t, field, task_format(t)) for t, field in form.task_fields()],
             "error": error,
-            "max_bytes": max((upload_max_bytes(t.kind) for t in tasks), default=upload_max_bytes("tabular")),
+            "max_bytes": upload_limit({t.kind for t in tasks} or [DEFAULT_KIND]),
             "is_organizer": organizer,
             "approval": _approval_state(challenge, request.user, organizer),
         },
@@ -221,7 +221,7 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     details = [
         (f.task, score_details(submission_id=sub.pk, task_id=f.task_id, split="public"))
         for f in sub.files.all()
-        if f.task.kind != "tabular"
+        if get_kind(f.task.kind).has_score_details
         and f.run == 0
         and private
         and sub.status == Status.SCORED

@@ -37,6 +37,7 @@ from leaderboard.rankings.selectors import (
     shakeup_latest,
     summary_latest,
 )
+from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
 from leaderboard.web.ladder import ladder_board_context, ladder_refusal
@@ -556,7 +557,7 @@ def task_classes(request: HttpRequest, slug: str, task_slug: str) -> HttpRespons
     precision-recall curves: to organizers, and to everyone once the board is revealed."""
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
-    if task.kind == "tabular":
+    if not get_kind(task.kind).has_score_details:
         raise Http404("Per-class results are shown for detection and segmentation tasks.")
     split, private_visible = _split_of(request, challenge)
     context = {"challenge": challenge, "task": task, "split": split, "private_visible": private_visible}
