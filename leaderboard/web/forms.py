@@ -36,7 +36,7 @@ class SignupForm(UserCreationForm):
     def validate_password_for_user(self, user: Any, **kwargs: Any) -> None:
         """A weak password is the first field's fault: its errors go under "Password", not under the
         confirmation (Django's default field; issue 22, A7). A mismatch stays under the confirmation."""
-        super().validate_password_for_user(user, password_field_name="password1")
+        super().validate_password_for_user(user, password_field_name="password1")  # type: ignore[misc]
 
 
 class MultipleFileInput(forms.ClearableFileInput):
