@@ -52,14 +52,25 @@ from stats.compare_ranks import (
     simultaneous_ranks,
 )
 from stats.compare_runs import RunsSummary, runs_summaries, two_level_replicates
-from stats.intervals import Interval, bca_or_percentile, bootstrap_bounds, proportion_bounds
+from stats.intervals import (
+    PROPORTION_DEFAULT,
+    PROPORTION_METHODS,
+    Interval,
+    bca_or_percentile,
+    bootstrap_bounds,
+    clip_to_range,
+    proportion_bounds,
+    zero_width_warnings,
+)
+from stats.intervals import default_interval as metric_default_interval
+from stats.metrics import METRICS
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
 
 TESTS: tuple[str, ...] = ("auto", "mcnemar", "randomization", "bootstrap", "cluster-sign-flip")
 BEST_SET_METHODS: tuple[str, ...] = ("max-t", "holm")
-INTERVALS: tuple[str, ...] = ("auto", "bca", "percentile", "basic", "wilson")
+INTERVALS: tuple[str, ...] = ("auto", "bca", "percentile", "basic", *PROPORTION_METHODS)
 #: The verdicts of a row (``BoardRow.verdict``), all from the max-t comparisons with the best.
 VERDICTS: tuple[str, ...] = ("best", "could be the best", "worse than the best")
 #: Named in the rows and the signature: how the difference interval and the verdict are computed.
@@ -329,34 +340,20 @@ class Board:
 def default_interval(
     *, zero_one: bool, grouped: bool, has_counts: bool, has_jackknife: bool, metric: str | None = None
 ) -> str:
-    """The interval a metric gets by default, chosen by measured coverage (docs/stats.md, "Coverage grid").
-
-    - a metric of the registry that names its own (``Metric.default_interval``: basic for detection AP,
-      percentile for mIoU, from the vision coverage simulation), that one (BCa without a jackknife
-      falls back to percentile);
-    - a plain proportion (0/1 metric, independent items, counts known): Wilson's score interval, whose
-      worst coverage on the grid is close to nominal, where every bootstrap interval undercovers near 0
-      and 1 with few items (an entry with every item right gets the one-sided ``[l, 1]``, not
-      ``[1, 1]``);
-    - anything else (grouped items, other metrics): BCa when the jackknife is available, else the
-      percentile interval (the basic interval has the worst coverage of the three on the grid).
+    """The interval a metric gets by default: :func:`stats.intervals.default_interval`, the one rule of
+    every command, board and page (Clopper-Pearson for a plain proportion, a vision metric's own, else
+    BCa; docs/adr/0006-proportion-interval.md).
 
     Examples
     --------
     >>> default_interval(zero_one=True, grouped=False, has_counts=True, has_jackknife=True)
-    'wilson'
+    'clopper_pearson'
     >>> default_interval(zero_one=True, grouped=True, has_counts=True, has_jackknife=True)
     'bca'
     """
-    if metric is not None:
-        from stats.metrics import METRICS
-
-        own = METRICS[metric].default_interval if metric in METRICS else None
-        if own is not None:
-            return bca_or_percentile(own, has_jackknife=has_jackknife)
-    if zero_one and not grouped and has_counts:
-        return "wilson"
-    return bca_or_percentile("bca", has_jackknife=has_jackknife)
+    return metric_default_interval(
+        metric, zero_one=zero_one, grouped=grouped, has_counts=has_counts, has_jackknife=has_jackknife
+    )
 
 
 def pair_bounds(
@@ -651,9 +648,9 @@ def build_board(
         if requested == "auto"
         else requested
     )
-    if method == "wilson" and not has_counts:
+    if method in PROPORTION_METHODS and not has_counts:
         raise ValueError(
-            "`interval` 'wilson' needs a 0/1 metric (`zero_one=True`), independent items (not `grouped`) "
+            f"`interval` {method!r} needs a 0/1 metric (`zero_one=True`), independent items (not `grouped`) "
             "and the test-set size (`n_items` or `item_statistics`)."
         )
     resolved = _resolve_test(
@@ -694,21 +691,28 @@ def build_board(
             theta[:, with_runs], point=point[with_runs], method="percentile", confidence=confidence
         )
         v_low[with_runs], v_high[with_runs] = lo, hi
-    wilson_rows = ~with_runs & (np.full(k, method == "wilson") | (degenerate & has_counts))
+    # a plain proportion's rows (and a degenerate bootstrap's where counts are known): a binomial interval
+    binomial = method if method in PROPORTION_METHODS else PROPORTION_DEFAULT
+    wilson_rows = ~with_runs & (np.full(k, method in PROPORTION_METHODS) | (degenerate & has_counts))
     if wilson_rows.any():
         assert n_items is not None
         successes = point[wilson_rows] * n_items
         if not np.allclose(successes, np.round(successes), atol=1e-6):
             raise ValueError("`values` of a 0/1 metric must be counts of right items divided by `n_items`.")
-        lo, hi = proportion_bounds(np.round(successes), n_items, method="wilson", confidence=confidence)
+        lo, hi = proportion_bounds(np.round(successes), n_items, method=binomial, confidence=confidence)
         v_low[wilson_rows], v_high[wilson_rows] = lo, hi
+    # every interval within the metric's range (stats.intervals.RANGE_RULE)
+    if metric_name in METRICS:
+        v_low, v_high = clip_to_range(v_low, v_high, METRICS[metric_name].value_range)
+    zero_width = zero_width_warnings(v_low, v_high)
     for i in range(k):
         if with_runs[i]:
             row_methods[i] = "percentile-two-level"
         elif wilson_rows[i]:
-            row_methods[i] = "wilson"
+            row_methods[i] = binomial
         if degenerate[i] and not wilson_rows[i]:
             warnings[i] = DEGENERATE_WARNING
+        warnings[i] = warnings[i] or zero_width[i]
 
     # the pair test of every entry against the observed leader (a column of its own, not the verdict)
     diff_point = point - point[leader]
