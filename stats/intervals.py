@@ -438,7 +438,9 @@ def proportion_bounds(
         z2 = z * z
         centre = (p + z2 / (2 * nn)) / (1 + z2 / nn)
         half = z / (1 + z2 / nn) * np.sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn))
-        low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+        # exactly 0 at x = 0 and 1 at x = n (the formula's value; rounding left 1 - 1e-16)
+        low = np.where(x == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+        high = np.where(x == nn, 1.0, np.clip(centre + half, 0.0, 1.0))
         if method == "wilson_modified":
             x_star = np.where(nn <= 50, 2, 3)
             poisson = sps.chi2.ppf(alpha, 2 * np.maximum(x, 1)) / (2 * nn)

@@ -360,7 +360,8 @@ def build_board(
 
 def _interval_method(setting: str, *, has_jackknife: bool) -> str | None:
     """The board's value-interval method from the challenge's setting: ``auto`` lets the metric choose
-    (Wilson for plain proportions, docs/stats.md); BCa falls back to percentile without a jackknife."""
+    (stats.intervals.default_interval: Clopper-Pearson for plain proportions, the same as the CLI's);
+    BCa falls back to percentile without a jackknife."""
     if setting == "auto":
         return None
     if setting == "bca" and not has_jackknife:
