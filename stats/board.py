@@ -51,7 +51,13 @@ from stats.compare_ranks import (
     rank_distribution,
     simultaneous_ranks,
 )
-from stats.compare_runs import RunsSummary, runs_summaries, two_level_replicates
+from stats.compare_runs import (
+    TWO_LEVEL_METHOD,
+    RunsSummary,
+    runs_summaries,
+    two_level_bounds,
+    two_level_replicates,
+)
 from stats.intervals import (
     PROPORTION_DEFAULT,
     PROPORTION_METHODS,
@@ -115,10 +121,12 @@ class BoardRow:
         Point value of the metric (the mean over runs for an entry with several runs).
     interval : Interval
         Interval of the value at the board's ``confidence``; ``interval.method`` names the method of this
-        row (the board's default, ``"percentile-two-level"`` for an entry with several runs, ``"wilson"``
-        where a degenerate bootstrap distribution was replaced).
+        row (the board's default, ``"two-level-t"`` for an entry with several runs
+        (:func:`stats.compare_runs.two_level_bounds`), ``"clopper_pearson"`` where a degenerate bootstrap
+        distribution was replaced); within the metric's range (``Metric.value_range``).
     interval_warning : str or None
-        Set when the interval could not be trusted and could not be replaced (:data:`DEGENERATE_WARNING`).
+        Set when the interval could not be trusted and could not be replaced (:data:`DEGENERATE_WARNING`),
+        or has zero width (:data:`stats.intervals.ZERO_WIDTH_WARNING`).
     rank_interval : tuple[int, int]
         Marginal rank interval: percentiles of the entry's rank over the bootstrap resamples.
     simultaneous_rank_interval : tuple[int, int]
@@ -669,13 +677,14 @@ def build_board(
     # Training randomness: an entry with several runs gets replicates that also resample its runs
     # (two-level bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
     test_set_sd = _column_sd(theta)
+    item_theta = theta[:, with_runs].copy() if with_runs.any() else None  # before the run term
     if with_runs.any():
         theta = theta.copy()
         assert runs is not None
         for i in np.flatnonzero(with_runs).tolist():
             theta[:, i] = two_level_replicates(theta[:, i], np.asarray(runs[i]), seed=seed, key=names[i])
 
-    # intervals of the values: the metric's method; two-level percentile for entries with runs
+    # intervals of the values: the metric's method; two-level with a t quantile for entries with runs
     boot_method = method if method in ("bca", "percentile", "basic") else None
     row_methods = [method] * k
     warnings: list[str | None] = [None] * k
@@ -686,11 +695,13 @@ def build_board(
     if boot_method is not None:
         lo, hi = parts.value_bounds(theta, point, method=boot_method, confidence=confidence, jackknife=jack)
         v_low[:], v_high[:] = lo, hi
-    if with_runs.any():
-        lo, hi = bootstrap_bounds(
-            theta[:, with_runs], point=point[with_runs], method="percentile", confidence=confidence
-        )
-        v_low[with_runs], v_high[with_runs] = lo, hi
+    if item_theta is not None:
+        # entries with runs: test-set percentile and a t quantile (df = runs - 1) for the runs
+        assert runs is not None
+        for j, i in enumerate(np.flatnonzero(with_runs).tolist()):
+            v_low[i], v_high[i] = two_level_bounds(
+                item_theta[:, j], float(point[i]), np.asarray(runs[i]), confidence=confidence
+            )
     # a plain proportion's rows (and a degenerate bootstrap's where counts are known): a binomial interval
     binomial = method if method in PROPORTION_METHODS else PROPORTION_DEFAULT
     wilson_rows = ~with_runs & (np.full(k, method in PROPORTION_METHODS) | (degenerate & has_counts))
@@ -707,7 +718,7 @@ def build_board(
     zero_width = zero_width_warnings(v_low, v_high)
     for i in range(k):
         if with_runs[i]:
-            row_methods[i] = "percentile-two-level"
+            row_methods[i] = TWO_LEVEL_METHOD
         elif wilson_rows[i]:
             row_methods[i] = binomial
         if degenerate[i] and not wilson_rows[i]:

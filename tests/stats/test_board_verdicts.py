@@ -209,7 +209,7 @@ def test_runs_widen_the_interval_and_the_comparison_and_show_both_spreads() -> N
     assert calm.row("single").verdict == "worse than the best"
     assert noisy.row("single").verdict == "could be the best"
     row = noisy.row("seeded")
-    assert row.interval.method == "percentile-two-level"
+    assert row.interval.method == "two-level-t"
     width = row.interval.high - row.interval.low
     assert width > 2 * 1.96 * 0.02 / np.sqrt(3) * 0.9  # includes sd(runs) / sqrt(R)
     assert noisy.row("single").interval.method == calm.row("single").interval.method
