@@ -301,6 +301,19 @@ def clip_to_range(
     return np.clip(lo, bottom, top), np.clip(hi, bottom, top)
 
 
+def difference_range(value_range: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The range of a difference of two values of a metric whose range is ``value_range``:
+    ``(low - high, high - low)`` (``(-1, 1)`` for a proportion).
+
+    >>> difference_range((0.0, 1.0))
+    (-1.0, 1.0)
+    """
+    if value_range is None:
+        return None
+    low, high = value_range
+    return (low - high, high - low)
+
+
 def zero_width_warnings(low: ArrayLike, high: ArrayLike) -> list[str | None]:
     """:data:`ZERO_WIDTH_WARNING` for every interval whose bounds are equal, ``None`` for the others."""
     lo = np.atleast_1d(np.asarray(low, dtype=np.float64))

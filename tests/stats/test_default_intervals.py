@@ -317,3 +317,16 @@ def test_engine_scores_default_to_the_metric_interval() -> None:
     assert iv.method == "clopper_pearson" and iv.low < 1.0 == iv.high and iv.warning is None
     bca = score.interval(method="bca")
     assert (bca.low, bca.high) == (1.0, 1.0) and bca.warning == ZERO_WIDTH_WARNING
+
+
+def test_a_paired_difference_interval_lies_in_the_range_of_differences() -> None:
+    from stats.compare import paired_difference
+
+    rng = np.random.default_rng(2)
+    # AP-like: a difference near its edge (+1) with replicates below it, basic reflects them above 1
+    a = 0.99 - np.abs(rng.normal(0, 0.3, 3000))
+    b = np.zeros(3000)
+    d = paired_difference(a, b, value_a=0.99, value_b=0.0, method="basic", metric="coco_ap")
+    assert -1.0 <= d.interval.low <= d.interval.high == 1.0
+    raw = paired_difference(a, b, value_a=0.99, value_b=0.0, method="basic")  # no metric: no range
+    assert raw.interval.high > 1.0
