@@ -11,7 +11,8 @@ call); each also lives in its submodule (``stats.engine.score_entries`` is ``sta
 - Scoring entries: :func:`score_entries`, :func:`score_item_statistics`, :class:`EntryScore`,
   :func:`get_metric`, :data:`METRICS`, :func:`read_truth`, :func:`read_predictions`, :class:`InputError`.
 - Intervals: :func:`intervals_for`, :func:`interval_for`, :func:`bootstrap_bounds`,
-  :func:`wilson_interval`, :func:`clopper_pearson_interval`, :class:`Interval`, :func:`delong_interval`.
+  :func:`wilson_interval`, :func:`clopper_pearson_interval`, :class:`Interval`, :func:`delong_interval`,
+  :func:`default_interval` (the metric's default interval, the one rule of every command and board).
 - A task's board: :func:`build_board`, :class:`Board`, :class:`BoardRow`.
 - Comparisons: :func:`paired_difference`, :func:`bootstrap_p_values`, :func:`paired_randomization`,
   :func:`mcnemar_exact`, :func:`delong_test`, :func:`adjust_p_values`, :func:`holm`,
@@ -60,6 +61,7 @@ _PUBLIC: dict[str, str] = {
     "Interval": "stats.intervals",
     "bootstrap_bounds": "stats.intervals",
     "clopper_pearson_interval": "stats.intervals",
+    "default_interval": "stats.intervals",
     "interval_for": "stats.intervals",
     "intervals_for": "stats.intervals",
     "wilson_interval": "stats.intervals",
@@ -122,6 +124,7 @@ __all__ = [
     "challenge_ranking",
     "clopper_pearson_interval",
     "compare_across_tasks",
+    "default_interval",
     "delong_interval",
     "delong_test",
     "friedman",
@@ -172,6 +175,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
         Interval,
         bootstrap_bounds,
         clopper_pearson_interval,
+        default_interval,
         interval_for,
         intervals_for,
         wilson_interval,

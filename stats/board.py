@@ -51,15 +51,32 @@ from stats.compare_ranks import (
     rank_distribution,
     simultaneous_ranks,
 )
-from stats.compare_runs import RunsSummary, runs_summaries, two_level_replicates
-from stats.intervals import Interval, bca_or_percentile, bootstrap_bounds, proportion_bounds
+from stats.compare_runs import (
+    TWO_LEVEL_METHOD,
+    RunsSummary,
+    runs_summaries,
+    two_level_bounds,
+    two_level_replicates,
+)
+from stats.intervals import (
+    PROPORTION_DEFAULT,
+    PROPORTION_METHODS,
+    Interval,
+    bca_or_percentile,
+    bootstrap_bounds,
+    clip_to_range,
+    proportion_bounds,
+    zero_width_warnings,
+)
+from stats.intervals import default_interval as metric_default_interval
+from stats.metrics import METRICS
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
 
 TESTS: tuple[str, ...] = ("auto", "mcnemar", "randomization", "bootstrap", "cluster-sign-flip")
 BEST_SET_METHODS: tuple[str, ...] = ("max-t", "holm")
-INTERVALS: tuple[str, ...] = ("auto", "bca", "percentile", "basic", "wilson")
+INTERVALS: tuple[str, ...] = ("auto", "bca", "percentile", "basic", *PROPORTION_METHODS)
 #: The verdicts of a row (``BoardRow.verdict``), all from the max-t comparisons with the best.
 VERDICTS: tuple[str, ...] = ("best", "could be the best", "worse than the best")
 #: Named in the rows and the signature: how the difference interval and the verdict are computed.
@@ -104,10 +121,12 @@ class BoardRow:
         Point value of the metric (the mean over runs for an entry with several runs).
     interval : Interval
         Interval of the value at the board's ``confidence``; ``interval.method`` names the method of this
-        row (the board's default, ``"percentile-two-level"`` for an entry with several runs, ``"wilson"``
-        where a degenerate bootstrap distribution was replaced).
+        row (the board's default, ``"two-level-t"`` for an entry with several runs
+        (:func:`stats.compare_runs.two_level_bounds`), ``"clopper_pearson"`` where a degenerate bootstrap
+        distribution was replaced); within the metric's range (``Metric.value_range``).
     interval_warning : str or None
-        Set when the interval could not be trusted and could not be replaced (:data:`DEGENERATE_WARNING`).
+        Set when the interval could not be trusted and could not be replaced (:data:`DEGENERATE_WARNING`),
+        or has zero width (:data:`stats.intervals.ZERO_WIDTH_WARNING`).
     rank_interval : tuple[int, int]
         Marginal rank interval: percentiles of the entry's rank over the bootstrap resamples.
     simultaneous_rank_interval : tuple[int, int]
@@ -329,34 +348,20 @@ class Board:
 def default_interval(
     *, zero_one: bool, grouped: bool, has_counts: bool, has_jackknife: bool, metric: str | None = None
 ) -> str:
-    """The interval a metric gets by default, chosen by measured coverage (docs/stats.md, "Coverage grid").
-
-    - a metric of the registry that names its own (``Metric.default_interval``: basic for detection AP,
-      percentile for mIoU, from the vision coverage simulation), that one (BCa without a jackknife
-      falls back to percentile);
-    - a plain proportion (0/1 metric, independent items, counts known): Wilson's score interval, whose
-      worst coverage on the grid is close to nominal, where every bootstrap interval undercovers near 0
-      and 1 with few items (an entry with every item right gets the one-sided ``[l, 1]``, not
-      ``[1, 1]``);
-    - anything else (grouped items, other metrics): BCa when the jackknife is available, else the
-      percentile interval (the basic interval has the worst coverage of the three on the grid).
+    """The interval a metric gets by default: :func:`stats.intervals.default_interval`, the one rule of
+    every command, board and page (Clopper-Pearson for a plain proportion, a vision metric's own, else
+    BCa; docs/adr/0007-proportion-interval.md).
 
     Examples
     --------
     >>> default_interval(zero_one=True, grouped=False, has_counts=True, has_jackknife=True)
-    'wilson'
+    'clopper_pearson'
     >>> default_interval(zero_one=True, grouped=True, has_counts=True, has_jackknife=True)
     'bca'
     """
-    if metric is not None:
-        from stats.metrics import METRICS
-
-        own = METRICS[metric].default_interval if metric in METRICS else None
-        if own is not None:
-            return bca_or_percentile(own, has_jackknife=has_jackknife)
-    if zero_one and not grouped and has_counts:
-        return "wilson"
-    return bca_or_percentile("bca", has_jackknife=has_jackknife)
+    return metric_default_interval(
+        metric, zero_one=zero_one, grouped=grouped, has_counts=has_counts, has_jackknife=has_jackknife
+    )
 
 
 def pair_bounds(
@@ -651,9 +656,9 @@ def build_board(
         if requested == "auto"
         else requested
     )
-    if method == "wilson" and not has_counts:
+    if method in PROPORTION_METHODS and not has_counts:
         raise ValueError(
-            "`interval` 'wilson' needs a 0/1 metric (`zero_one=True`), independent items (not `grouped`) "
+            f"`interval` {method!r} needs a 0/1 metric (`zero_one=True`), independent items (not `grouped`) "
             "and the test-set size (`n_items` or `item_statistics`)."
         )
     resolved = _resolve_test(
@@ -672,13 +677,14 @@ def build_board(
     # Training randomness: an entry with several runs gets replicates that also resample its runs
     # (two-level bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
     test_set_sd = _column_sd(theta)
+    item_theta = theta[:, with_runs].copy() if with_runs.any() else None  # before the run term
     if with_runs.any():
         theta = theta.copy()
         assert runs is not None
         for i in np.flatnonzero(with_runs).tolist():
             theta[:, i] = two_level_replicates(theta[:, i], np.asarray(runs[i]), seed=seed, key=names[i])
 
-    # intervals of the values: the metric's method; two-level percentile for entries with runs
+    # intervals of the values: the metric's method; two-level with a t quantile for entries with runs
     boot_method = method if method in ("bca", "percentile", "basic") else None
     row_methods = [method] * k
     warnings: list[str | None] = [None] * k
@@ -689,26 +695,35 @@ def build_board(
     if boot_method is not None:
         lo, hi = parts.value_bounds(theta, point, method=boot_method, confidence=confidence, jackknife=jack)
         v_low[:], v_high[:] = lo, hi
-    if with_runs.any():
-        lo, hi = bootstrap_bounds(
-            theta[:, with_runs], point=point[with_runs], method="percentile", confidence=confidence
-        )
-        v_low[with_runs], v_high[with_runs] = lo, hi
-    wilson_rows = ~with_runs & (np.full(k, method == "wilson") | (degenerate & has_counts))
+    if item_theta is not None:
+        # entries with runs: test-set percentile and a t quantile (df = runs - 1) for the runs
+        assert runs is not None
+        for j, i in enumerate(np.flatnonzero(with_runs).tolist()):
+            v_low[i], v_high[i] = two_level_bounds(
+                item_theta[:, j], float(point[i]), np.asarray(runs[i]), confidence=confidence
+            )
+    # a plain proportion's rows (and a degenerate bootstrap's where counts are known): a binomial interval
+    binomial = method if method in PROPORTION_METHODS else PROPORTION_DEFAULT
+    wilson_rows = ~with_runs & (np.full(k, method in PROPORTION_METHODS) | (degenerate & has_counts))
     if wilson_rows.any():
         assert n_items is not None
         successes = point[wilson_rows] * n_items
         if not np.allclose(successes, np.round(successes), atol=1e-6):
             raise ValueError("`values` of a 0/1 metric must be counts of right items divided by `n_items`.")
-        lo, hi = proportion_bounds(np.round(successes), n_items, method="wilson", confidence=confidence)
+        lo, hi = proportion_bounds(np.round(successes), n_items, method=binomial, confidence=confidence)
         v_low[wilson_rows], v_high[wilson_rows] = lo, hi
+    # every interval within the metric's range (stats.intervals.RANGE_RULE)
+    if metric_name in METRICS:
+        v_low, v_high = clip_to_range(v_low, v_high, METRICS[metric_name].value_range)
+    zero_width = zero_width_warnings(v_low, v_high)
     for i in range(k):
         if with_runs[i]:
-            row_methods[i] = "percentile-two-level"
+            row_methods[i] = TWO_LEVEL_METHOD
         elif wilson_rows[i]:
-            row_methods[i] = "wilson"
+            row_methods[i] = binomial
         if degenerate[i] and not wilson_rows[i]:
             warnings[i] = DEGENERATE_WARNING
+        warnings[i] = warnings[i] or zero_width[i]
 
     # the pair test of every entry against the observed leader (a column of its own, not the verdict)
     diff_point = point - point[leader]

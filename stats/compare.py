@@ -40,7 +40,14 @@ from stats.checks import (
     check_statistics,
     check_vector,
 )
-from stats.intervals import Interval, bca_constants, bootstrap_bounds
+from stats.intervals import (
+    Interval,
+    bca_constants,
+    bootstrap_bounds,
+    difference_range,
+    zero_width_warnings,
+)
+from stats.metrics import METRICS, get_metric
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
@@ -816,7 +823,11 @@ def paired_difference(
         if jackknife_a is None or jackknife_b is None:
             raise ValueError("`jackknife_a` and `jackknife_b` are required when `method` is 'bca'.")
         jack = np.asarray(jackknife_a, dtype=np.float64) - np.asarray(jackknife_b, dtype=np.float64)
-    low, high = bootstrap_bounds(d, point=point, method=method, confidence=confidence, jackknife=jack)
+    # within the range of a difference of the metric's values ((-1, 1) for a proportion)
+    span = difference_range(get_metric(metric).value_range) if metric in METRICS else None
+    low, high = bootstrap_bounds(
+        d, point=point, method=method, confidence=confidence, jackknife=jack, value_range=span
+    )
     p = float(bootstrap_p_values(d, point, rule=method, jackknife=jack))
     signature = Signature(
         metric=metric, method=method, resamples=int(a.size), seed=seed, confidence=confidence
@@ -824,7 +835,12 @@ def paired_difference(
     return PairedDifference(
         difference=point,
         interval=Interval(
-            low=float(low[0]), high=float(high[0]), confidence=confidence, method=method, signature=signature
+            low=float(low[0]),
+            high=float(high[0]),
+            confidence=confidence,
+            method=method,
+            signature=signature,
+            warning=zero_width_warnings(low, high)[0],
         ),
         standard_error=float(d.std(ddof=1)),
         p_value=p,

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from stats.checks import check_level
-from stats.intervals import DEFAULT_CONFIDENCE, Interval
+from stats.intervals import DEFAULT_CONFIDENCE, ZERO_WIDTH_WARNING, Interval
 from stats.metrics import auc_placements, get_metric
 from stats.signature import Signature
 
@@ -99,7 +99,10 @@ def delong_interval(
     se = float(np.sqrt(max(cov[0, 0], 0.0)))
     z = float(special.ndtri(1.0 - (1.0 - confidence) / 2.0))
     auc = float(aucs[0])
-    return Interval(max(0.0, auc - z * se), min(1.0, auc + z * se), confidence, "delong", signature)
+    low, high = max(0.0, auc - z * se), min(1.0, auc + z * se)
+    # every item's placement equal (e.g. a perfect separation): se = 0 and the interval is [AUC, AUC]
+    warning = ZERO_WIDTH_WARNING if low == high else None
+    return Interval(low, high, confidence, "delong", signature, warning)
 
 
 def delong_intervals(

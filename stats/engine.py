@@ -102,7 +102,7 @@ class EntryScore:
     def interval(
         self,
         *,
-        method: IntervalMethod = "bca",
+        method: IntervalMethod | None = None,
         confidence: float = DEFAULT_CONFIDENCE,
     ) -> Interval:
         """A confidence interval for this entry (see :func:`stats.intervals.interval_for`)."""

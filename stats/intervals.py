@@ -41,33 +41,57 @@ from stats.checks import (
     check_replicates,
     defined_rows,
 )
-from stats.metrics import get_metric
+from stats.metrics import Metric, get_metric
 from stats.signature import Signature
 
 __all__ = [
     "BOOTSTRAP_METHODS",
     "DEFAULT_CONFIDENCE",
     "DEFAULT_METHOD",
+    "PROPORTION_DEFAULT",
     "PROPORTION_METHODS",
+    "RANGE_RULE",
+    "ZERO_WIDTH_WARNING",
     "Interval",
     "IntervalMethod",
     "bca_constants",
     "bca_or_percentile",
     "binomial_standard_error",
     "bootstrap_bounds",
+    "clip_to_range",
     "clopper_pearson_interval",
+    "default_interval",
     "interval_for",
     "intervals_for",
     "proportion_bounds",
     "wald_interval",
     "wilson_interval",
+    "zero_width_warnings",
 ]
 
-IntervalMethod = Literal["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald"]
+IntervalMethod = Literal[
+    "bca", "percentile", "basic", "wilson", "wilson_modified", "clopper_pearson", "jeffreys", "wald"
+]
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
-PROPORTION_METHODS = ("wilson", "clopper_pearson", "wald")
+PROPORTION_METHODS = ("clopper_pearson", "wilson", "wilson_modified", "jeffreys", "wald")
+#: The default interval of a plain proportion (a 0/1 metric on independent items): the only method whose
+#: exact coverage is at least 0.95 in every cell of the grid of ``python -m stats.coverage``, n = 10 to
+#: 1,000 and p up to 0.999 (docs/adr/0007-proportion-interval.md).
+PROPORTION_DEFAULT = "clopper_pearson"
 DEFAULT_METHOD: IntervalMethod = "bca"
 DEFAULT_CONFIDENCE = 0.95
+
+#: What an interval of zero width carries (every bootstrap replicate equal, or a method that collapses at
+#: this count such as Wald at 0 or n right): it is never shown without it.
+ZERO_WIDTH_WARNING = (
+    "the interval has zero width (every bootstrap replicate is equal, or the method collapses at this "
+    "count): it says nothing about the sampling error; use the metric's default interval or more items"
+)
+#: The rule for a bound outside the metric's range (``Metric.value_range``).
+RANGE_RULE = (
+    "a bound outside the metric's range is moved to the range's edge (the true value lies in the range, "
+    "so this never lowers the coverage)"
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -86,6 +110,9 @@ class Interval:
         One of :data:`IntervalMethod`.
     signature : Signature or None
         How it was computed (metric, method, resamples, seed, confidence, version).
+    warning : str or None
+        Set when the interval has zero width (:data:`ZERO_WIDTH_WARNING`): it then says nothing about
+        the sampling error, and every table that shows it prints the warning too.
     """
 
     low: float
@@ -93,6 +120,7 @@ class Interval:
     confidence: float
     method: str
     signature: Signature | None = None
+    warning: str | None = None
 
 
 class _Scored(Protocol):
@@ -195,6 +223,104 @@ def bca_or_percentile(method: str, *, has_jackknife: bool) -> str:
     return "percentile" if method == "bca" and not has_jackknife else method
 
 
+def default_interval(
+    metric: str | Metric | None = None,
+    *,
+    zero_one: bool | None = None,
+    grouped: bool = False,
+    has_counts: bool = True,
+    has_jackknife: bool = True,
+) -> str:
+    """The default interval of a metric: the one rule that ``python -m stats score``, ``python -m stats
+    leaderboard``, :func:`stats.board.build_board` (so the service's boards and pages) and
+    :func:`interval_for` follow, chosen by measured coverage.
+
+    - a plain proportion (a 0/1 metric on independent items, counts known): :data:`PROPORTION_DEFAULT`,
+      Clopper-Pearson, whose exact coverage is at least 0.95 in every cell of the grid of
+      ``python -m stats.coverage`` (docs/adr/0007-proportion-interval.md); an entry with every item
+      right gets ``[l, 1]``, never ``[1, 1]``;
+    - a metric of the registry that names its own (``Metric.default_interval``: basic for detection
+      AP, percentile for mIoU, from the vision coverage simulation, docs/stats.md), that one;
+    - anything else (grouped items, other metrics): BCa.
+
+    BCa without leave-one-out values falls back to the percentile interval (:func:`bca_or_percentile`).
+
+    Parameters
+    ----------
+    metric : str or Metric, optional
+        A metric of the registry (``None`` or an unknown name: only the flags decide).
+    zero_one : bool, optional
+        Each item is right or wrong (default: the metric's ``zero_one``).
+    grouped : bool, default False
+        The items share groups (a cluster bootstrap): binomial intervals do not apply.
+    has_counts : bool, default True
+        The counts of right items and of items are known.
+    has_jackknife : bool, default True
+        Leave-one-out values are available (for BCa).
+
+    Examples
+    --------
+    >>> default_interval("accuracy"), default_interval("accuracy", grouped=True)
+    ('clopper_pearson', 'bca')
+    >>> default_interval("coco_ap"), default_interval("macro_f1", has_jackknife=False)
+    ('basic', 'percentile')
+    """
+    if isinstance(metric, str):
+        from stats.metrics import METRICS
+
+        metric = METRICS.get(metric)
+    if zero_one is None:
+        zero_one = bool(metric is not None and metric.zero_one)
+    if zero_one and not grouped and has_counts:
+        return PROPORTION_DEFAULT
+    own = metric.default_interval if metric is not None else None
+    if own is not None and own not in PROPORTION_METHODS:
+        return bca_or_percentile(own, has_jackknife=has_jackknife)
+    return bca_or_percentile("bca", has_jackknife=has_jackknife)
+
+
+def clip_to_range(
+    low: ArrayLike, high: ArrayLike, value_range: tuple[float, float] | None
+) -> tuple[FloatArray, FloatArray]:
+    """Bounds moved into ``value_range`` (:data:`RANGE_RULE`): a basic bootstrap interval reflects the
+    replicates around the estimate and can cross the range (a per-class AP of ``[0.703, 1.198]``). The
+    true value lies in the range, so the clipped interval covers whenever the unclipped one does.
+
+    Examples
+    --------
+    >>> lo, hi = clip_to_range([0.703, -0.2], [1.198, 0.4], (0.0, 1.0))
+    >>> lo.tolist(), hi.tolist()
+    ([0.703, 0.0], [1.0, 0.4])
+    """
+    lo = np.asarray(low, dtype=np.float64)
+    hi = np.asarray(high, dtype=np.float64)
+    if value_range is None:
+        return lo, hi
+    bottom, top = value_range
+    # NaN stays NaN (np.clip keeps it): an undefined bound is not invented by the clipping
+    return np.clip(lo, bottom, top), np.clip(hi, bottom, top)
+
+
+def difference_range(value_range: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The range of a difference of two values of a metric whose range is ``value_range``:
+    ``(low - high, high - low)`` (``(-1, 1)`` for a proportion).
+
+    >>> difference_range((0.0, 1.0))
+    (-1.0, 1.0)
+    """
+    if value_range is None:
+        return None
+    low, high = value_range
+    return (low - high, high - low)
+
+
+def zero_width_warnings(low: ArrayLike, high: ArrayLike) -> list[str | None]:
+    """:data:`ZERO_WIDTH_WARNING` for every interval whose bounds are equal, ``None`` for the others."""
+    lo = np.atleast_1d(np.asarray(low, dtype=np.float64))
+    hi = np.atleast_1d(np.asarray(high, dtype=np.float64))
+    return [ZERO_WIDTH_WARNING if a == b else None for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+
+
 def _bca_probabilities(
     theta: FloatArray, point: FloatArray, jackknife: FloatArray, alpha: float
 ) -> tuple[FloatArray, FloatArray]:
@@ -212,6 +338,7 @@ def bootstrap_bounds(
     method: str = DEFAULT_METHOD,
     confidence: float = DEFAULT_CONFIDENCE,
     jackknife: ArrayLike | None = None,
+    value_range: tuple[float, float] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Bootstrap interval bounds for K entries at once.
 
@@ -225,6 +352,9 @@ def bootstrap_bounds(
     confidence : float, default 0.95
     jackknife : array_like, shape (n,) or (n, K), optional
         Leave-one-out values; required for ``"bca"``.
+    value_range : (float, float), optional
+        The metric's range (``Metric.value_range``): bounds outside it are moved to its edge
+        (:func:`clip_to_range`).
 
     Returns
     -------
@@ -255,7 +385,7 @@ def bootstrap_bounds(
     low, high = q[0], q[1]
     if method == "basic":
         low, high = 2.0 * pt - high, 2.0 * pt - low
-    return low, high
+    return clip_to_range(low, high, value_range)
 
 
 def _z(confidence: float) -> float:
@@ -276,7 +406,7 @@ def proportion_bounds(
     successes: ArrayLike,
     n: ArrayLike,
     *,
-    method: str = "wilson",
+    method: str = PROPORTION_DEFAULT,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> tuple[FloatArray, FloatArray]:
     """Bounds of a binomial proportion's interval, vectorised over ``successes`` and ``n``.
@@ -285,32 +415,56 @@ def proportion_bounds(
     ----------
     successes, n : array_like of int
         Items right and items in all.
-    method : {"wilson", "clopper_pearson", "wald"}, default "wilson"
-        Wilson's score interval [3]_, the exact Clopper-Pearson interval [4]_, or the textbook Wald
-        interval ``p +/- z sqrt(p (1 - p) / n)``, which undercovers badly near 0 and 1 [5]_.
+    method : {"clopper_pearson", "wilson", "wilson_modified", "jeffreys", "wald"}, default "clopper_pearson"
+        The exact Clopper-Pearson interval [4]_ (the default: its coverage is at least the nominal level
+        for every ``n`` and ``p``, docs/adr/0007-proportion-interval.md); Wilson's score interval [3]_;
+        Wilson modified as Brown, Cai & DasGupta [5]_ (sec. 4.1.1) propose: for ``x = 1..x*`` (``x* = 2``
+        for ``n <= 50``, else 3) the lower bound is the one-sided Poisson bound ``chi2_{2x}(alpha) / (2n)``
+        with ``alpha = 1 - confidence``, and the mirror for the upper bound at ``x = n - 1..n - x*``;
+        the equal-tailed Jeffreys interval (Beta(x + 1/2, n - x + 1/2) quantiles, lower bound 0 at
+        ``x = 0`` and upper bound 1 at ``x = n`` [5]_); or the textbook Wald interval
+        ``p +/- z sqrt(p (1 - p) / n)``, which undercovers badly near 0 and 1 [5]_ (for comparison only).
     confidence : float, default 0.95
 
     Returns
     -------
     low, high : ndarray
+        Every method's bounds lie in [0, 1] (Wald's are clipped there).
+
+    Examples
+    --------
+    >>> low, high = proportion_bounds([30, 29], 30)
+    >>> low.round(4).tolist(), high.round(4).tolist()
+    ([0.8843, 0.8278], [1.0, 0.9992])
     """
     confidence = check_level(confidence, name="confidence")
     check_choice(method, PROPORTION_METHODS, name="method")
     x, nn = _check_counts(successes, n)
+    x, nn = np.broadcast_arrays(x, nn)
     p = x / nn
+    alpha = 1.0 - confidence
     if method == "wald":
         half = _z(confidence) * np.sqrt(p * (1 - p) / nn)
-        return np.asarray(p - half), np.asarray(p + half)
-    if method == "wilson":
+        return np.clip(p - half, 0.0, 1.0), np.clip(p + half, 0.0, 1.0)
+    if method in ("wilson", "wilson_modified"):
         z = _z(confidence)
         z2 = z * z
         centre = (p + z2 / (2 * nn)) / (1 + z2 / nn)
         half = z / (1 + z2 / nn) * np.sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn))
-        return np.asarray(centre - half), np.asarray(centre + half)
-    alpha = 1.0 - confidence
+        # exactly 0 at x = 0 and 1 at x = n (the formula's value; rounding left 1 - 1e-16)
+        low = np.where(x == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+        high = np.where(x == nn, 1.0, np.clip(centre + half, 0.0, 1.0))
+        if method == "wilson_modified":
+            x_star = np.where(nn <= 50, 2, 3)
+            poisson = sps.chi2.ppf(alpha, 2 * np.maximum(x, 1)) / (2 * nn)
+            low = np.where((x >= 1) & (x <= x_star), poisson, low)
+            mirror = sps.chi2.ppf(alpha, 2 * np.maximum(nn - x, 1)) / (2 * nn)
+            high = np.where((nn - x >= 1) & (nn - x <= x_star), 1.0 - mirror, high)
+        return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    shape = 0.5 if method == "jeffreys" else 0.0
     with np.errstate(invalid="ignore"):
-        low = np.where(x > 0, sps.beta.ppf(alpha / 2, x, nn - x + 1), 0.0)
-        high = np.where(x < nn, sps.beta.ppf(1 - alpha / 2, x + 1, nn - x), 1.0)
+        low = np.where(x > 0, sps.beta.ppf(alpha / 2, x + shape, nn - x + 1 - shape), 0.0)
+        high = np.where(x < nn, sps.beta.ppf(1 - alpha / 2, x + 1 - shape, nn - x + shape), 1.0)
     return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
 
 
@@ -383,13 +537,32 @@ def _check_proportion_score(score: _Scored, method: str) -> tuple[int, int]:
     return round(float(score.pooled[0])), round(float(score.pooled[-1]))
 
 
+def _score_default(scores: Sequence[_Scored]) -> str:
+    """The metric's default interval (:func:`default_interval`) for scores of one task."""
+    first = scores[0]
+    metric = get_metric(first.signature.metric) if first.signature.metric in _metrics() else None
+    return default_interval(
+        metric,
+        grouped=dict(first.signature.extra).get("resampling") == "grouped",
+        has_counts=all(s.pooled is not None for s in scores),
+        has_jackknife=all(s.jackknife.shape[0] >= 2 for s in scores),
+    )
+
+
+def _metrics() -> Any:
+    from stats.metrics import METRICS
+
+    return METRICS
+
+
 def interval_for(
     score: _Scored,
     *,
-    method: str = DEFAULT_METHOD,
+    method: str | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> Interval:
-    """The interval of one scored entry (an :class:`stats.engine.EntryScore`).
+    """The interval of one scored entry (an :class:`stats.engine.EntryScore`); by default the metric's
+    own (:func:`default_interval`), the one every command and board shows.
 
     Examples
     --------
@@ -397,6 +570,9 @@ def interval_for(
     >>> (score,) = score_entries([0, 1, 1, 0, 1, 1, 0, 1], [[0, 1, 1, 0, 1, 0, 0, 1]], metric="accuracy",
     ...                          resamples=1000, seed=1)
     >>> iv = interval_for(score)
+    >>> iv.method, round(iv.low, 4), round(iv.high, 4)
+    ('clopper_pearson', 0.4735, 0.9968)
+    >>> iv = interval_for(score, method="bca")
     >>> iv.method, iv.low, iv.high
     ('bca', 0.5, 1.0)
     """
@@ -406,7 +582,7 @@ def interval_for(
 def intervals_for(
     scores: Sequence[_Scored],
     *,
-    method: str = DEFAULT_METHOD,
+    method: str | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> list[Interval]:
     """Intervals of several entries of one task at once (vectorised over entries).
@@ -415,14 +591,16 @@ def intervals_for(
     ----------
     scores : sequence of EntryScore
         From :func:`stats.engine.score_entries` (complete replicates, not a chunk range).
-    method : {"bca", "percentile", "basic", "wilson", "clopper_pearson", "wald"}, default "bca"
-        Bootstrap methods use the replicates (and jackknife for BCa); the binomial methods need a 0/1
-        metric without groups and use only the counts.
+    method : str, optional
+        One of :data:`BOOTSTRAP_METHODS` or :data:`PROPORTION_METHODS`; default: the metric's own
+        (:func:`default_interval`). Bootstrap methods use the replicates (and jackknife for BCa); the
+        binomial methods need a 0/1 metric without groups and use only the counts.
     confidence : float, default 0.95
 
     Returns
     -------
-    list of Interval, each carrying its Signature.
+    list of Interval, each carrying its Signature, within the metric's range (:func:`clip_to_range`),
+    with :data:`ZERO_WIDTH_WARNING` where the bounds are equal.
 
     Examples
     --------
@@ -434,9 +612,11 @@ def intervals_for(
     [(0.625, 1.0), (0.25, 1.0)]
     """
     confidence = check_level(confidence, name="confidence")
-    check_choice(method, get_args(IntervalMethod), name="method")
     if not scores:
         return []
+    if method is None:
+        method = _score_default(scores)
+    check_choice(method, get_args(IntervalMethod), name="method")
     undefined = 0
     if method in PROPORTION_METHODS:
         counts = [_check_proportion_score(s, method) for s in scores]
@@ -460,11 +640,15 @@ def intervals_for(
         low, high = bootstrap_bounds(
             theta, point=points, method=method, confidence=confidence, jackknife=jack
         )
+    name = scores[0].signature.metric
+    low, high = clip_to_range(low, high, get_metric(name).value_range if name in _metrics() else None)
+    warnings = zero_width_warnings(low, high)
     signatures = [_interval_signature(s, method, confidence) for s in scores]
     if method not in PROPORTION_METHODS and undefined:
         signatures = [
             sig.with_extra(undefined_resamples=undefined, undefined_rule=UNDEFINED_RULE) for sig in signatures
         ]
     return [
-        Interval(float(low[k]), float(high[k]), confidence, method, signatures[k]) for k in range(len(scores))
+        Interval(float(low[k]), float(high[k]), confidence, method, signatures[k], warnings[k])
+        for k in range(len(scores))
     ]

@@ -104,8 +104,12 @@ class Metric:
         function of one score per item).
     default_interval : str or None
         The interval method this metric's boards and commands use unless told otherwise, chosen by
-        measured coverage (docs/stats.md); ``None``: the package default
-        (:data:`stats.intervals.DEFAULT_METHOD`).
+        measured coverage (docs/stats.md); ``None``: the rule of :func:`stats.intervals.default_interval`
+        (Clopper-Pearson for a 0/1 metric on independent items, else BCa).
+    value_range : tuple of float, default (-inf, inf)
+        The values the metric can take, ``(lowest, highest)``: ``(0, 1)`` for accuracy or AP, ``(-1, 1)``
+        for kappa, ``(0, inf)`` for errors. Every interval is clipped to it
+        (:func:`stats.intervals.clip_to_range`).
     """
 
     name: str
@@ -119,6 +123,7 @@ class Metric:
     stratify_by_class: bool = False
     task_kind: TaskKind = "items"
     default_interval: str | None = None
+    value_range: tuple[float, float] = (-np.inf, np.inf)
     _statistics: StatisticsFn | None = field(default=None, repr=False)
     _finalize: FinalizeFn | None = field(default=None, repr=False)
     _rank_replicates: RankFn | None = field(default=None, repr=False)
@@ -627,6 +632,9 @@ def _r2_finalize(pooled: FloatArray) -> FloatArray:
 # ----------------------------------------------------------------------------------------------------
 # the registry
 
+#: The range of a proportion, a rate, an AUC or an AP.
+UNIT: tuple[float, float] = (0.0, 1.0)
+
 register(
     Metric(
         name="accuracy",
@@ -635,6 +643,7 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=False,
+        value_range=UNIT,
         description="Fraction of items whose predicted label is the true label.",
         _statistics=_accuracy_stats,
         _finalize=_mean_finalize,
@@ -648,6 +657,7 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=False,
+        value_range=UNIT,
         description="Micro-averaged F1; for one label per item it equals accuracy.",
         _statistics=_accuracy_stats,
         _finalize=_mean_finalize,
@@ -661,6 +671,7 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=True,
+        value_range=UNIT,
         stratify_by_class=True,
         description="Unweighted mean of per-class F1 over the task's label set (an absent class counts 0).",
         _statistics=_class_stats,
@@ -675,6 +686,7 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=True,
+        value_range=UNIT,
         stratify_by_class=True,
         description="Unweighted mean of per-class recall over the task's label set (no item: counts 0).",
         _statistics=_class_stats,
@@ -689,6 +701,7 @@ register(
         rank_based=False,
         prediction_kind="label",
         needs_labels=True,
+        value_range=(-1.0, 1.0),
         stratify_by_class=True,
         description="Cohen's kappa: agreement beyond chance, (p_o - p_e) / (1 - p_e).",
         _statistics=_class_stats,
@@ -704,6 +717,7 @@ for _k in (3, 5):
             rank_based=False,
             prediction_kind="ranked_labels",
             needs_labels=False,
+            value_range=UNIT,
             description=f"Fraction of items whose true label is among the first {_k} ranked labels.",
             ranks=_k,
             _statistics=_make_top_k_stats(_k),
@@ -718,6 +732,7 @@ register(
         rank_based=True,
         prediction_kind="score",
         needs_labels=False,
+        value_range=UNIT,
         stratify_by_class=True,
         description="Area under the ROC curve (ties count one half).",
         _rank_replicates=_roc_auc_from_groups,
@@ -732,6 +747,7 @@ register(
         rank_based=True,
         prediction_kind="score",
         needs_labels=False,
+        value_range=UNIT,
         stratify_by_class=True,
         description="Average precision: sum over thresholds of recall increase times precision.",
         _rank_replicates=_average_precision_from_groups,
@@ -746,6 +762,7 @@ register(
         rank_based=False,
         prediction_kind="score",
         needs_labels=False,
+        value_range=(0.0, np.inf),
         description="Mean binary cross-entropy of the positive-class probability (natural log).",
         _statistics=_log_loss_stats,
         _finalize=_mean_finalize,
@@ -760,6 +777,7 @@ register(
         rank_based=False,
         prediction_kind="score",
         needs_labels=False,
+        value_range=UNIT,
         description="Mean squared difference between the positive-class probability and the 0/1 truth.",
         _statistics=_brier_stats,
         _finalize=_mean_finalize,
@@ -774,6 +792,7 @@ register(
         rank_based=False,
         prediction_kind="value",
         needs_labels=False,
+        value_range=(0.0, np.inf),
         description="Mean absolute error.",
         _statistics=_mae_stats,
         _finalize=_mean_finalize,
@@ -787,6 +806,7 @@ register(
         rank_based=False,
         prediction_kind="value",
         needs_labels=False,
+        value_range=(0.0, np.inf),
         description="Root mean squared error.",
         _statistics=_squared_error_stats,
         _finalize=_rmse_finalize,
@@ -800,6 +820,7 @@ register(
         rank_based=False,
         prediction_kind="value",
         needs_labels=False,
+        value_range=(-np.inf, 1.0),
         description="Coefficient of determination, 1 - SSE / SST.",
         _statistics=_r2_stats,
         _finalize=_r2_finalize,
@@ -876,6 +897,7 @@ for _name, _fin, _desc, _interval in (
             rank_based=False,
             prediction_kind="masks",
             needs_labels=False,
+            value_range=UNIT,
             description=_desc,
             task_kind="segmentation",
             default_interval=_interval,
@@ -902,6 +924,7 @@ for _name, _desc in (
             rank_based=False,
             prediction_kind="boxes",
             needs_labels=False,
+            value_range=UNIT,
             description=_desc,
             task_kind="detection",
             # AP is biased upward on finite test sets and the bootstrap doubles the bias: the basic

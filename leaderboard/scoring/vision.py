@@ -20,6 +20,7 @@ import stats
 from leaderboard.core.exceptions import ApplicationError
 from stats import io as stats_io
 from stats.engine import score_item_statistics
+from stats.intervals import default_interval
 from stats.metrics import get_metric
 
 if TYPE_CHECKING:
@@ -101,8 +102,14 @@ def _vision_details(
         how = method
         if how == "bca" and (jackknife is None or not np.isfinite(jackknife).all()):
             how = "percentile"  # a class missing from some leave-one-out set has no acceleration
+        # within the metric's range (AP and IoU: [0, 1]; a basic interval can cross it: stats.intervals)
         low, high = bootstrap_bounds(
-            finite, point=point, method=how, confidence=challenge.confidence, jackknife=jackknife
+            finite,
+            point=point,
+            method=how,
+            confidence=challenge.confidence,
+            jackknife=jackknife,
+            value_range=get_metric(task.metric).value_range,
         )
         return float(low[0]), float(high[0])
 
@@ -543,13 +550,10 @@ def _precision_curves(prepared: Any, entry: Any) -> tuple[np.ndarray, np.ndarray
 
 
 def _vision_default_interval(metric: str) -> str:
-    """A vision metric's interval method chosen by measured coverage (``Metric.default_interval``); BCa
-    where the statistics package names none and a jackknife exists (segmentation), basic otherwise (AP is
-    biased upward and the bootstrap adds the bias again: docs/stats.md, the detection coverage section)."""
-    chosen = get_metric(metric).default_interval
-    if chosen:
-        return chosen
-    return "bca" if VISION_METRICS[metric] == "segmentation" else "basic"
+    """A vision metric's interval method: the one rule of every command and board
+    (``stats.intervals.default_interval``: the metric's own, chosen by measured coverage, basic for
+    detection AP; BCa where it names none and a jackknife exists (segmentation), else percentile)."""
+    return default_interval(metric, has_jackknife=VISION_METRICS[metric] == "segmentation")
 
 
 # --- segmentation ---------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from stats.cli.vision import add_vision_arguments, score_vision
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
-from stats.intervals import DEFAULT_CONFIDENCE
+from stats.intervals import DEFAULT_CONFIDENCE, PROPORTION_METHODS
 from stats.io import InputError
 from stats.metrics import METRICS, get_metric
 
@@ -60,10 +60,11 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE)
     lb.add_argument(
         "--interval",
-        choices=["auto", "bca", "percentile", "basic", "wilson"],
+        choices=["auto", "bca", "percentile", "basic", *PROPORTION_METHODS],
         default=None,
-        help="interval of the values (default: a detection or segmentation metric's own, chosen by measured "
-        "coverage; else auto: Wilson for plain proportions, else BCa; docs/stats.md)",
+        help="interval of the values (default auto: the metric's own, chosen by measured coverage, the same "
+        "as 'score' and the service's boards: Clopper-Pearson for a 0/1 metric on independent items, a "
+        "detection or segmentation metric's own, else BCa; docs/stats.md)",
     )
     lb.add_argument("--alpha", type=level, default=0.05, help="level of the tests (default 0.05)")
     lb.add_argument("--correction", choices=CORRECTIONS, default="holm")
@@ -164,6 +165,9 @@ def board_table(board: Board) -> str:
         f"{board.correction}-corrected over the comparisons with the observed leader (not the verdict); "
         f"ranks: {pct} marginal, sim. ranks: {level} simultaneous (max-t)\n"
     )
+    for r in board.rows:  # the warning the JSON carries (a zero-width or degenerate interval)
+        if r.interval_warning:
+            out.write(f"warning: {r.name}: {r.interval_warning}\n")
     out.write(f"signature: {board.signature}\n")
     return out.getvalue()
 
@@ -172,7 +176,7 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
     """Run ``leaderboard``; returns the exit code."""
     out = out or sys.stdout
     metric = get_metric(args.metric)
-    # "auto": the metric's own interval where it names one (vision), else Wilson / BCa (stats.board)
+    # "auto": the metric's own interval (stats.intervals.default_interval, through stats.board)
     args.interval = args.interval or "auto"
     if metric.task_kind != "items":
         names = list(args.predictions)

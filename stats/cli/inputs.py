@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +55,30 @@ def _label_set(args: argparse.Namespace) -> list[str] | None:
     return args.labels.split(",") if args.labels else None
 
 
+#: Added to "unknown label 'a,b'" when the label set came from ``--labels``, which splits at commas.
+COMMA_HINT = (
+    "--labels splits at commas: give a label that holds a comma with --label (once per label) or "
+    "--labels-file (one label per line)"
+)
+
+
 def read_inputs(args: argparse.Namespace) -> Inputs:
-    """Read ``--truth`` and the prediction files named by ``args``; raises :class:`InputError`."""
+    """Read ``--truth`` and the prediction files named by ``args``; raises :class:`InputError`.
+
+    A label of a file that holds a comma and is unknown because ``--labels`` split the set at commas
+    gets :data:`COMMA_HINT` (it points to ``--label`` and ``--labels-file``)."""
+    try:
+        return _read_inputs(args)
+    except InputError as exc:
+        unknown = re.match(r"unknown label '(.*)' \(labels: ", exc.message)
+        if getattr(args, "labels", None) and unknown and "," in unknown.group(1):
+            raise InputError(
+                f"{exc.message}; {COMMA_HINT}", file=exc.file, line=exc.line, column=exc.column
+            ) from None
+        raise
+
+
+def _read_inputs(args: argparse.Namespace) -> Inputs:
     metric = get_metric(args.metric)
     label_set = _label_set(args)
     truth = read_truth(

@@ -19,11 +19,11 @@ from stats.checks import order_positive, truth_problem, value_warnings
 from stats.cli.compare import add_comparison_parsers
 from stats.cli.edges import add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
-from stats.cli.vision import add_vision_arguments, default_interval, score_vision
+from stats.cli.vision import add_vision_arguments, score_vision
 from stats.cli.winner import add_winner_parsers
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
 from stats.engine import DEFAULT_RESAMPLES, score_entries
-from stats.intervals import DEFAULT_CONFIDENCE, DEFAULT_METHOD, intervals_for
+from stats.intervals import DEFAULT_CONFIDENCE, PROPORTION_METHODS, Interval, default_interval, intervals_for
 from stats.io import InputError
 from stats.metrics import METRICS, get_metric
 
@@ -59,9 +59,11 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument("--confidence", type=level, default=DEFAULT_CONFIDENCE)
     p.add_argument(
         "--interval",
-        choices=["bca", "percentile", "basic", "wilson", "clopper_pearson", "wald", "delong"],
+        choices=["bca", "percentile", "basic", *PROPORTION_METHODS, "delong"],
         default=None,
-        help=f"interval method (default: the metric's own, chosen by measured coverage, else {DEFAULT_METHOD})",
+        help="interval method (default: the metric's own, chosen by measured coverage, the same as "
+        "'leaderboard' and the service's boards: Clopper-Pearson for a 0/1 metric on independent items, "
+        "a detection or segmentation metric's own, else BCa; docs/stats.md)",
     )
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_edge_arguments(p)
@@ -120,6 +122,7 @@ def run_delong(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
                     "auc": float(a),
                     "standard_error": float(cov[k, k]) ** 0.5,
                     "interval": [iv.low, iv.high],
+                    "warning": iv.warning,
                 }
                 for k, (n, a, iv) in enumerate(zip(names, aucs, intervals, strict=True))
             ],
@@ -143,6 +146,7 @@ def run_delong(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     out.write(f"{'name':<{width}}  {'AUC':>8}  {args.confidence * 100:g}% DeLong\n")
     for n, a, iv in zip(names, aucs, intervals, strict=True):
         out.write(f"{n:<{width}}  {a:>8.4f}  [{iv.low:.4f}, {iv.high:.4f}]\n")
+    write_interval_warnings(names, intervals, out)
     for a, b, t in pairs:
         p = f"{t.p_value:.4g}" if t.p_value > 0 else "< 1e-300"
         out.write(
@@ -150,6 +154,13 @@ def run_delong(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         )
     out.write(f"{note}; DeLong's test is two-sided and unadjusted for multiple pairs\n")
     return EXIT_OK
+
+
+def write_interval_warnings(names: Sequence[str], intervals: Sequence[Interval], out: TextIO) -> None:
+    """The warning each interval carries (a zero-width interval, ...), under the table that shows it."""
+    for name, iv in zip(names, intervals, strict=True):
+        if iv.warning:
+            out.write(f"warning: {name}: {iv.warning}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -167,19 +178,24 @@ def build_parser() -> argparse.ArgumentParser:
 def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``score``; returns the exit code."""
     out = out or sys.stdout
-    args.interval = default_interval(get_metric(args.metric), args.interval)
     if get_metric(args.metric).task_kind != "items":
+        # the metric's own interval (stats.intervals.default_interval), as 'leaderboard' and the boards
+        args.interval = args.interval or default_interval(args.metric)
         if args.interval == "delong":
             raise ValueError("--interval delong applies to ROC AUC, not to detection or segmentation metrics")
         scores = score_vision(
             args, get_metric(args.metric), list(args.predictions), jackknife=args.interval == "bca"
         ).scores
         intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
+        notes: list[str] = []
     else:
         inputs = read_inputs(args)
         metric, truth, preds = inputs.metric, inputs.truth, inputs.predictions
         sampling = sampling_for(args, inputs)
+        notes = sampling.notes
         warn(sampling.warnings)
+        # the metric's default (one rule for score, leaderboard and the boards: stats.intervals)
+        args.interval = args.interval or default_interval(metric, grouped=truth.groups is not None)
         scores = score_entries(
             truth.labels,
             preds,
@@ -205,6 +221,8 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
                 "name": s.name,
                 "value": s.value,
                 "interval": [iv.low, iv.high],
+                "interval_method": iv.method,
+                "warning": iv.warning,
                 "signature": iv.signature.as_dict() if iv.signature else None,
                 "signature_text": str(iv.signature),
             }
@@ -218,7 +236,8 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     out.write(f"{'name':<{width}}  {'value':>8}  {pct}\n")
     for s, iv in zip(scores, intervals, strict=True):
         out.write(f"{s.name:<{width}}  {s.value:>8.4f}  [{iv.low:.4f}, {iv.high:.4f}]\n")
-    for note in sampling.notes:
+    write_interval_warnings([s.name for s in scores], intervals, out)
+    for note in notes:
         out.write(f"{note}\n")
     out.write(f"signature: {intervals[0].signature}\n")
     return EXIT_OK

@@ -16,7 +16,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from stats.engine import EntryScore, score_item_statistics
-from stats.intervals import DEFAULT_METHOD
 from stats.io import InputError
 from stats.metrics import Metric
 from stats.vision.detection import DetectionTask, detection_scores
@@ -28,7 +27,7 @@ from stats.vision.segmentation import (
     validate_truth_archive,
 )
 
-__all__ = ["VisionScores", "add_vision_arguments", "default_interval", "score_vision"]
+__all__ = ["VisionScores", "add_vision_arguments", "score_vision"]
 
 
 def add_vision_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,11 +47,6 @@ def add_vision_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="segmentation: count predicted values outside the classes as misses instead of refusing them",
     )
-
-
-def default_interval(metric: Metric, requested: str | None) -> str:
-    """The interval method: the one asked for, else the metric's own default, else the package's."""
-    return requested or metric.default_interval or DEFAULT_METHOD
 
 
 @dataclass(frozen=True, eq=False)

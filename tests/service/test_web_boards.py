@@ -108,7 +108,16 @@ def test_server_side_sort_by_name_and_value(client, board: ws.Board) -> None:
 def test_signature_under_the_table(client, board: ws.Board) -> None:
     html = _board_html(client, board)
     sig = html[html.index('class="signature"') :]
-    for text in ("Metric", "accuracy", "Bootstrap resamples", "200", "Seed", "0.95 (95%)", "holm", "wilson"):
+    for text in (
+        "Metric",
+        "accuracy",
+        "Bootstrap resamples",
+        "200",
+        "Seed",
+        "0.95 (95%)",
+        "holm",
+        "clopper_pearson",
+    ):
         assert text in sig
     assert "inputs" not in sig  # the internal digest is not part of the signature shown
 

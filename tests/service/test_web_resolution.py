@@ -103,7 +103,7 @@ def test_runs_show_the_seed_spread_next_to_the_test_set_spread_as_rounded_aggreg
     data = client.get(f"/api/challenges/{board.challenge.slug}/leaderboard/").json()
     row = next(r for r in data["rows"] if r["name"] == "seeded")
     assert row["n_runs"] == 3 and row["seed_sd"] == 0.1  # sd of (0.967, 0.867, 0.767), 2 digits
-    assert 0 < row["test_set_sd"] < 0.1 and row["interval_method"] == "percentile-two-level"
+    assert 0 < row["test_set_sd"] < 0.1 and row["interval_method"] == "two-level-t"
     assert "run_min" not in row and "runs" not in row  # no per-run score leaves the board
     assert "two-level bootstrap" in str(data["signature"])
     html = htmllib.unescape(client.get(reverse("challenge", args=[board.challenge.slug])).content.decode())

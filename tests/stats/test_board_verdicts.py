@@ -19,7 +19,7 @@ from scipy import special
 
 from stats.board import DEGENERATE_WARNING, VERDICTS, Board, build_board
 from stats.engine import score_entries
-from stats.intervals import bca_constants, bootstrap_bounds, wilson_interval
+from stats.intervals import bca_constants, bootstrap_bounds, clopper_pearson_interval
 from stats.metrics import get_metric
 
 
@@ -145,17 +145,17 @@ def test_bca_counts_replicates_equal_to_the_estimate_as_one_half() -> None:
     assert z0[0] == pytest.approx(special.ndtri(0.5))
 
 
-def test_accuracy_defaults_to_wilson_and_an_all_correct_entry_is_not_a_point() -> None:
+def test_accuracy_defaults_to_clopper_pearson_and_an_all_correct_entry_is_not_a_point() -> None:
     rng = np.random.default_rng(5)
     n = 100
     truth = rng.integers(0, 2, n)
     perfect = truth.copy()
     good = np.where(rng.random(n) < 0.95, truth, 1 - truth)
     board = _build(truth, [perfect, good], ["perfect", "good"], labels=[0, 1])
-    assert board.interval_method == "wilson" and board.signature.method == "wilson"
+    assert board.interval_method == "clopper_pearson" and board.signature.method == "clopper_pearson"
     row = board.row("perfect")
-    assert row.interval.method == "wilson" and row.interval_warning is None
-    expected = wilson_interval(100, 100)
+    assert row.interval.method == "clopper_pearson" and row.interval_warning is None
+    expected = clopper_pearson_interval(100, 100)
     assert (row.interval.low, row.interval.high) == pytest.approx((expected.low, expected.high))
     assert row.interval.low < 0.97 and row.interval.high == pytest.approx(1.0)
     # other metrics keep the bootstrap (BCa with the jackknife)
@@ -168,10 +168,10 @@ def test_a_degenerate_bootstrap_is_replaced_or_flagged() -> None:
     n = 100
     truth = rng.integers(0, 2, n)
     good = np.where(rng.random(n) < 0.9, truth, 1 - truth)
-    # asked for BCa on a proportion: the all-correct entry is switched to Wilson, not shown [1, 1]
+    # asked for BCa on a proportion: the all-correct entry is switched to the binomial default, not [1, 1]
     board = _build(truth, [truth.copy(), good], ["perfect", "good"], labels=[0, 1], interval="bca")
     row = board.row("perfect")
-    assert row.interval.method == "wilson" and row.interval.low < 1.0
+    assert row.interval.method == "clopper_pearson" and row.interval.low < 1.0
     assert board.row("good").interval.method == "bca"
     # grouped items: no binomial interval applies, so the degenerate interval is flagged
     groups = np.arange(n) // 4
@@ -209,7 +209,7 @@ def test_runs_widen_the_interval_and_the_comparison_and_show_both_spreads() -> N
     assert calm.row("single").verdict == "worse than the best"
     assert noisy.row("single").verdict == "could be the best"
     row = noisy.row("seeded")
-    assert row.interval.method == "percentile-two-level"
+    assert row.interval.method == "two-level-t"
     width = row.interval.high - row.interval.low
     assert width > 2 * 1.96 * 0.02 / np.sqrt(3) * 0.9  # includes sd(runs) / sqrt(R)
     assert noisy.row("single").interval.method == calm.row("single").interval.method

@@ -119,11 +119,10 @@ def test_parser_has_subcommands_and_validates() -> None:
     parser = build_parser()
     args = parser.parse_args(["score", "--truth", "t.csv", "--metric", "accuracy", "p.csv"])
     assert (args.resamples, args.seed, args.confidence, args.interval) == (10000, 0, 0.95, None)
-    # no --interval: the metric's own default (chosen by measured coverage), else BCa
-    from stats.cli.vision import default_interval
-    from stats.metrics import get_metric
+    # no --interval: the metric's own default (chosen by measured coverage), the same rule as the boards
+    from stats.intervals import default_interval
 
-    assert default_interval(get_metric("accuracy"), args.interval) == "bca"
+    assert default_interval("accuracy") == "clopper_pearson" and default_interval("macro_f1") == "bca"
     with pytest.raises(SystemExit):
         parser.parse_args(["score", "--truth", "t", "--metric", "accuracy", "--confidence", "1.5", "p"])
 

@@ -64,7 +64,7 @@ def test_leaderboard_table(task, capsys) -> None:  # type: ignore[no-untyped-def
         "rank",
         "name",
         "value",
-        "95% wilson",
+        "95% clopper_pearson",
         "ranks",
         "verdict",
         "diff",

@@ -150,8 +150,8 @@ class TaskKind(ABC):
     # --- the board --------------------------------------------------------------------------------------
     def board_interval(self, metric: str, challenge: Challenge, *, has_jackknife: bool) -> str | None:
         """The board's value-interval method from the challenge's setting: ``auto`` lets the metric choose
-        (``None``: Wilson for plain proportions, docs/stats.md); BCa falls back to percentile without a
-        jackknife."""
+        (``None``: ``stats.intervals.default_interval``, Clopper-Pearson for plain proportions, the same as
+        the CLI's); BCa falls back to percentile without a jackknife."""
         setting: str = challenge.interval_method
         if setting == "auto":
             return None
