@@ -155,9 +155,8 @@ class Metric:
             1.0 (the item count).
         """
         if self.task_kind != "items":
-            raise TypeError(
-                f"`{self.name}` is a {self.task_kind} metric: its statistics come from stats.vision."
-            )
+            source = "stats.text" if self.task_kind == "text" else "stats.vision"
+            raise TypeError(f"`{self.name}` is a {self.task_kind} metric: its statistics come from {source}.")
         if self._statistics is None:
             raise TypeError(f"`{self.name}` is rank-based: use `point` and `replicates`.")
         if self.needs_labels and labels is None:

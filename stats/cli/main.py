@@ -19,6 +19,7 @@ from stats.checks import order_positive, truth_problem, value_warnings
 from stats.cli.compare import add_comparison_parsers
 from stats.cli.edges import add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
+from stats.cli.text import TruthAction, add_text_arguments, check_single_truth, score_text
 from stats.cli.vision import add_vision_arguments, default_interval, score_vision
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
 from stats.engine import DEFAULT_RESAMPLES, score_entries
@@ -48,7 +49,9 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument(
         "--truth",
         required=True,
-        help="truth file: id,label[,group] (CSV or Parquet; COCO JSON for detection; PNG archive for segmentation)",
+        action=TruthAction,
+        help="truth file: id,label[,group] (CSV or Parquet; COCO JSON for detection; PNG archive for "
+        "segmentation; references for text metrics, repeated for several reference streams)",
     )
     p.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
     add_label_arguments(p)
@@ -65,6 +68,7 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_edge_arguments(p)
     add_vision_arguments(p)
+    add_text_arguments(p)
     p.set_defaults(handler=run_score)
 
 
@@ -166,7 +170,17 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``score``; returns the exit code."""
     out = out or sys.stdout
     args.interval = default_interval(get_metric(args.metric), args.interval)
-    if get_metric(args.metric).task_kind != "items":
+    check_single_truth(args, get_metric(args.metric))
+    text_notes: list[str] = []
+    if get_metric(args.metric).task_kind == "text":
+        if args.interval == "delong":
+            raise ValueError("--interval delong applies to ROC AUC, not to text metrics")
+        text = score_text(
+            args, get_metric(args.metric), list(args.predictions), jackknife=args.interval == "bca"
+        )
+        scores, text_notes = text.scores, text.notes
+        intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
+    elif get_metric(args.metric).task_kind != "items":
         if args.interval == "delong":
             raise ValueError("--interval delong applies to ROC AUC, not to detection or segmentation metrics")
         scores = score_vision(
@@ -216,7 +230,7 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     out.write(f"{'name':<{width}}  {'value':>8}  {pct}\n")
     for s, iv in zip(scores, intervals, strict=True):
         out.write(f"{s.name:<{width}}  {s.value:>8.4f}  [{iv.low:.4f}, {iv.high:.4f}]\n")
-    for note in sampling.notes:
+    for note in text_notes or sampling.notes:
         out.write(f"{note}\n")
     out.write(f"signature: {intervals[0].signature}\n")
     return EXIT_OK

@@ -236,7 +236,7 @@ def _sacrebleu_scores(metric: TextMetric, pooled: FloatArray) -> NDArray[Any]:
     in the dtype of sacreBLEU's ``np.array([...])`` of them (float64 for BLEU; float32 for chrF and TER
     unless a Python-float fallback occurs)."""
     values = metric.finalize(pooled, libm=True, float32=True)
-    if metric.name == "bleu" or metric.name in ("chrf", "chrf++") and metric.option("eps_smoothing"):
+    if metric.name == "bleu" or (metric.name in ("chrf", "chrf++") and metric.option("eps_smoothing")):
         return values
     if np.any(_python_fallback(metric, pooled)):
         return values
