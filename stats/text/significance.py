@@ -346,22 +346,30 @@ def sacrebleu_paired_ar(
     seed = seed if seed else None
     rng = np.random.default_rng(seed)
     pos = rng.integers(2, size=(n_samples, n), dtype=bool)
-    z = pos.astype(np.float64)
     k = len(arrays)
     points = _point_scores(metric, arrays)
     base = arrays[0]
     p = np.full(k, np.nan)
-    for j in range(1, k):
-        sys_ = arrays[j]
-        delta = base - sys_
-        moved = z @ delta  # mask @ base + ~mask @ sys = sys_total + mask @ (base - sys)
-        shuf_a = sys_.sum(axis=0) + moved
-        shuf_b = base.sum(axis=0) - moved
-        a = metric.finalize(shuf_a, libm=True)
-        b = metric.finalize(shuf_b, libm=True)
-        diff = abs(float(points[0]) - float(points[j]))
-        c = int(np.sum(np.abs(a - b) > diff))
-        p[j] = (c + 1) / (n_samples + 1)
+    if k > 1:
+        m = base.shape[1]
+        # mask @ base + ~mask @ sys = sys_total + mask @ (base - sys): one product per block of draws for
+        # every system; exact in float32 when every statistic is an integer and no sum reaches 2**24
+        delta = np.hstack([base - a for a in arrays[1:]])  # (N, (K-1) m)
+        exact32 = bool(np.array_equal(delta, np.round(delta)))
+        exact32 = exact32 and n * float(np.abs(delta).max(initial=0.0)) < 2**24
+        dtype: Any = np.float32 if exact32 else np.float64
+        delta_d = delta.astype(dtype)
+        sys_totals = np.stack([a.sum(axis=0) for a in arrays[1:]])  # (K-1, m)
+        base_total = base.sum(axis=0)
+        counts = np.zeros(k - 1, dtype=np.int64)
+        observed = np.array([abs(float(points[0]) - float(points[j])) for j in range(1, k)])
+        for start in range(0, n_samples, _BS_CHUNK):
+            z = pos[start : start + _BS_CHUNK].astype(dtype)
+            moved = (z @ delta_d).astype(np.float64).reshape(z.shape[0], k - 1, m)
+            a = metric.finalize(sys_totals[None] + moved, libm=True)
+            b = metric.finalize(base_total[None, None] - moved, libm=True)
+            counts += np.sum(np.abs(a - b) > observed[None, :], axis=0)
+        p[1:] = (counts + 1) / (n_samples + 1)
     return SacrebleuResult(
         "ar", points, p, None, None, n_samples, seed, _sig(metric, n_refs, "ar", n_samples, seed)
     )
