@@ -29,7 +29,7 @@ import logging
 import os
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     from sacrebleu.significance import PairedTest
 
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)
-    sub = [(f"sys{j}", systems[j]) for j in range(3)]
+    sub: list[tuple[str, Sequence[str]]] = [(f"sys{j}", systems[j]) for j in range(3)]
     b_sb = min(b, 1000)
     t_ex = time.perf_counter()
     for _, h in sub:
@@ -164,18 +164,22 @@ def main(argv: list[str] | None = None) -> None:
     if args.skip_extraction:
         return
     hyp = systems[0]
-    for name in ("bleu", "chrf", "ter"):
+
+    def extract(name: str, verify: bool | str, workers: int) -> float:
         m = text_metric(name)
-        _, t1, _ = timed(lambda m=m: m.statistics(hyp, refs, verify=False), memory=False)
-        line = f"extraction {name}: {t1:.1f} s (1 worker)"
+        t0 = time.perf_counter()
+        m.statistics(hyp, refs, verify=verify, workers=workers)
+        return time.perf_counter() - t0
+
+    for name in ("bleu", "chrf", "ter"):
+        line = f"extraction {name}: {extract(name, False, 1):.1f} s (1 worker)"
         if name == "ter":
-            _, t2, _ = timed(lambda m=m: m.statistics(hyp, refs, verify=False, workers=2), memory=False)
-            _, t3, _ = timed(lambda m=m: m.statistics(hyp, refs, verify="sample", workers=2), memory=False)
-            _, t4, _ = timed(lambda m=m: m.statistics(hyp, refs, verify=True, workers=2), memory=False)
-            line += f", {t2:.1f} s (2 workers), {t3:.1f} s (2 workers + sample check), {t4:.1f} s (2 workers + full check)"
+            line += (
+                f", {extract(name, False, 2):.1f} s (2 workers), {extract(name, 'sample', 2):.1f} s (2 workers + "
+                f"sample check), {extract(name, True, 2):.1f} s (2 workers + full corpus_score check)"
+            )
         else:
-            _, t3, _ = timed(lambda m=m: m.statistics(hyp, refs, verify=True), memory=False)
-            line += f", {t3:.1f} s with the full corpus_score check"
+            line += f", {extract(name, True, 1):.1f} s with the full corpus_score check"
         print(line)
 
 
