@@ -7,7 +7,8 @@ set of n segments is drawn from the pool without replacement; BLEU statistics we
 pool segment and output (sacreBLEU 2.6.0), so a simulated test set costs matrix products only.
 
 Used by the slow tests of test_text_simulation.py; ``python -m tests.stats.text_simulation [reps]`` prints
-the tables of docs/text.md.
+the A/A tables of docs/text.md, ``python -m tests.stats.text_simulation coverage [reps]`` the coverage of
+the intervals of BLEU, chrF and TER.
 """
 
 from __future__ import annotations
@@ -32,15 +33,41 @@ POOL = 1500
 SYSTEMS = 5
 
 
-@lru_cache(maxsize=2)
-def pool(metric_name: str = "bleu") -> np.ndarray:
-    """Statistics of the pool: (SYSTEMS, POOL, m)."""
+@lru_cache(maxsize=4)
+def pool(metric_name: str = "bleu", systems: int = SYSTEMS) -> np.ndarray:
+    """Statistics of the pool: (systems, POOL, m)."""
     corpus = synthetic_corpus(POOL, seed=20, vocabulary=3000)
     m = text_metric(metric_name)
     outs = [
-        noisy_system(corpus, seed=100 + k, substitute=0.3, drop=0.06, insert=0.05) for k in range(SYSTEMS)
+        noisy_system(corpus, seed=100 + k, substitute=0.3, drop=0.06, insert=0.05) for k in range(systems)
     ]
-    return np.stack([m.statistics(o, [corpus.references], verify=False).matrix for o in outs])
+    return np.stack([m.statistics(o, [corpus.references], verify=False, workers=2).matrix for o in outs])
+
+
+COVERAGE_METHODS = ("percentile", "basic", "bca")
+
+
+def coverage(
+    metric_name: str, n: int, reps: int, *, seed: int = 0, resamples: int = 1000, confidence: float = 0.95
+) -> dict[str, float]:
+    """Share of intervals that cover the population value, per method: test sets of ``n`` segments drawn
+    with replacement from the pool (so the population is the pool's empirical distribution and its value
+    is the metric of the whole pool, exactly)."""
+    from stats.intervals import intervals_for
+    from stats.metrics import get_metric
+
+    stats = pool(metric_name, 1)[0]
+    metric = get_metric(metric_name)
+    truth = float(metric.finalize(stats.sum(axis=0)))
+    rng = np.random.default_rng([seed, n, 11])
+    hits = dict.fromkeys(COVERAGE_METHODS, 0)
+    for r in range(reps):
+        rows = rng.choice(POOL, n, replace=True)
+        (score,) = score_item_statistics([stats[rows]], metric=metric, resamples=resamples, seed=r)
+        for method in COVERAGE_METHODS:
+            (iv,) = intervals_for([score], method=method, confidence=confidence)
+            hits[method] += iv.low <= truth <= iv.high
+    return {k: v / reps for k, v in hits.items()}
 
 
 def aa_rates(
@@ -106,6 +133,18 @@ def board_false_claims(
 
 
 def main(argv: list[str]) -> None:
+    if argv and argv[0] == "coverage":
+        reps = int(argv[1]) if len(argv) > 1 else 500
+        t0 = time.perf_counter()
+        print(f"Coverage of 95% intervals, {reps} test sets per size, B = 1000")
+        print("| metric | n | " + " | ".join(COVERAGE_METHODS) + " |")
+        print("|---|---|" + "---|" * len(COVERAGE_METHODS))
+        for name in ("bleu", "chrf", "ter"):
+            for n in (20, 47, 188):
+                c = coverage(name, n, reps)
+                print(f"| {name} | {n} | " + " | ".join(f"{c[k]:.3f}" for k in COVERAGE_METHODS) + " |")
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     reps = int(argv[0]) if argv else 1000
     t0 = time.perf_counter()
     print(f"A/A false-rejection rates, BLEU, alpha 0.05, {reps} pairs per size, B = R = 1000")
