@@ -187,7 +187,7 @@ def score_text(args: argparse.Namespace, metric: Metric, names: list[str], *, ja
             stats.append(tm.statistics(hyps, truth.references).matrix)
         documents = truth.documents
         n_refs, n_items = truth.n_refs, len(truth.ids)
-    configured = dataclasses.replace(metric, _finalize=tm.finalize)
+    configured = tm.registry_metric()
     groups = None if documents is None or getattr(args, "by_segment", False) else documents
     scores = score_item_statistics(
         stats,

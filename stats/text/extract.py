@@ -123,6 +123,15 @@ class TextMetric:
             return fin.rate_finalize(pooled)
         return fin.span_f1_finalize(pooled)
 
+    def registry_metric(self) -> Any:
+        """The registry's :class:`stats.metrics.Metric` of this name with this metric's finalizer (its
+        options), for :func:`stats.engine.score_item_statistics` and :func:`stats.board.build_board`."""
+        import dataclasses
+
+        from stats.metrics import get_metric
+
+        return dataclasses.replace(get_metric(self.name), _finalize=self.finalize)
+
     # -- sacreBLEU ----------------------------------------------------------------------------------
     def sacrebleu(self) -> Any:
         """A fresh sacreBLEU metric object with these options (BLEU, chrF, chrF++, TER)."""

@@ -15,7 +15,8 @@ Formats (docs/text.md):
   must hold the same sentences with the same number of tokens (and the same tokens where both files
   have a token column).
 
-Every problem raises :class:`stats.io.InputError` (``file:line[:column]: message``); a prediction's
+Every reader takes a path, bytes or a binary file object (with ``name=`` for messages and the format's
+extension), as :mod:`stats.io` does. Every problem raises :class:`stats.io.InputError` (``file:line[:column]: message``); a prediction's
 messages quote only the prediction file itself and counts, never a reference.
 """
 
@@ -24,12 +25,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stats.io import DEFAULT_MAX_BYTES, InputError, decode_text
+from stats.io import DEFAULT_MAX_BYTES, InputError, Source, _display_name, _read_bytes, decode_text
 
 __all__ = [
     "TagTruth",
@@ -40,8 +40,6 @@ __all__ = [
     "read_text_truth",
     "text_format",
 ]
-
-Source = str | os.PathLike[str]
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,25 +105,21 @@ class TagTruth:
         return sorted(out)
 
 
-def text_format(path: Source, fmt: str | None = None) -> str:
-    """``"jsonl"``, ``"csv"`` or ``"plain"``: ``fmt`` when given, else from the file's extension."""
+def text_format(path: Source, fmt: str | None = None, *, name: str | None = None) -> str:
+    """``"jsonl"``, ``"csv"`` or ``"plain"``: ``fmt`` when given, else from the extension of the file's
+    (display) name."""
     if fmt:
         if fmt not in ("jsonl", "csv", "plain"):
             raise ValueError(f"`fmt` must be 'jsonl', 'csv' or 'plain', got {fmt!r}.")
         return fmt
-    suffix = Path(os.fspath(path)).suffix.lower()
+    suffix = Path(_display_name(path, name)).suffix.lower()
     return {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv"}.get(suffix, "plain")
 
 
-def _text(path: Source, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, str]:
-    name = os.fspath(path)
-    try:
-        size = Path(name).stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror}", file=name) from None
-    if size > max_bytes:
-        raise InputError(f"the file is {size} bytes, more than the limit of {max_bytes}", file=name)
-    data = Path(name).read_bytes()
+def _text(path: Source, *, name: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, str]:
+    """The file's display name and text; ``path`` may be a path, bytes or a binary file object."""
+    name = _display_name(path, name)
+    data = _read_bytes(path, name, max_bytes)
     if not data.strip():
         raise InputError("the file is empty", file=name)
     text = decode_text(data, name=name)  # archives, UTF-16, NUL bytes, invalid UTF-8: located refusals
@@ -197,7 +191,9 @@ def _check_unique(name: str, ids: list[str], lines: list[int]) -> None:
         seen[sid] = line
 
 
-def read_text_truth(paths: Sequence[Source], *, fmt: str | None = None) -> TextTruth:
+def read_text_truth(
+    paths: Sequence[Source], *, fmt: str | None = None, names: Sequence[str] | None = None
+) -> TextTruth:
     """References of a text task: one plain-text file per reference stream, or one JSONL or CSV file
     holding every reference (and optionally document ids).
 
@@ -208,15 +204,16 @@ def read_text_truth(paths: Sequence[Source], *, fmt: str | None = None) -> TextT
     """
     if not paths:
         raise ValueError("`paths` must name at least one truth file.")
-    kinds = {text_format(p, fmt) for p in paths}
+    shown = [_display_name(p, None if names is None else names[k]) for k, p in enumerate(paths)]
+    kinds = {text_format(p, fmt, name=shown[k]) for k, p in enumerate(paths)}
     if len(kinds) != 1:
-        raise InputError("the truth files mix formats; give plain-text files only", file=os.fspath(paths[0]))
+        raise InputError("the truth files mix formats; give plain-text files only", file=shown[0])
     kind = kinds.pop()
     if kind == "plain":
         streams: list[list[str | None]] = []
         first = ""
         for k, path in enumerate(paths):
-            name, text = _text(path)
+            name, text = _text(path, name=shown[k])
             lines: list[str | None] = list(_plain_lines(text))
             if k == 0:
                 first = name
@@ -231,9 +228,9 @@ def read_text_truth(paths: Sequence[Source], *, fmt: str | None = None) -> TextT
     if len(paths) != 1:
         raise InputError(
             f"a {kind.upper()} truth holds every reference in one file; got {len(paths)} files",
-            file=os.fspath(paths[1]),
+            file=shown[1],
         )
-    name, text = _text(paths[0])
+    name, text = _text(paths[0], name=shown[0])
     ids: list[str] = []
     refs: list[list[str | None]] = []
     docs: list[str | None] = []
@@ -288,14 +285,16 @@ def read_text_truth(paths: Sequence[Source], *, fmt: str | None = None) -> TextT
     return TextTruth(name, ids, streams, documents)
 
 
-def read_hypotheses(path: Source, truth: TextTruth, *, fmt: str | None = None) -> list[str]:
+def read_hypotheses(
+    path: Source, truth: TextTruth, *, fmt: str | None = None, name: str | None = None
+) -> list[str]:
     """One system's segments in the truth's order.
 
     Plain text must have exactly one line per segment (the message names both counts); JSONL and CSV
     must name every segment id of the truth once and no other.
     """
-    kind = text_format(path, fmt)
-    name, text = _text(path)
+    kind = text_format(path, fmt, name=name)
+    name, text = _text(path, name=name)
     n = len(truth.ids)
     if kind == "plain":
         lines = _plain_lines(text)
@@ -340,8 +339,10 @@ def read_hypotheses(path: Source, truth: TextTruth, *, fmt: str | None = None) -
     return [v for v in out if v is not None]
 
 
-def _conll(path: Source) -> tuple[str, list[list[str]], list[list[str]], list[str], list[int]]:
-    name, text = _text(path)
+def _conll(
+    path: Source, name: str | None = None
+) -> tuple[str, list[list[str]], list[list[str]], list[str], list[int]]:
+    name, text = _text(path, name=name)
     tokens: list[list[str]] = []
     tags: list[list[str]] = []
     docs: list[str] = []
@@ -374,7 +375,7 @@ def _conll(path: Source) -> tuple[str, list[list[str]], list[list[str]], list[st
         elif len(fields) != width:
             raise InputError(f"expected {width} columns, found {len(fields)}", file=name, line=lineno)
         tag = fields[-1]
-        if tag != "O" and not (len(tag) > 2 and tag[1] in "-" and tag[0] in "BIESLU"):
+        if tag != "O" and not (len(tag) > 2 and tag[1] == "-" and tag[0] in "BIESLU"):
             raise InputError(
                 f"'{tag}' is not a tag (O, or B-/I-/E-/S-/L-/U- and a type)",
                 file=name,
@@ -391,15 +392,15 @@ def _conll(path: Source) -> tuple[str, list[list[str]], list[list[str]], list[st
     return name, tokens, tags, docs, starts
 
 
-def read_tag_truth(path: Source) -> TagTruth:
+def read_tag_truth(path: Source, *, name: str | None = None) -> TagTruth:
     """Gold CoNLL tags (token in the first column, tag in the last)."""
-    name, tokens, tags, docs, starts = _conll(path)
+    name, tokens, tags, docs, starts = _conll(path, name)
     return TagTruth(name, tokens, tags, docs, starts)
 
 
-def read_tag_predictions(path: Source, truth: TagTruth) -> list[list[str]]:
+def read_tag_predictions(path: Source, truth: TagTruth, *, name: str | None = None) -> list[list[str]]:
     """Predicted CoNLL tags, sentence by sentence as in the truth (same sentence and token counts)."""
-    name, tokens, tags, _, starts = _conll(path)
+    name, tokens, tags, _, starts = _conll(path, name)
     if len(tags) != len(truth.tags):
         raise InputError(
             f"{len(tags)} sentences, but the truth {truth.name} has {len(truth.tags)}",

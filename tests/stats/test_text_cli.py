@@ -300,3 +300,14 @@ def test_span_f1_from_conll(tmp_path: Path, capsys) -> None:
     assert json.loads(out)[0]["value"] == pytest.approx(
         2 * 2 / (2 + 3)
     )  # strict IOB2: the stray I-PER is no chunk
+
+
+def test_readers_take_bytes_with_a_name() -> None:
+    """The service reads uploads from storage: bytes with the upload's name (format from its extension)."""
+    truth = read_text_truth(
+        [b'{"id": "a", "reference": "x y"}\n{"id": "b", "reference": "z"}\n'], names=["t.jsonl"]
+    )
+    assert truth.ids == ["a", "b"]
+    assert read_hypotheses(b"id,text\nb,q\na,p\n", truth, name="up.csv") == ["p", "q"]
+    with pytest.raises(InputError, match=r"^up.txt:2: 1 lines, but the truth t.jsonl has 2 segments"):
+        read_hypotheses(b"only\n", truth, name="up.txt")
