@@ -306,3 +306,20 @@ def test_segments_needed_scales_with_the_inverse_square_of_the_gap() -> None:
     assert b == pytest.approx(4 * a, rel=0.01)
     se = float(d.std(ddof=1))  # n = N ((z_.975 + z_.8) se / gap)^2
     assert a == int(np.ceil(100 * ((1.959964 + 0.841621) * se / 1.0) ** 2 - 1e-9))
+
+
+def test_degenerate_pair_fools_the_two_delta_rule_not_randomization() -> None:
+    """One segment holds system A's only 4-gram matches (BLEU without smoothing): B's BLEU is 0 and A's
+    is 0 in every resample without that segment. The 2-delta rule sees a 'significant' gap; swapping
+    that one segment's pair moves the whole gap, and randomization does not reject (TEXT.md's pattern:
+    2-delta p = 0.0005, randomization p = 0.8545)."""
+    m = text_metric("bleu", smooth_method="none")
+    row = [10, 10, 5, 3, 1, 0, 10, 9, 8, 7, 1]
+    b = np.array([row] * 20, dtype=float)
+    a = b.copy()
+    a[0, 2:6] = [8, 6, 4, 2]
+    two_delta = paired_tests([b, a], finalize=m.finalize, rule="2delta", draws=2000, seed=3)
+    rand = paired_tests([b, a], finalize=m.finalize, rule="randomization", draws=2000, seed=3)
+    assert two_delta.values[0] == 0 and two_delta.values[1] > 0
+    assert two_delta.p_values[1] < 0.05
+    assert rand.p_values[1] > 0.5
