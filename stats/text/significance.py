@@ -83,12 +83,12 @@ def _stack(statistics: Sequence[ArrayLike]) -> list[FloatArray]:
     return check_statistics(statistics, one_dimensional=True, finite=True)
 
 
-def _resample_counts(n: int, rows: int) -> Callable[[NDArray[np.intp]], NDArray[np.float64]]:
-    def counts(idx: NDArray[np.intp]) -> NDArray[np.float64]:
-        flat = (idx + n * np.arange(idx.shape[0])[:, None]).ravel()
-        return np.bincount(flat, minlength=idx.shape[0] * n).reshape(idx.shape[0], n).astype(np.float64)
-
-    return counts
+def _resample_counts(idx: NDArray[np.intp], n: int, dtype: Any) -> NDArray[Any]:
+    """Count rows (rows, n) of bootstrap index rows: how often each segment is drawn."""
+    w = np.empty((idx.shape[0], n), dtype=dtype)
+    for i, row in enumerate(idx):  # one bincount per row: faster than one over offset indices
+        w[i] = np.bincount(row, minlength=n)
+    return w
 
 
 @dataclass(frozen=True)
@@ -289,20 +289,21 @@ def sacrebleu_paired_bs(
     n = arrays[0].shape[0]
     seed = seed if seed else None
     rng = np.random.default_rng(seed)
-    counts = _resample_counts(n, n_samples)
     stacked = np.hstack(arrays)  # (N, K m)
     k, m = len(arrays), arrays[0].shape[1]
-    integer = bool(np.array_equal(stacked, np.round(stacked)))
+    exact32 = bool(np.array_equal(stacked, np.round(stacked)))
+    exact32 = exact32 and n * float(np.abs(stacked).max(initial=0.0)) < 2**24
+    # integer statistics: float32 sums are exact; otherwise float64 sums rounded once to float32, as
+    # sacreBLEU's float32 rows are (see the docstring)
+    s_prod = stacked.astype(np.float32) if exact32 else stacked.astype(np.float32).astype(np.float64)
     pooled = np.empty((n_samples, k, m))
     for start in range(0, n_samples, _BS_CHUNK):
         rows = min(_BS_CHUNK, n_samples - start)
         idx = rng.choice(n, size=(rows, n), replace=True)
-        w = counts(idx)
-        if integer and n * float(np.abs(stacked).max(initial=0.0)) < 2**24:
-            block = (w.astype(np.float32) @ stacked.astype(np.float32)).astype(np.float64)
-        else:  # sacreBLEU sums float32 rows; float64 sums rounded once to float32 (see the docstring)
-            block = (w @ stacked.astype(np.float32).astype(np.float64)).astype(np.float32).astype(np.float64)
-        pooled[start : start + rows] = block.reshape(rows, k, m)
+        block = _resample_counts(idx, n, s_prod.dtype) @ s_prod
+        if not exact32:
+            block = block.astype(np.float32)
+        pooled[start : start + rows] = block.astype(np.float64).reshape(rows, k, m)
     points = _point_scores(metric, arrays)
     scores = [_sacrebleu_scores(metric, pooled[:, j, :]) for j in range(k)]
     p = np.full(k, np.nan)
