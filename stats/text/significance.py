@@ -199,7 +199,9 @@ class SacrebleuResult:
     means, cis : ndarray (K,) or None
         Paired bootstrap only: the bootstrap mean and half-width of the 2.5-97.5% range (sacreBLEU's
         ``estimate_ci``), for the systems other than the baseline (NaN for the baseline, whose interval
-        sacreBLEU draws from its own ``SACREBLEU_SEED`` stream).
+        sacreBLEU draws from its own ``SACREBLEU_SEED`` stream). For BLEU they may differ from
+        sacreBLEU's in the last bits (numpy's exp and log; the p-values are recomputed with the C
+        library's wherever that could change a count).
     n_samples : int
     seed : int or None
     signature : str
@@ -231,11 +233,21 @@ def _python_fallback(metric: TextMetric, pooled: FloatArray) -> NDArray[np.bool_
     return np.zeros(pooled.shape[:-1], dtype=bool)
 
 
-def _sacrebleu_scores(metric: TextMetric, pooled: FloatArray) -> NDArray[Any]:
-    """Bootstrap scores exactly as ``metric._compute_score_from_stats(float32 sums).score`` gives them,
-    in the dtype of sacreBLEU's ``np.array([...])`` of them (float64 for BLEU; float32 for chrF and TER
-    unless a Python-float fallback occurs)."""
-    values = metric.finalize(pooled, libm=True, float32=True)
+#: Relative margin within which a comparison is recomputed with the C library's exp and log: numpy's
+#: vectorised ones differ from them by a few ulps, so BLEU differs by far less than this (1e-14 relative).
+_BORDER = 1e-9
+
+
+def _near(x: NDArray[Any], threshold: NDArray[Any] | float) -> NDArray[np.bool_]:
+    t = np.asarray(threshold, dtype=np.float64)
+    return np.asarray(np.abs(np.asarray(x, dtype=np.float64) - t) <= _BORDER * np.maximum(np.abs(t), 1.0))
+
+
+def _sacrebleu_scores(metric: TextMetric, pooled: FloatArray, *, libm: bool = True) -> NDArray[Any]:
+    """Bootstrap scores as ``metric._compute_score_from_stats(float32 sums).score`` gives them, in the
+    dtype of sacreBLEU's ``np.array([...])`` of them (float64 for BLEU; float32 for chrF and TER unless a
+    Python-float fallback occurs); bit for bit with ``libm=True``, within a few ulps (BLEU) without."""
+    values = metric.finalize(pooled, libm=libm, float32=True)
     if metric.name == "bleu" or (metric.name in ("chrf", "chrf++") and metric.option("eps_smoothing")):
         return values
     if np.any(_python_fallback(metric, pooled)):
@@ -305,7 +317,17 @@ def sacrebleu_paired_bs(
             block = block.astype(np.float32)
         pooled[start : start + rows] = block.astype(np.float64).reshape(rows, k, m)
     points = _point_scores(metric, arrays)
-    scores = [_sacrebleu_scores(metric, pooled[:, j, :]) for j in range(k)]
+    # BLEU's exp and log: numpy's (fast) first; a system any of whose comparisons falls within a relative
+    # 1e-9 of the threshold is rescored with the C library's, as sacreBLEU scores (so the count is its own)
+    transcendental = metric.name == "bleu"
+    scores = [_sacrebleu_scores(metric, pooled[:, j, :], libm=not transcendental) for j in range(k)]
+    exact: dict[int, NDArray[Any]] = {}
+
+    def exact_scores(j: int) -> NDArray[Any]:
+        if j not in exact:
+            exact[j] = _sacrebleu_scores(metric, pooled[:, j, :], libm=True) if transcendental else scores[j]
+        return exact[j]
+
     p = np.full(k, np.nan)
     means = np.full(k, np.nan)
     cis = np.full(k, np.nan)
@@ -313,9 +335,14 @@ def sacrebleu_paired_bs(
         real_difference = abs(float(points[0]) - float(points[j]))
         sample_diffs = np.abs(scores[j] - scores[0])
         centred = sample_diffs - sample_diffs.mean()
+        if transcendental and (np.any(_near(centred, real_difference)) or not np.isfinite(centred).all()):
+            scores[j] = exact_scores(j)
+            scores[0] = exact_scores(0)
+            sample_diffs = np.abs(scores[j] - scores[0])
+            centred = sample_diffs - sample_diffs.mean()
         c = int(np.sum(centred > real_difference))
         p[j] = (c + 1) / (n_samples + 1)
-        ordered = np.sort(scores[j])
+        ordered = np.sort(scores[j])  # sacreBLEU's estimate_ci: mean and half the 2.5-97.5% range
         lower = n_samples // 40
         means[j] = float(ordered.mean())
         cis[j] = float(0.5 * (ordered[n_samples - lower - 1] - ordered[lower]))
@@ -367,9 +394,14 @@ def sacrebleu_paired_ar(
         for start in range(0, n_samples, _BS_CHUNK):
             z = pos[start : start + _BS_CHUNK].astype(dtype)
             moved = (z @ delta_d).astype(np.float64).reshape(z.shape[0], k - 1, m)
-            a = metric.finalize(sys_totals[None] + moved, libm=True)
-            b = metric.finalize(base_total[None, None] - moved, libm=True)
-            counts += np.sum(np.abs(a - b) > observed[None, :], axis=0)
+            shuf_a, shuf_b = sys_totals[None] + moved, base_total[None, None] - moved
+            gap = np.abs(metric.finalize(shuf_a) - metric.finalize(shuf_b))
+            near = _near(gap, observed[None, :]) if metric.name == "bleu" else np.zeros(gap.shape, dtype=bool)
+            if near.any():  # rescore the draws at the threshold with the C library's exp and log
+                gap[near] = np.abs(
+                    metric.finalize(shuf_a[near], libm=True) - metric.finalize(shuf_b[near], libm=True)
+                )
+            counts += np.sum(gap > observed[None, :], axis=0)
         p[1:] = (counts + 1) / (n_samples + 1)
     return SacrebleuResult(
         "ar", points, p, None, None, n_samples, seed, _sig(metric, n_refs, "ar", n_samples, seed)
