@@ -8,6 +8,8 @@ replicate is an exact corpus score. Modules:
 - :mod:`stats.text.extract`: per-segment statistics from sacreBLEU, jiwer and seqeval
   (``text_metric(name, **options).statistics(hyps, refs)``);
 - :mod:`stats.text.io`: plain text, JSONL, CSV and CoNLL files, with ``file:line`` errors;
+- :mod:`stats.text.tagging`: entity chunks under the conlleval and strict conventions;
+- :mod:`stats.text.synthetic`: seeded synthetic corpora for tests, simulations and benchmarks;
 - :mod:`stats.text.significance`: the field's paired tests (approximate randomization, Koehn's and the
   2-delta bootstrap, sacreBLEU's conventions reproduced exactly) and the traps (brevity penalty, design
   effect, segments needed).
