@@ -19,11 +19,11 @@ BOUND = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPS)
 @pytest.mark.parametrize("n", [10, 47, 188])
 def test_randomization_holds_its_level_at_every_size(n: int) -> None:
     """Approximate randomization is exact for any corpus metric: its A/A rejection rate stays at or below
-    alpha (within Monte Carlo error), with our counting (>=) and sacreBLEU's (>) alike."""
+    alpha (within Monte Carlo error), with our counting (>=) and sacreBLEU's (>) alike (their swap draws
+    differ, so the two rates are not compared with each other)."""
     rates = aa_rates(n, REPS, seed=1)
     assert rates["randomization"] <= BOUND
     assert rates["sacrebleu_ar"] <= BOUND
-    assert rates["randomization"] <= rates["sacrebleu_ar"]  # >= counts at least the draws > counts
 
 
 @pytest.mark.slow
