@@ -166,6 +166,28 @@ def test_every_replicate_is_the_corpus_score_of_the_resample(corpus, name, optio
         assert reps[b] == pytest.approx(m.library_score(hyps, rr), rel=1e-12, abs=1e-12), (name, b)
 
 
+def test_ja_mecab_replicates_equal_sacrebleu() -> None:
+    """BLEU with sacreBLEU's ja-mecab tokenizer (the `ja` extra: MeCab, IPA dictionary)."""
+    from stats.text.extract import available_tokenizers
+
+    if "ja-mecab" not in available_tokenizers():
+        pytest.skip("sacreBLEU's ja extra (mecab-python3, ipadic) is not installed")
+    rng = np.random.default_rng(4)
+    words = ["猫", "が", "犬", "を", "見た", "。", "私", "は", "東京", "に", "行きます", "、", "本", "読んだ"]
+    refs = ["".join(rng.choice(words, rng.integers(4, 12))) for _ in range(30)]
+    hyps = [
+        "".join(rng.choice(list(r), len(r))) if rng.random() < 0.3 else r[: max(1, len(r) - 2)] for r in refs
+    ]
+    m = text_metric("bleu", tokenize="ja-mecab")
+    s = m.statistics(hyps, [refs]).matrix
+    assert "tok:ja-mecab-0.996-IPA" in m.signature(1)
+    w = resample_weights(30, resamples=8, seed=1)
+    reps = m.finalize(w @ s)
+    for b in range(w.shape[0]):
+        want = m.library_score(_resampled(w[b], hyps), [_resampled(w[b], refs)])
+        assert reps[b] == pytest.approx(want, rel=1e-12)
+
+
 def test_span_f1_replicates_equal_seqeval(corpus) -> None:
     from seqeval.metrics import f1_score
     from seqeval.scheme import IOB2
@@ -323,3 +345,16 @@ def test_degenerate_pair_fools_the_two_delta_rule_not_randomization() -> None:
     assert two_delta.values[0] == 0 and two_delta.values[1] > 0
     assert two_delta.p_values[1] < 0.05
     assert rand.p_values[1] > 0.5
+
+
+def test_a_tokenizer_without_its_packages_is_refused_with_a_reason() -> None:
+    from stats.text.extract import available_tokenizers
+
+    if "ko-mecab" in available_tokenizers():
+        pytest.skip("ko-mecab is installed here")
+    with pytest.raises(ValueError, match=r"ko-mecab tokenizer needs sacreBLEU's extra packages"):
+        text_metric("bleu", tokenize="ko-mecab")
+    with pytest.raises(ValueError, match="`tokenize` must be one of"):
+        text_metric("bleu", tokenize="flores200")
+    with pytest.raises(ValueError, match=r"unknown option\(s\) for ter"):
+        text_metric("ter", tokenize="13a")
