@@ -358,3 +358,18 @@ def test_a_tokenizer_without_its_packages_is_refused_with_a_reason() -> None:
         text_metric("bleu", tokenize="flores200")
     with pytest.raises(ValueError, match=r"unknown option\(s\) for ter"):
         text_metric("ter", tokenize="13a")
+
+
+def test_secondary_metrics_are_adjusted_across_metrics_system_by_system() -> None:
+    from stats.compare import holm
+    from stats.text.significance import adjust_across_metrics
+
+    p = {"bleu": [0.01, 0.5], "chrf": [0.02, 0.01], "ter": [0.04, 0.03], "chrf++": [0.3, 0.02]}
+    r = adjust_across_metrics(p, primary="bleu")
+    assert r.p_values["bleu"].tolist() == [0.01, 0.5]
+    for j in range(2):
+        want = holm([p["chrf"][j], p["ter"][j], p["chrf++"][j]])
+        assert [r.p_values[k][j] for k in ("chrf", "ter", "chrf++")] == pytest.approx(list(want))
+    assert "bleu primary, unadjusted" in r.label
+    with pytest.raises(ValueError, match="`primary` must be one of"):
+        adjust_across_metrics(p, primary="wer")
