@@ -171,14 +171,14 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     args.interval = default_interval(get_metric(args.metric), args.interval)
     check_single_truth(args, get_metric(args.metric))
-    text_notes: list[str] = []
+    notes: list[str] = []  # printed under the table (vision: none)
     if get_metric(args.metric).task_kind == "text":
         if args.interval == "delong":
             raise ValueError("--interval delong applies to ROC AUC, not to text metrics")
         text = score_text(
             args, get_metric(args.metric), list(args.predictions), jackknife=args.interval == "bca"
         )
-        scores, text_notes = text.scores, text.notes
+        scores, notes = text.scores, text.notes
         intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
     elif get_metric(args.metric).task_kind != "items":
         if args.interval == "delong":
@@ -191,6 +191,7 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         inputs = read_inputs(args)
         metric, truth, preds = inputs.metric, inputs.truth, inputs.predictions
         sampling = sampling_for(args, inputs)
+        notes = sampling.notes
         warn(sampling.warnings)
         scores = score_entries(
             truth.labels,
@@ -230,7 +231,7 @@ def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     out.write(f"{'name':<{width}}  {'value':>8}  {pct}\n")
     for s, iv in zip(scores, intervals, strict=True):
         out.write(f"{s.name:<{width}}  {s.value:>8.4f}  [{iv.low:.4f}, {iv.high:.4f}]\n")
-    for note in text_notes or sampling.notes:
+    for note in notes:
         out.write(f"{note}\n")
     out.write(f"signature: {intervals[0].signature}\n")
     return EXIT_OK
