@@ -6,8 +6,8 @@ noise process, so the outputs of a segment are exchangeable: any two systems for
 set of n segments is drawn from the pool without replacement; BLEU statistics were extracted once per
 pool segment and output (sacreBLEU 2.6.0), so a simulated test set costs matrix products only.
 
-Used by the slow tests of test_text_simulation.py; ``python -m tests.stats.text_simulation [reps]`` prints
-the A/A tables of docs/text.md, ``python -m tests.stats.text_simulation coverage [reps]`` the coverage of
+Used by the slow tests of test_text_simulation.py; ``python -m tests.stats.text_simulation [reps [metric]]``
+prints the A/A tables of docs/text.md, ``python -m tests.stats.text_simulation coverage [reps]`` the coverage of
 the intervals of BLEU, chrF and TER.
 """
 
@@ -146,15 +146,16 @@ def main(argv: list[str]) -> None:
         print(f"({time.perf_counter() - t0:.0f} s)")
         return
     reps = int(argv[0]) if argv else 1000
+    name = argv[1] if len(argv) > 1 else "bleu"
     t0 = time.perf_counter()
-    print(f"A/A false-rejection rates, BLEU, alpha 0.05, {reps} pairs per size, B = R = 1000")
+    print(f"A/A false-rejection rates, {name}, alpha 0.05, {reps} pairs per size, B = R = 1000")
     print("| rule | " + " | ".join(str(n) for n in SIZES) + " |")
     print("|---|" + "---|" * len(SIZES))
-    table = {n: aa_rates(n, reps) for n in SIZES}
+    table = {n: aa_rates(n, reps, metric_name=name) for n in SIZES}
     for rule in RULES:
         print(f"| {rule} | " + " | ".join(f"{table[n][rule]:.3f}" for n in SIZES) + " |")
     for k in (2, 5):
-        rates = [board_false_claims(n, reps, k=k) for n in SIZES]
+        rates = [board_false_claims(n, reps, k=k, metric_name=name) for n in SIZES]
         print(f"| board verdict, {k} systems | " + " | ".join(f"{x:.3f}" for x in rates) + " |")
     print(f"({time.perf_counter() - t0:.0f} s)")
 
