@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from stats import _fastio
 from stats.checks import check_count
 from stats.metrics import Metric, PredictionKind
+from stats.metrics import truth_kind as metric_truth_kind
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -600,12 +601,17 @@ def _slow_truth(
 
 
 def truth_kind(metric: Metric) -> Literal["label", "value"]:
-    """The kind of truth file a metric reads (the ``kind`` of :func:`read_truth`): numbers for the
-    regression metrics (``prediction_kind == "value"``), labels for every other metric.
+    """The kind of item truth file a metric reads (the ``kind`` of :func:`read_truth`): numbers for the
+    regression metrics (``prediction_kind == "value"``), labels for every other item metric.
 
-    The one rule for the CLI (``stats.cli.inputs``) and the service (``leaderboard.scoring.engine``).
+    The one rule for the CLI (``stats.cli.inputs``) and the service (``leaderboard.scoring.engine``): the
+    item readers' view of :func:`stats.metrics.truth_kind`, which also names the text truths (references,
+    tags) that ``stats.text.io`` reads; a text metric here is refused (``ValueError``).
     """
-    return "value" if metric.prediction_kind == "value" else "label"
+    kind = metric_truth_kind(metric)
+    if kind not in ("label", "value"):
+        raise ValueError(f"{metric.name} reads {kind} (stats.text.io), not an item truth file")
+    return "value" if kind == "value" else "label"
 
 
 def metric_labels(metric: Metric, label_set: Sequence[Any] | None) -> list[str] | None:

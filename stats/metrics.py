@@ -43,12 +43,14 @@ __all__ = [
     "get_metric",
     "per_class_iou",
     "register",
+    "truth_kind",
 ]
 
-PredictionKind = Literal["label", "ranked_labels", "score", "value", "boxes", "masks"]
+PredictionKind = Literal["label", "ranked_labels", "score", "value", "boxes", "masks", "text", "tags"]
 #: What a metric scores: per-item tables (this module's statistics), detection boxes
-#: (:mod:`stats.vision.detection`) or segmentation masks (:mod:`stats.vision.segmentation`).
-TaskKind = Literal["items", "detection", "segmentation"]
+#: (:mod:`stats.vision.detection`), segmentation masks (:mod:`stats.vision.segmentation`) or text
+#: segments and tag sequences (:mod:`stats.text`).
+TaskKind = Literal["items", "detection", "segmentation", "text"]
 FloatArray = NDArray[np.float64]
 
 StatisticsFn = Callable[[NDArray[Any], NDArray[Any], "NDArray[Any] | None"], FloatArray]
@@ -158,9 +160,8 @@ class Metric:
             1.0 (the item count).
         """
         if self.task_kind != "items":
-            raise TypeError(
-                f"`{self.name}` is a {self.task_kind} metric: its statistics come from stats.vision."
-            )
+            source = "stats.text" if self.task_kind == "text" else "stats.vision"
+            raise TypeError(f"`{self.name}` is a {self.task_kind} metric: its statistics come from {source}.")
         if self._statistics is None:
             raise TypeError(f"`{self.name}` is rank-based: use `point` and `replicates`.")
         if self.needs_labels and labels is None:
@@ -933,3 +934,101 @@ for _name, _desc in (
         )
     )
 del _name, _desc, _fin, _interval
+
+
+# ----------------------------------------------------------------------------------------------------
+# text: corpus metrics of pooled per-segment statistics (stats.text; statistics from sacreBLEU, jiwer,
+# seqeval via stats.text.extract, finalizers numpy-only)
+
+
+def _text_registrations() -> None:
+    from functools import partial
+
+    from stats.text import finalize as text_finalize
+
+    # value ranges: BLEU and chrF are percentages; TER, WER and CER count edits over the reference's length,
+    # so a long hypothesis takes them past 100 (or 1); span F1 is a proportion
+    percent, rate = (0.0, 100.0), (0.0, np.inf)
+    ranges = {"bleu": percent, "chrf": percent, "chrf++": percent, "ter": rate, "wer": rate, "cer": rate,
+              "span_f1": UNIT}  # fmt: skip
+    specs: list[tuple[str, bool, PredictionKind, FinalizeFn, str]] = [
+        (
+            "bleu",
+            True,
+            "text",
+            text_finalize.bleu_finalize,
+            "Corpus BLEU, 0-100 (sacreBLEU 2.6.0 defaults: 13a tokens, exp smoothing, mixed case).",
+        ),
+        (
+            "chrf",
+            True,
+            "text",
+            text_finalize.chrf_finalize,
+            "Corpus chrF, 0-100 (sacreBLEU: 6 character orders, beta 2, no whitespace).",
+        ),
+        (
+            "chrf++",
+            True,
+            "text",
+            partial(text_finalize.chrf_finalize, word_order=2),
+            "Corpus chrF++, 0-100 (sacreBLEU: 6 character and 2 word orders, beta 2).",
+        ),
+        (
+            "ter",
+            False,
+            "text",
+            text_finalize.ter_finalize,
+            "Corpus TER, 0-100, lower is better (sacreBLEU: tercom shifts, case-insensitive).",
+        ),
+        (
+            "wer",
+            False,
+            "text",
+            text_finalize.rate_finalize,
+            "Word error rate: pooled edits over pooled reference words (jiwer 4.0.0 alignment).",
+        ),
+        (
+            "cer",
+            False,
+            "text",
+            text_finalize.rate_finalize,
+            "Character error rate: pooled edits over pooled reference characters (jiwer 4.0.0).",
+        ),
+        (
+            "span_f1",
+            True,
+            "tags",
+            text_finalize.span_f1_finalize,
+            "Micro span F1 of entity chunks (CoNLL; conlleval chunking unless strict mode is named).",
+        ),
+    ]
+    for name, higher, kind, fn, desc in specs:
+        register(
+            Metric(
+                name=name,
+                higher_is_better=higher,
+                zero_one=False,
+                rank_based=False,
+                prediction_kind=kind,
+                needs_labels=False,
+                description=desc,
+                task_kind="text",
+                value_range=ranges[name],
+                _finalize=fn,
+            )
+        )
+
+
+_text_registrations()
+
+
+def truth_kind(metric: str | Metric) -> str:
+    """What a metric's truth file holds: ``"label"``, ``"value"``, ``"references"`` (text segments, one
+    or several per item) or ``"tags"`` (CoNLL tag sequences). Read from the metric, so a reader of truth
+    files never branches on metric names."""
+    m = metric if isinstance(metric, Metric) else get_metric(metric)
+    if m.prediction_kind == "text":
+        return "references"
+    if m.prediction_kind in ("tags", "value"):
+        return m.prediction_kind
+    return "label"

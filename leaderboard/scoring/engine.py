@@ -46,7 +46,8 @@ def metric_higher_is_better(name: str) -> bool:
 def metric_choices() -> list[tuple[str, str]]:
     from stats.metrics import METRICS
 
-    return [(name, name.replace("_", " ")) for name in sorted(METRICS)]
+    # text metrics (stats.text) wait for the service's text task kind (issue 20) before organizers see them
+    return [(name, name.replace("_", " ")) for name in sorted(METRICS) if METRICS[name].task_kind != "text"]
 
 
 def input_error(exc: stats_io.InputError) -> ApplicationError:

@@ -26,6 +26,7 @@ from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
 from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
 from stats.cli.edges import Sampling, add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
+from stats.cli.text import TruthAction, add_text_arguments, check_single_truth, score_text, text_report
 from stats.cli.vision import add_vision_arguments, score_vision
 from stats.compare import CORRECTIONS
 from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
@@ -51,7 +52,12 @@ def add_comparison_parsers(subparsers: Any) -> None:
         ),
     )
     lb.add_argument("predictions", nargs="+", metavar="PRED", help="prediction files (CSV or Parquet)")
-    lb.add_argument("--truth", required=True, help="truth file: id,label[,group] (CSV or Parquet)")
+    lb.add_argument(
+        "--truth",
+        required=True,
+        action=TruthAction,
+        help="truth file: id,label[,group] (CSV or Parquet); text metrics: references, repeated per stream",
+    )
     lb.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
     add_label_arguments(lb)
     lb.add_argument("--group-column", help="column of the truth file holding each item's group")
@@ -75,6 +81,7 @@ def add_comparison_parsers(subparsers: Any) -> None:
     lb.add_argument("--format", choices=["table", "json"], default="table")
     add_edge_arguments(lb)
     add_vision_arguments(lb)
+    add_text_arguments(lb)
     lb.set_defaults(handler=run_leaderboard)
 
     cd = subparsers.add_parser(
@@ -178,7 +185,24 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
     metric = get_metric(args.metric)
     # "auto": the metric's own interval (stats.intervals.default_interval, through stats.board)
     args.interval = args.interval or "auto"
-    if metric.task_kind != "items":
+    check_single_truth(args, metric)
+    text = None
+    item_statistics: list[Any] | None
+    if metric.task_kind == "text":
+        names = list(args.predictions)
+        if len(set(names)) != len(names):
+            raise InputError("the same prediction file is given twice", file=names[0])
+        text = score_text(args, metric, names, jackknife=args.interval in ("bca", "auto"))
+        metric, scores, item_statistics, n_items = (
+            text.metric,
+            text.scores,
+            text.item_statistics,
+            text.n_items,
+        )
+        truth_groups = None if text.groups is None else np.asarray(text.groups)
+        grouped, metric_labels = text.groups is not None, None
+        sampling = Sampling(strata=None, stratified="none (text)", labels=None, notes=text.notes, warnings=[])
+    elif metric.task_kind != "items":
         names = list(args.predictions)
         if len(set(names)) != len(names):
             raise InputError("the same prediction file is given twice", file=names[0])
@@ -265,16 +289,44 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         "warnings": sampling.warnings,
         **({"positive": metric_labels[1]} if metric.prediction_kind == "score" and metric_labels else {}),
     }
+    report = None if text is None else text_report(args, text, names, board.leader)
+    if report is not None:
+        warn(report["warnings"])
     if args.format == "json":
-        json.dump({**board.as_dict(), "sampling": sampling_info}, out, indent=2, allow_nan=False)
+        extra_text = {} if report is None else {"text": report}
+        json.dump(
+            {**board.as_dict(), "sampling": sampling_info, **extra_text}, out, indent=2, allow_nan=False
+        )
         out.write("\n")
     else:
         out.write(board_table(board))
         for note in sampling.notes:
             out.write(f"{note}\n")
+        if report is not None:
+            out.write(text_table(report))
         if undefined:
             out.write(f"undefined resamples dropped: {undefined} ({UNDEFINED_RULE})\n")
     return EXIT_OK
+
+
+def text_table(report: dict[str, object]) -> str:
+    """The text report (design effects, sacreBLEU's paired test) as lines under the board."""
+    out = io.StringIO()
+    de = report.get("design_effect")
+    if isinstance(de, dict):
+        out.write(f"design effect ({de['documents']} documents; variance by document / by segment):\n")
+        for name, v in de["value"].items():
+            out.write(
+                f"  {name}: value {v:g}, difference to the leader {de['difference_to_leader'][name]:g}\n"
+            )
+    sb = report.get("sacrebleu")
+    if isinstance(sb, dict):
+        out.write(f"sacreBLEU paired {sb['test']} against {sb['baseline']} ({sb['signature']}):\n")
+        for row in sb["systems"]:
+            p = "baseline" if row["p_value"] is None else f"p = {row['p_value']:.4f}"
+            out.write(f"  {row['name']}: {row['score']:.4f} {p}\n")
+        out.write(f"  {sb['note']}\n")
+    return out.getvalue()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from stats.checks import order_positive, truth_problem, value_warnings
 from stats.cli.compare import add_comparison_parsers
 from stats.cli.edges import add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
+from stats.cli.text import TruthAction, add_text_arguments, check_single_truth, score_text
 from stats.cli.vision import add_vision_arguments, score_vision
 from stats.cli.winner import add_winner_parsers
 from stats.delong import delong_covariance, delong_interval, delong_intervals, delong_test
@@ -49,7 +50,9 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument(
         "--truth",
         required=True,
-        help="truth file: id,label[,group] (CSV or Parquet; COCO JSON for detection; PNG archive for segmentation)",
+        action=TruthAction,
+        help="truth file: id,label[,group] (CSV or Parquet; COCO JSON for detection; PNG archive for "
+        "segmentation; references for text metrics, repeated for several reference streams)",
     )
     p.add_argument("--metric", required=True, choices=sorted(METRICS), help="metric of the registry")
     add_label_arguments(p)
@@ -68,6 +71,7 @@ def add_score_parser(subparsers: Any) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_edge_arguments(p)
     add_vision_arguments(p)
+    add_text_arguments(p)
     p.set_defaults(handler=run_score)
 
 
@@ -178,16 +182,26 @@ def build_parser() -> argparse.ArgumentParser:
 def run_score(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``score``; returns the exit code."""
     out = out or sys.stdout
+    check_single_truth(args, get_metric(args.metric))
+    notes: list[str] = []  # printed under the table (vision: none)
     if get_metric(args.metric).task_kind != "items":
         # the metric's own interval (stats.intervals.default_interval), as 'leaderboard' and the boards
         args.interval = args.interval or default_interval(args.metric)
+    if get_metric(args.metric).task_kind == "text":
+        if args.interval == "delong":
+            raise ValueError("--interval delong applies to ROC AUC, not to text metrics")
+        text = score_text(
+            args, get_metric(args.metric), list(args.predictions), jackknife=args.interval == "bca"
+        )
+        scores, notes = text.scores, text.notes
+        intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
+    elif get_metric(args.metric).task_kind != "items":
         if args.interval == "delong":
             raise ValueError("--interval delong applies to ROC AUC, not to detection or segmentation metrics")
         scores = score_vision(
             args, get_metric(args.metric), list(args.predictions), jackknife=args.interval == "bca"
         ).scores
         intervals = intervals_for(scores, method=args.interval, confidence=args.confidence)
-        notes: list[str] = []
     else:
         inputs = read_inputs(args)
         metric, truth, preds = inputs.metric, inputs.truth, inputs.predictions

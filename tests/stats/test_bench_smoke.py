@@ -31,3 +31,10 @@ def test_bench_scale_prints_three_sizes_each(capsys: pytest.CaptureFixture[str])
 def test_bench_engine_checks_the_bytes_of_w(capsys: pytest.CaptureFixture[str]) -> None:
     bench.main(["--items", "300", "--entries", "3", "--resamples", "300"])
     assert "same bytes: True" in capsys.readouterr().out
+
+
+def test_bench_text_prints_identical_sacrebleu_p_values(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.benchmarks import bench_text
+
+    bench_text.main(["--quick", "--skip-extraction"])
+    assert "identical p-values: bs (B = 1000) True, ar (R = 1000) True" in capsys.readouterr().out

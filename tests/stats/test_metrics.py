@@ -43,7 +43,11 @@ def regression_task(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 def test_registry_attributes() -> None:
     for name, metric in METRICS.items():
         assert metric.name == name
-        kinds = {"items": {"label", "ranked_labels", "score", "value"}, "detection": {"boxes"}}
+        kinds = {
+            "items": {"label", "ranked_labels", "score", "value"},
+            "detection": {"boxes"},
+            "text": {"text", "tags"},
+        }
         assert metric.prediction_kind in kinds.get(metric.task_kind, {"masks"})
         assert metric.rank_based == (name in {"roc_auc", "average_precision"})
     assert get_metric("accuracy").zero_one
