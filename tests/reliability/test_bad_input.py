@@ -301,7 +301,9 @@ def test_an_empty_file_in_the_web_form_is_refused_by_the_form(world: World) -> N
     client.force_login(world.participant)
     r = client.post("/c/bad/submit/", {"name": "bad", "file_cls": SimpleUploadedFile("empty.csv", b"")})
     assert r.status_code == 400
-    assert "The submitted file is empty." in html.unescape(r.content.decode())
+    page = html.unescape(r.content.decode())
+    # one message that names the file, in the words of the API and lb (issue 22, A2)
+    assert "empty.csv: the file is empty" in page and "Choose at least one" not in page
     assert Submission.objects.count() == 0 and stored_files(world) == []
 
 
