@@ -87,6 +87,7 @@ __all__ = [
     "BoardRow",
     "build_board",
     "default_interval",
+    "discordant_counts",
     "pair_bounds",
 ]
 
@@ -600,18 +601,160 @@ def build_board(
     >>> [(r.name, r.rank, r.value, r.verdict) for r in board.rows]
     [('a', 1, 0.895, 'best'), ('c', 2, 0.815, 'worse than the best'), ('b', 3, 0.78, 'worse than the best')]
     """
+    iv = _build_board_iv(
+        names=names,
+        values=values,
+        replicates=replicates,
+        higher_is_better=higher_is_better,
+        metric_name=metric_name,
+        seed=seed,
+        confidence=confidence,
+        alpha=alpha,
+        interval=interval,
+        jackknife=jackknife,
+        correction=correction,
+        test=test,
+        item_statistics=item_statistics,
+        finalize=finalize,
+        zero_one=zero_one,
+        randomizations=randomizations,
+        n_items=n_items,
+        best_set_method=best_set_method,
+        stepdown=stepdown,
+        power=power,
+        runs=runs,
+        grouped=grouped,
+        groups=groups,
+        parts=_parts if _parts is not None else _FullParts(),
+    )
+    theta, test_set_sd = _run_replicates(iv)
+    value_intervals = _value_intervals(iv, theta)
+    leader_diffs = _leader_differences(iv, theta)
+    p, test_name = _pair_test(iv, leader_diffs)
+    adjusted = _adjusted_p_values(iv, p)
+    ranks, rd, sim = _rank_sets(iv, theta)
+    verdicts = _verdict_stage(iv, sim, adjusted)
+    needed = _items_needed(iv, leader_diffs)
+    signature = _signature(iv, test_name)
+    rows = _rows(
+        iv,
+        ranks=ranks,
+        value_intervals=value_intervals,
+        rd=rd,
+        sim=sim,
+        verdicts=verdicts,
+        p=p,
+        adjusted=adjusted,
+        needed=needed,
+        test_set_sd=test_set_sd,
+        signature=signature,
+    )
+    order = sorted(range(iv.k), key=lambda i: (rows[i].rank, iv.names[i]))
+    return Board(
+        rows=tuple(rows[i] for i in order),
+        leader=iv.names[iv.leader],
+        metric=iv.metric_name,
+        higher_is_better=iv.higher_is_better,
+        test=test_name,
+        correction=iv.correction,
+        interval_method=iv.method,
+        best_set_method=iv.best_set_method,
+        confidence=iv.confidence,
+        alpha=iv.alpha,
+        power=iv.power,
+        max_t_critical_value=float(sim.critical_value),
+        rank_probabilities=rd.probabilities[order],
+        signature=signature,
+        pair_standard_errors=_permuted(sim.standard_errors, order),
+        better=_permuted(np.asarray(sim.better, dtype=bool), order),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# build_board's stages: validation first (_build_board_iv), then one short function per stage
+
+
+@dataclass(frozen=True)
+class _BoardInputs:
+    """:func:`build_board`'s arguments after validation (what every stage reads)."""
+
+    names: tuple[str, ...]
+    point: FloatArray
+    theta: FloatArray  # (B, K), row-major, before the runs' two-level replicates
+    metric_name: str
+    higher_is_better: bool
+    seed: int
+    confidence: float
+    alpha: float
+    power: float
+    correction: str
+    best_set_method: str
+    stepdown: bool
+    jack: FloatArray | None
+    method: str  # the value-interval method (the board's default or the requested one)
+    has_counts: bool
+    test: str  # the resolved pair test
+    stats_list: list[FloatArray] | None
+    finalize: Callable[[np.ndarray], np.ndarray] | None
+    zero_one: bool
+    n_items: int | None
+    randomizations: int
+    grouped: bool
+    groups: npt.ArrayLike | None
+    runs: Sequence[npt.ArrayLike | None] | None
+    summaries: list[RunsSummary | None]
+    with_runs: npt.NDArray[np.bool_]
+    leader: int
+    parts: BoardParts
+
+    @property
+    def k(self) -> int:
+        return len(self.names)
+
+    @property
+    def sign(self) -> float:
+        return 1.0 if self.higher_is_better else -1.0
+
+    @property
+    def boot_method(self) -> str | None:
+        """The bootstrap rule of the value intervals (``None`` for Wilson)."""
+        return self.method if self.method in ("bca", "percentile", "basic") else None
+
+
+def _build_board_iv(
+    *,
+    names: Sequence[str],
+    values: npt.ArrayLike,
+    replicates: npt.ArrayLike,
+    higher_is_better: bool,
+    metric_name: str,
+    seed: int,
+    confidence: float,
+    alpha: float,
+    interval: str | None,
+    jackknife: npt.ArrayLike | None,
+    correction: str,
+    test: str,
+    item_statistics: Sequence[npt.ArrayLike] | None,
+    finalize: Callable[[np.ndarray], np.ndarray] | None,
+    zero_one: bool,
+    randomizations: int,
+    n_items: int | None,
+    best_set_method: str,
+    stepdown: bool,
+    power: float,
+    runs: Sequence[npt.ArrayLike | None] | None,
+    grouped: bool,
+    groups: npt.ArrayLike | None,
+    parts: BoardParts,
+) -> _BoardInputs:
+    """Check every argument of :func:`build_board` and resolve its defaults (nothing is computed here)."""
     names = tuple(str(n) for n in names)
     k = len(names)
     if k < 1 or len(set(names)) != k:
         raise ValueError("`names` must hold at least one name, all unique.")
     point = check_vector(values, name="values", length=k, what="values, one per name")
-    theta = check_replicates(replicates, k=k)
-    # Row-major: numpy sums a column of a row-major array in sequence and of a column-major one pairwise,
-    # so the last bits of the means (and the standard errors) would depend on the input's memory layout.
-    # A row-major view (the first columns of a wider array) is used as it is, anything else copied.
-    if not (theta.strides[1] == 8 and theta.strides[0] >= 8 * theta.shape[1]):
-        theta = np.ascontiguousarray(theta)
-    b = theta.shape[0]
+    theta = _row_major(check_replicates(replicates, k=k))
     confidence = check_level(confidence, name="confidence")
     alpha = check_level(alpha, name="alpha")
     power = check_level(power, name="power")
@@ -622,23 +765,13 @@ def build_board(
     requested = check_choice("auto" if interval is None else interval, INTERVALS, name="interval")
     if requested == "bca" and jack is None:
         raise ValueError("`interval` 'bca' needs `jackknife` (leave-one-out values from the engine).")
-    stats_list: list[FloatArray] | None = None
-    if item_statistics is not None:
-        stats_list = check_statistics(item_statistics, name="item_statistics", k=k, one_dimensional=True)
-        if n_items is not None and n_items != stats_list[0].shape[0]:
-            raise ValueError("`n_items` disagrees with the number of rows of `item_statistics`.")
-        n_items = stats_list[0].shape[0]
-        if finalize is not None:
-            check = np.asarray(finalize(np.stack([s.sum(axis=0) for s in stats_list])), dtype=np.float64)
-            if not np.allclose(check, point, rtol=1e-9, atol=1e-12):
-                raise ValueError("`values` disagree with `finalize` of the pooled `item_statistics`.")
-    if n_items is not None:
-        n_items = check_count(n_items, name="n_items", minimum=1)
+    stats_list, n_items = _checked_item_statistics(
+        item_statistics, n_items, finalize=finalize, point=point, k=k
+    )
     if runs is not None and len(runs) != k:
         raise ValueError(f"`runs` must hold {k} entries (None where an entry has no runs).")
     n_groups = None if groups is None else len(np.unique(np.asarray(groups)))
     summaries: list[RunsSummary | None] = runs_summaries(runs) if runs is not None else [None] * k
-    with_runs = np.array([sm is not None and sm.n >= 2 for sm in summaries], dtype=bool)
     has_counts = zero_one and n_items is not None and not grouped
     method = (
         default_interval(
@@ -664,228 +797,434 @@ def build_board(
         grouped=grouped,
         few_clusters=None if n_groups is None else n_groups < FEW_CLUSTERS,
     )
-
     sign = 1.0 if higher_is_better else -1.0
-    # the leader: best value, ties broken by name, so the input order never matters
-    leader = min(range(k), key=lambda i: (-sign * point[i], names[i]))
+    return _BoardInputs(
+        names=names,
+        point=point,
+        theta=theta,
+        metric_name=metric_name,
+        higher_is_better=higher_is_better,
+        seed=seed,
+        confidence=confidence,
+        alpha=alpha,
+        power=power,
+        correction=correction,
+        best_set_method=best_set_method,
+        stepdown=stepdown,
+        jack=jack,
+        method=method,
+        has_counts=has_counts,
+        test=resolved,
+        stats_list=stats_list,
+        finalize=finalize,
+        zero_one=zero_one,
+        n_items=n_items,
+        randomizations=randomizations,
+        grouped=grouped,
+        groups=groups,
+        runs=runs,
+        summaries=summaries,
+        with_runs=np.array([sm is not None and sm.n >= 2 for sm in summaries], dtype=bool),
+        # the leader: best value, ties broken by name, so the input order never matters
+        leader=min(range(k), key=lambda i: (-sign * point[i], names[i])),
+        parts=parts,
+    )
 
-    # Training randomness: an entry with several runs gets replicates that also resample its runs
-    # (two-level bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
-    test_set_sd = _column_sd(theta)
-    if with_runs.any():
+
+def _row_major(theta: FloatArray) -> FloatArray:
+    """``theta`` as a row-major array.
+
+    numpy sums a column of a row-major array in sequence and of a column-major one pairwise, so the last
+    bits of the means (and the standard errors) would depend on the input's memory layout. A row-major
+    view (the first columns of a wider array) is used as it is, anything else copied.
+    """
+    if not (theta.strides[1] == 8 and theta.strides[0] >= 8 * theta.shape[1]):
+        return np.ascontiguousarray(theta)
+    return theta
+
+
+def _checked_item_statistics(
+    item_statistics: Sequence[npt.ArrayLike] | None,
+    n_items: int | None,
+    *,
+    finalize: Callable[[np.ndarray], np.ndarray] | None,
+    point: FloatArray,
+    k: int,
+) -> tuple[list[FloatArray] | None, int | None]:
+    """The checked per-item statistics and the test-set size they imply (or ``n_items`` alone)."""
+    stats_list: list[FloatArray] | None = None
+    if item_statistics is not None:
+        stats_list = check_statistics(item_statistics, name="item_statistics", k=k, one_dimensional=True)
+        if n_items is not None and n_items != stats_list[0].shape[0]:
+            raise ValueError("`n_items` disagrees with the number of rows of `item_statistics`.")
+        n_items = stats_list[0].shape[0]
+        if finalize is not None:
+            check = np.asarray(finalize(np.stack([s.sum(axis=0) for s in stats_list])), dtype=np.float64)
+            if not np.allclose(check, point, rtol=1e-9, atol=1e-12):
+                raise ValueError("`values` disagree with `finalize` of the pooled `item_statistics`.")
+    if n_items is not None:
+        n_items = check_count(n_items, name="n_items", minimum=1)
+    return stats_list, n_items
+
+
+def _run_replicates(iv: _BoardInputs) -> tuple[FloatArray, FloatArray]:
+    """The replicates every later stage uses, and each entry's test-set standard deviation.
+
+    Training randomness: an entry with several runs gets replicates that also resample its runs (two-level
+    bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
+    """
+    test_set_sd = _column_sd(iv.theta)
+    theta = iv.theta
+    if iv.with_runs.any():
         theta = theta.copy()
-        assert runs is not None
-        for i in np.flatnonzero(with_runs).tolist():
-            theta[:, i] = two_level_replicates(theta[:, i], np.asarray(runs[i]), seed=seed, key=names[i])
+        for i in np.flatnonzero(iv.with_runs).tolist():
+            assert iv.runs is not None
+            theta[:, i] = two_level_replicates(
+                theta[:, i], np.asarray(iv.runs[i]), seed=iv.seed, key=iv.names[i]
+            )
+    return theta, test_set_sd
 
-    # intervals of the values: the metric's method; two-level percentile for entries with runs
-    boot_method = method if method in ("bca", "percentile", "basic") else None
-    row_methods = [method] * k
+
+@dataclass(frozen=True)
+class _ValueIntervals:
+    """Per entry the interval of its value, the method that made it and its warning."""
+
+    low: FloatArray
+    high: FloatArray
+    methods: list[str]
+    warnings: list[str | None]
+
+
+def _value_intervals(iv: _BoardInputs, theta: FloatArray) -> _ValueIntervals:
+    """Intervals of the values: the metric's method; two-level percentile for entries with runs; Wilson
+    for a 0/1 metric's rows (and for a degenerate bootstrap distribution where the counts are known)."""
+    k, point, with_runs = iv.k, iv.point, iv.with_runs
+    methods = [iv.method] * k
     warnings: list[str | None] = [None] * k
-    v_low = np.full(k, np.nan)
-    v_high = np.full(k, np.nan)
+    low = np.full(k, np.nan)
+    high = np.full(k, np.nan)
     degenerate = np.ptp(theta, axis=0) == 0
-    parts = _parts if _parts is not None else _FullParts()
-    if boot_method is not None:
-        lo, hi = parts.value_bounds(theta, point, method=boot_method, confidence=confidence, jackknife=jack)
-        v_low[:], v_high[:] = lo, hi
+    if iv.boot_method is not None:
+        lo, hi = iv.parts.value_bounds(
+            theta, point, method=iv.boot_method, confidence=iv.confidence, jackknife=iv.jack
+        )
+        low[:], high[:] = lo, hi
     if with_runs.any():
         lo, hi = bootstrap_bounds(
-            theta[:, with_runs], point=point[with_runs], method="percentile", confidence=confidence
+            theta[:, with_runs], point=point[with_runs], method="percentile", confidence=iv.confidence
         )
-        v_low[with_runs], v_high[with_runs] = lo, hi
-    wilson_rows = ~with_runs & (np.full(k, method == "wilson") | (degenerate & has_counts))
+        low[with_runs], high[with_runs] = lo, hi
+    wilson_rows = ~with_runs & (np.full(k, iv.method == "wilson") | (degenerate & iv.has_counts))
     if wilson_rows.any():
-        assert n_items is not None
-        successes = point[wilson_rows] * n_items
+        assert iv.n_items is not None
+        successes = point[wilson_rows] * iv.n_items
         if not np.allclose(successes, np.round(successes), atol=1e-6):
             raise ValueError("`values` of a 0/1 metric must be counts of right items divided by `n_items`.")
-        lo, hi = proportion_bounds(np.round(successes), n_items, method="wilson", confidence=confidence)
-        v_low[wilson_rows], v_high[wilson_rows] = lo, hi
+        lo, hi = proportion_bounds(np.round(successes), iv.n_items, method="wilson", confidence=iv.confidence)
+        low[wilson_rows], high[wilson_rows] = lo, hi
     for i in range(k):
         if with_runs[i]:
-            row_methods[i] = "percentile-two-level"
+            methods[i] = "percentile-two-level"
         elif wilson_rows[i]:
-            row_methods[i] = "wilson"
+            methods[i] = "wilson"
         if degenerate[i] and not wilson_rows[i]:
             warnings[i] = DEGENERATE_WARNING
+    return _ValueIntervals(low=low, high=high, methods=methods, warnings=warnings)
 
-    # the pair test of every entry against the observed leader (a column of its own, not the verdict)
-    diff_point = point - point[leader]
-    diff_jack = None if jack is None or with_runs.any() else jack - jack[:, [leader]]
-    rule = bca_or_percentile(boot_method or "bca", has_jackknife=diff_jack is not None)
-    # the replicates of the differences to the leader, a block of columns at a time (every statistic
-    # below is per column; at K = 5,000, B = 10,000 the whole matrix is 400 MB)
+
+@dataclass(frozen=True)
+class _LeaderDifferences:
+    """Every entry's paired difference to the observed leader: value, bootstrap sd and bootstrap p."""
+
+    point: FloatArray
+    standard_error: FloatArray
+    bootstrap_p: FloatArray  # filled only when the pair test is the bootstrap
+    rule: str
+
+
+def _leader_differences(iv: _BoardInputs, theta: FloatArray) -> _LeaderDifferences:
+    """The replicates of the differences to the leader, a block of columns at a time (every statistic is
+    per column; at K = 5,000, B = 10,000 the whole matrix is 400 MB)."""
+    k, leader = iv.k, iv.leader
+    diff_point = iv.point - iv.point[leader]
+    diff_jack = None if iv.jack is None or iv.with_runs.any() else iv.jack - iv.jack[:, [leader]]
+    rule = bca_or_percentile(iv.boot_method or "bca", has_jackknife=diff_jack is not None)
     diff_se = np.empty(k)
     boot_p = np.empty(k)
     for c0 in range(0, k, _SD_COLUMNS):
         cols = slice(c0, c0 + _SD_COLUMNS)
         diff_theta = theta[:, cols] - theta[:, [leader]]
         diff_se[cols] = diff_theta.std(axis=0, ddof=1)
-        if resolved not in ("mcnemar", "randomization", "cluster-sign-flip"):
+        if iv.test == "bootstrap":
             boot_p[cols] = bootstrap_p_values(
                 diff_theta,
                 diff_point[cols],
                 rule=rule,
                 jackknife=None if diff_jack is None else diff_jack[:, cols],
             )
-    if resolved == "mcnemar":
-        assert stats_list is not None
-        correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
-        only_entry = (correct & ~correct[:, [leader]]).sum(axis=0)
-        only_leader = (~correct & correct[:, [leader]]).sum(axis=0)
-        p = mcnemar_exact(only_entry, only_leader)
-        test_name = "mcnemar"
-    elif resolved == "randomization":
-        assert stats_list is not None and finalize is not None
+    return _LeaderDifferences(point=diff_point, standard_error=diff_se, bootstrap_p=boot_p, rule=rule)
+
+
+def _pair_test(iv: _BoardInputs, diffs: _LeaderDifferences) -> tuple[FloatArray, str]:
+    """The pair test of every entry against the observed leader (a column of its own, not the verdict):
+    the p-values (1 for the leader) and the test's name."""
+    leader = iv.leader
+    if iv.test == "mcnemar":
+        assert iv.stats_list is not None
+        counts = _leader_discordant(iv.stats_list, leader)
+        p, test_name = mcnemar_exact(counts[0], counts[1]), "mcnemar"
+    elif iv.test == "randomization":
+        assert iv.stats_list is not None and iv.finalize is not None
         rand = paired_randomization(
-            stats_list, finalize=finalize, reference=leader, randomizations=randomizations, seed=seed
-        )
-        p = rand.p_values
-        test_name = "randomization"
-    elif resolved == "cluster-sign-flip":
-        assert stats_list is not None and finalize is not None and groups is not None
-        flip = cluster_sign_flip(
-            stats_list,
-            groups=groups,
-            finalize=finalize,
+            iv.stats_list,
+            finalize=iv.finalize,
             reference=leader,
-            randomizations=randomizations,
-            seed=seed,
+            randomizations=iv.randomizations,
+            seed=iv.seed,
+        )
+        p, test_name = rand.p_values, "randomization"
+    elif iv.test == "cluster-sign-flip":
+        assert iv.stats_list is not None and iv.finalize is not None and iv.groups is not None
+        flip = cluster_sign_flip(
+            iv.stats_list,
+            groups=iv.groups,
+            finalize=iv.finalize,
+            reference=leader,
+            randomizations=iv.randomizations,
+            seed=iv.seed,
         )
         p = flip.p_values
         test_name = "cluster-sign-flip-exact" if flip.exact else "cluster-sign-flip"
     else:
-        p = boot_p
-        test_name = f"bootstrap-{rule}"
+        p, test_name = diffs.bootstrap_p, f"bootstrap-{diffs.rule}"
     p = np.asarray(p, dtype=np.float64).copy()
     p[leader] = 1.0
-    others = np.array([i for i in range(k) if i != leader], dtype=np.intp)
-    adjusted = np.ones(k)
-    if others.size:
-        adjusted[others] = adjust_p_values(p[others], correction=correction)
+    return p, test_name
 
-    # ranks; the simultaneous (max-t) comparisons at level alpha decide the verdicts and the best set
-    ranks = min_ranks(point, higher_is_better=higher_is_better)
-    rd = parts.rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
-    sim = parts.simultaneous_ranks(
-        theta, point, higher_is_better=higher_is_better, confidence=1.0 - alpha, stepdown=stepdown
+
+def _others(iv: _BoardInputs) -> npt.NDArray[np.intp]:
+    """Every entry but the leader."""
+    return np.array([i for i in range(iv.k) if i != iv.leader], dtype=np.intp)
+
+
+def _adjusted_p_values(iv: _BoardInputs, p: FloatArray) -> FloatArray:
+    """The pair tests' p-values after the board's correction over the K - 1 comparisons with the leader."""
+    others = _others(iv)
+    adjusted = np.ones(iv.k)
+    if others.size:
+        adjusted[others] = adjust_p_values(p[others], correction=iv.correction)
+    return adjusted
+
+
+def _rank_sets(
+    iv: _BoardInputs, theta: FloatArray
+) -> tuple[npt.NDArray[np.int64], RankDistribution, SimultaneousRanks]:
+    """Ranks of the point values, the rank distribution over the resamples and the max-t sets at level
+    ``alpha`` (which decide the verdicts and the best set)."""
+    ranks = min_ranks(iv.point, higher_is_better=iv.higher_is_better)
+    rd = iv.parts.rank_distribution(theta, higher_is_better=iv.higher_is_better, confidence=iv.confidence)
+    sim = iv.parts.simultaneous_ranks(
+        theta,
+        iv.point,
+        higher_is_better=iv.higher_is_better,
+        confidence=1.0 - iv.alpha,
+        stepdown=iv.stepdown,
     )
-    advantage = sign * diff_point
-    holm_set = ~((adjusted <= alpha) & (advantage < 0))
-    primary = sim.best if best_set_method == "max-t" else holm_set
-    verdicts, compared = _verdicts(sim, point, names, sign=sign, leader=leader)
+    return np.asarray(ranks), rd, sim
+
+
+@dataclass(frozen=True)
+class _VerdictColumns:
+    """Per entry its verdict, the entry that decides it, that difference with its max-t interval, and the
+    best sets."""
+
+    verdicts: list[str]
+    compared: npt.NDArray[np.intp]
+    difference: FloatArray
+    standard_error: FloatArray
+    low: FloatArray
+    high: FloatArray
+    primary: npt.NDArray[np.bool_]
+    holm_set: npt.NDArray[np.bool_]
+
+
+def _verdict_stage(iv: _BoardInputs, sim: SimultaneousRanks, adjusted: FloatArray) -> _VerdictColumns:
+    """The verdicts and sets from the max-t decisions; the Holm set from the adjusted pair tests."""
+    k, point = iv.k, iv.point
+    advantage = iv.sign * (point - point[iv.leader])
+    holm_set = ~((adjusted <= iv.alpha) & (advantage < 0))
+    primary = sim.best if iv.best_set_method == "max-t" else holm_set
+    verdicts, compared = _verdicts(sim, point, iv.names, sign=iv.sign, leader=iv.leader)
     pair_diff = point - point[compared]
     pair_se = sim.standard_errors[np.arange(k), compared]
     decided = np.array([v != "could be the best" for v in verdicts], dtype=bool)
-    m_low, m_high = pair_bounds(pair_diff, pair_se, sim.critical_value, decided)
-
-    # items needed to resolve the gap to the leader
-    needed: list[int | None] = [None] * k
-    if n_items is not None:
-        if zero_one and stats_list is not None and not grouped:
-            correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
-            for i in others.tolist():
-                only_i = int((correct[:, i] & ~correct[:, leader]).sum())
-                only_l = int((~correct[:, i] & correct[:, leader]).sum())
-                needed[i] = items_needed_mcnemar(
-                    gap=(only_i - only_l) / n_items,
-                    discordant=(only_i + only_l) / n_items,
-                    alpha=alpha,
-                    power=power,
-                )
-        else:
-            computed = items_needed(
-                gap=diff_point[others],
-                standard_error=diff_se[others],
-                n_items=n_items,
-                alpha=alpha,
-                power=power,
-            )
-            for i, value in zip(others.tolist(), computed, strict=True):
-                needed[i] = value
-
-    signature = Signature(
-        metric=metric_name, method=method, resamples=b, seed=seed, confidence=confidence
-    ).with_extra(
-        verdict=f"{VERDICT_METHOD} comparisons with the best, level {alpha:g}",
-        difference_interval=f"{VERDICT_METHOD} simultaneous, {1 - alpha:g}",
-        test=test_name,
-        correction=correction,
-        alpha=alpha,
-        best_set=best_set_method,
-        stepdown=stepdown,
-        rank_ties="min",
-        grouped=grouped,
-        power=power,
-        **(
-            {"runs": "two-level bootstrap (items: common weights; runs: resampled per entry)"}
-            if with_runs.any()
-            else {}
-        ),
-        **({"randomizations": randomizations} if resolved == "randomization" else {}),
+    low, high = pair_bounds(pair_diff, pair_se, sim.critical_value, decided)
+    return _VerdictColumns(
+        verdicts=verdicts,
+        compared=compared,
+        difference=pair_diff,
+        standard_error=pair_se,
+        low=low,
+        high=high,
+        primary=np.asarray(primary, dtype=bool),
+        holm_set=holm_set,
     )
 
+
+def _items_needed(iv: _BoardInputs, diffs: _LeaderDifferences) -> list[int | None]:
+    """Test items needed to resolve each entry's gap to the leader (McNemar's for 0/1 items, else from the
+    bootstrap standard error); ``None`` when the test-set size is unknown and for the leader."""
+    needed: list[int | None] = [None] * iv.k
+    if iv.n_items is None:
+        return needed
+    others = _others(iv)
+    if iv.zero_one and iv.stats_list is not None and not iv.grouped:
+        counts = _leader_discordant(iv.stats_list, iv.leader)
+        for i in others.tolist():
+            only_i, only_l = int(counts[0, i]), int(counts[1, i])
+            needed[i] = items_needed_mcnemar(
+                gap=(only_i - only_l) / iv.n_items,
+                discordant=(only_i + only_l) / iv.n_items,
+                alpha=iv.alpha,
+                power=iv.power,
+            )
+        return needed
+    computed = items_needed(
+        gap=diffs.point[others],
+        standard_error=diffs.standard_error[others],
+        n_items=iv.n_items,
+        alpha=iv.alpha,
+        power=iv.power,
+    )
+    for i, value in zip(others.tolist(), computed, strict=True):
+        needed[i] = value
+    return needed
+
+
+def _signature(iv: _BoardInputs, test_name: str) -> Signature:
+    """The board's signature: the value intervals' settings and every choice behind the other columns."""
+    return Signature(
+        metric=iv.metric_name,
+        method=iv.method,
+        resamples=iv.theta.shape[0],
+        seed=iv.seed,
+        confidence=iv.confidence,
+    ).with_extra(
+        verdict=f"{VERDICT_METHOD} comparisons with the best, level {iv.alpha:g}",
+        difference_interval=f"{VERDICT_METHOD} simultaneous, {1 - iv.alpha:g}",
+        test=test_name,
+        correction=iv.correction,
+        alpha=iv.alpha,
+        best_set=iv.best_set_method,
+        stepdown=iv.stepdown,
+        rank_ties="min",
+        grouped=iv.grouped,
+        power=iv.power,
+        **(
+            {"runs": "two-level bootstrap (items: common weights; runs: resampled per entry)"}
+            if iv.with_runs.any()
+            else {}
+        ),
+        **({"randomizations": iv.randomizations} if iv.test == "randomization" else {}),
+    )
+
+
+def _rows(
+    iv: _BoardInputs,
+    *,
+    ranks: npt.NDArray[np.int64],
+    value_intervals: _ValueIntervals,
+    rd: RankDistribution,
+    sim: SimultaneousRanks,
+    verdicts: _VerdictColumns,
+    p: FloatArray,
+    adjusted: FloatArray,
+    needed: list[int | None],
+    test_set_sd: FloatArray,
+    signature: Signature,
+) -> list[BoardRow]:
+    """One :class:`BoardRow` per entry, in the input order."""
     rows = []
-    for i in range(k):
+    for i in range(iv.k):
+        summary = iv.summaries[i]
         rows.append(
             BoardRow(
-                name=names[i],
+                name=iv.names[i],
                 rank=int(ranks[i]),
-                value=float(point[i]),
+                value=float(iv.point[i]),
                 interval=Interval(
-                    low=float(v_low[i]),
-                    high=float(v_high[i]),
-                    confidence=confidence,
-                    method=row_methods[i],
+                    low=float(value_intervals.low[i]),
+                    high=float(value_intervals.high[i]),
+                    confidence=iv.confidence,
+                    method=value_intervals.methods[i],
                     signature=signature,
                 ),
-                interval_warning=warnings[i],
+                interval_warning=value_intervals.warnings[i],
                 rank_interval=(int(rd.low[i]), int(rd.high[i])),
                 simultaneous_rank_interval=(int(sim.lower[i]), int(sim.upper[i])),
-                verdict=verdicts[i],
-                compared_with=None if compared[i] == i else names[compared[i]],
-                difference=float(pair_diff[i]),
+                verdict=verdicts.verdicts[i],
+                compared_with=None if verdicts.compared[i] == i else iv.names[verdicts.compared[i]],
+                difference=float(verdicts.difference[i]),
                 difference_interval=Interval(
-                    low=float(m_low[i]),
-                    high=float(m_high[i]),
-                    confidence=1.0 - alpha,
+                    low=float(verdicts.low[i]),
+                    high=float(verdicts.high[i]),
+                    confidence=1.0 - iv.alpha,
                     method=VERDICT_METHOD,
                     signature=signature,
                 ),
-                difference_standard_error=float(pair_se[i]),
+                difference_standard_error=float(verdicts.standard_error[i]),
                 p_value=float(p[i]),
                 adjusted_p_value=float(adjusted[i]),
-                in_best_set=bool(primary[i]),
+                in_best_set=bool(verdicts.primary[i]),
                 in_best_set_max_t=bool(sim.best[i]),
-                in_best_set_holm=bool(holm_set[i]),
+                in_best_set_holm=bool(verdicts.holm_set[i]),
                 items_needed=needed[i],
-                n_runs=None if summaries[i] is None else summaries[i].n,  # type: ignore[union-attr]
-                runs=summaries[i],
+                n_runs=None if summary is None else summary.n,
+                runs=summary,
                 test_set_sd=float(test_set_sd[i]),
-                seed_sd=float(summaries[i].sd) if with_runs[i] else None,  # type: ignore[union-attr]
-                is_leader=i == leader,
+                seed_sd=float(summary.sd) if iv.with_runs[i] and summary is not None else None,
+                is_leader=i == iv.leader,
             )
         )
-    order = sorted(range(k), key=lambda i: (rows[i].rank, names[i]))
-    return Board(
-        rows=tuple(rows[i] for i in order),
-        leader=names[leader],
-        metric=metric_name,
-        higher_is_better=higher_is_better,
-        test=test_name,
-        correction=correction,
-        interval_method=method,
-        best_set_method=best_set_method,
-        confidence=confidence,
-        alpha=alpha,
-        power=power,
-        max_t_critical_value=float(sim.critical_value),
-        rank_probabilities=rd.probabilities[order],
-        signature=signature,
-        pair_standard_errors=_permuted(sim.standard_errors, order),
-        better=_permuted(np.asarray(sim.better, dtype=bool), order),
-    )
+    return rows
+
+
+def _correct(item_statistics: Sequence[npt.ArrayLike]) -> npt.NDArray[np.bool_]:
+    """(N, K) correctness of 0/1 item statistics (column 0 above one half)."""
+    arrays = [np.asarray(s) for s in item_statistics]
+    return np.column_stack([a.reshape(a.shape[0], -1)[:, 0] for a in arrays]) > 0.5
+
+
+def _leader_discordant(item_statistics: Sequence[npt.ArrayLike], leader: int) -> npt.NDArray[np.int64]:
+    """Shape (2, K): row 0 the items each entry has right and the leader wrong, row 1 the converse."""
+    correct = _correct(item_statistics)
+    only_entry = (correct & ~correct[:, [leader]]).sum(axis=0)
+    only_leader = (~correct & correct[:, [leader]]).sum(axis=0)
+    return np.stack([only_entry, only_leader]).astype(np.int64)
+
+
+def discordant_counts(item_statistics: Sequence[npt.ArrayLike]) -> npt.NDArray[np.int64]:
+    """McNemar's discordant counts of every pair of entries of a 0/1 metric.
+
+    Parameters
+    ----------
+    item_statistics : sequence of array_like, each (N,) or (N, m)
+        Per entry its item statistics; column 0 is 1/0 correctness (``Metric.zero_one``).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (K, K)
+        ``out[i, j]``: items entry ``i`` has right and entry ``j`` wrong (so ``out.T`` holds the converse
+        and :func:`stats.compare.mcnemar_exact(out, out.T)` every pair's exact test). The board's pair
+        test and items needed read the same counts.
+
+    Examples
+    --------
+    >>> discordant_counts([[1, 1, 0, 0], [1, 0, 1, 1]]).tolist()
+    [[0, 1], [2, 0]]
+    """
+    correct = _correct(item_statistics)
+    return np.asarray((correct[:, :, None] & ~correct[:, None, :]).sum(axis=0), dtype=np.int64)
 
 
 def _permuted(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:
