@@ -53,6 +53,13 @@ from stats.compare_ranks import (
 )
 from stats.compare_runs import RunsSummary, runs_summaries, two_level_replicates
 from stats.intervals import Interval, bca_or_percentile, bootstrap_bounds, proportion_bounds
+from stats.randomization import (
+    Exchangeable,
+    MaxTResult,
+    pooled_statistics,
+    randomization_max_t,
+    smallest_p_value,
+)
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
@@ -64,6 +71,31 @@ INTERVALS: tuple[str, ...] = ("auto", "bca", "percentile", "basic", "wilson")
 VERDICTS: tuple[str, ...] = ("best", "could be the best", "worse than the best")
 #: Named in the rows and the signature: how the difference interval and the verdict are computed.
 VERDICT_METHOD = "max-t"
+#: How the verdicts were decided (``Board.verdict_test``, the signature's ``verdict_test``): the bootstrap
+#: max-t where it holds its level, the randomization max-t (:mod:`stats.randomization`) over the items or
+#: clusters where the bootstrap cannot, or no decision where neither can (the board's warning says why).
+BOOTSTRAP_MAX_T = "bootstrap max-t"
+ITEM_RANDOMIZATION_MAX_T = "randomization max-t over items"
+CLUSTER_RANDOMIZATION_MAX_T = "cluster randomization max-t"
+DECLINED = "declined"
+VERDICT_TESTS: tuple[str, ...] = (
+    BOOTSTRAP_MAX_T,
+    ITEM_RANDOMIZATION_MAX_T,
+    CLUSTER_RANDOMIZATION_MAX_T,
+    DECLINED,
+)
+#: Below this many units (items, or clusters of a grouped design) the verdicts come from the randomization
+#: max-t: the bootstrap max-t claimed "worse than the best" in 10-13% of A/A boards of 10 entries at N = 10,
+#: 30 and 100 items, and in 7-22% with 3 to 30 clusters (docs/comparisons.md, "Verdicts at the edges").
+RANDOMIZATION_UNITS = 300
+#: ... for boards of at most this many entries (the permutations cost B x N x K; beyond, the bootstrap
+#: max-t decides and the board warns).
+RANDOMIZATION_MAX_ENTRIES = 100
+#: Permutations drawn for the verdicts (the level is exact for any number; 2,000 resolve p near 0.05).
+VERDICT_RANDOMIZATIONS = 2000
+#: A rank metric (ROC AUC, average precision) with fewer positives (or negatives) than this gets no
+#: bootstrap verdict: A/A false claims 0.21 with 3 positives of 500 items, 0.07 with 10 (issue 21).
+FEW_POSITIVES = 30
 #: What an interval of a degenerate bootstrap distribution (every replicate equal) is flagged with.
 DEGENERATE_WARNING = (
     "every bootstrap replicate is equal (for example every item right): the bootstrap interval has zero "
@@ -77,11 +109,18 @@ _VERDICT_ROWS = 256
 
 __all__ = [
     "BEST_SET_METHODS",
+    "BOOTSTRAP_MAX_T",
+    "CLUSTER_RANDOMIZATION_MAX_T",
+    "DECLINED",
     "DEGENERATE_WARNING",
+    "FEW_POSITIVES",
     "INTERVALS",
+    "ITEM_RANDOMIZATION_MAX_T",
+    "RANDOMIZATION_UNITS",
     "TESTS",
     "VERDICTS",
     "VERDICT_METHOD",
+    "VERDICT_TESTS",
     "Board",
     "BoardParts",
     "BoardRow",
@@ -256,6 +295,15 @@ class Board:
         Bootstrap standard errors of every paired difference, rows and columns in the order of ``rows``.
     better : numpy.ndarray of bool, shape (K, K)
         ``better[i, j]``: row ``i`` is significantly better than row ``j`` (max-t, level ``alpha``).
+    verdict_test : str
+        How the verdicts were decided (:data:`VERDICT_TESTS`). With a randomization max-t the difference
+        intervals are ``difference +- max_t_critical_value`` in the metric's units (the permutation
+        distribution's), with the bootstrap max-t ``difference +- c se``.
+    verdict_warning : str or None
+        Why the verdicts are not from the bootstrap, or why nothing could be decided.
+    unit_scale : bool
+        The max-t intervals are ``difference +- max_t_critical_value`` (a randomization max-t's), not in
+        units of ``pair_standard_errors``.
     """
 
     rows: tuple[BoardRow, ...]
@@ -274,6 +322,9 @@ class Board:
     signature: Signature = field(repr=False)
     pair_standard_errors: FloatArray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
     better: npt.NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    verdict_test: str = BOOTSTRAP_MAX_T
+    verdict_warning: str | None = None
+    unit_scale: bool = field(repr=False, default=False)
 
     def row(self, name: str) -> BoardRow:
         """The row of entry ``name``."""
@@ -292,7 +343,7 @@ class Board:
         values = np.array([r.value for r in self.rows])
         diff = values[:, None] - values[None, :]
         significant = self.better | self.better.T
-        low, high = pair_bounds(diff, self.pair_standard_errors, self.max_t_critical_value, significant)
+        low, high = pair_bounds(diff, self._decision_scale(), self.max_t_critical_value, significant)
         return {
             "names": [r.name for r in self.rows],
             "method": VERDICT_METHOD,
@@ -304,10 +355,18 @@ class Board:
             "significant": significant.tolist(),
         }
 
+    def _decision_scale(self) -> FloatArray:
+        """The standard errors the max-t intervals are in units of (ones for a randomization max-t)."""
+        if self.unit_scale:
+            return np.ones_like(self.pair_standard_errors)
+        return self.pair_standard_errors
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (what a snapshot stores and the API returns)."""
         return {
             "verdict_method": VERDICT_METHOD,
+            "verdict_test": self.verdict_test,
+            "verdict_warning": self.verdict_warning,
             "verdict_level": 1.0 - self.alpha,
             "metric": self.metric,
             "higher_is_better": self.higher_is_better,
@@ -510,6 +569,8 @@ def build_board(
     runs: Sequence[npt.ArrayLike | None] | None = None,
     grouped: bool = False,
     groups: npt.ArrayLike | None = None,
+    exchangeable: Exchangeable | None = None,
+    positives: int | None = None,
     _parts: BoardParts | None = None,
 ) -> Board:
     """Build the board of one task: intervals, ranks, differences to the leader, tests, best sets.
@@ -568,6 +629,21 @@ def build_board(
         Each item's group (with ``item_statistics``). With fewer than ``stats.checks.FEW_CLUSTERS``
         groups, ``test="auto"`` uses the exact cluster sign-flip test
         (:func:`stats.compare.cluster_sign_flip`): the bootstrap has too few distinct resamples there.
+    exchangeable : stats.randomization.Exchangeable, optional
+        The entries' outputs for a randomization max-t of the verdicts where the bootstrap cannot hold
+        their level and the item statistics cannot give one: ROC AUC or average precision with few
+        positives (:func:`stats.randomization.ranked_scores`).
+    positives : int, optional
+        For a rank metric on binary truth, the number of positives or of negatives, whichever is smaller.
+        Below :data:`FEW_POSITIVES` the verdicts come from ``exchangeable`` or are declined.
+
+    Verdicts at the edges: with item statistics and ``finalize`` on fewer than :data:`RANDOMIZATION_UNITS`
+    items (or clusters), the verdicts come from the randomization max-t over them
+    (:func:`stats.randomization.randomization_max_t`), and an entry is "worse than the best" only when its
+    pair test against the leader is significant too (so the row, the pair test and the verdict agree);
+    when no outcome could be decided (two entries on 3 clusters: the smallest exact p is 0.25), every
+    verdict is "could be the best" and ``Board.verdict_warning`` says why. ``Board.verdict_test`` and the
+    signature's ``verdict_test`` name the method used.
     _parts : BoardParts, optional
         Computes the value intervals, the rank distribution and the max-t sets (internal: the incremental
         board of :mod:`stats.board_update` passes one that reuses the previous board's work; the numbers
@@ -625,6 +701,8 @@ def build_board(
         runs=runs,
         grouped=grouped,
         groups=groups,
+        exchangeable=exchangeable,
+        positives=positives,
         parts=_parts if _parts is not None else _FullParts(),
     )
     theta, test_set_sd = _run_replicates(iv)
@@ -633,15 +711,14 @@ def build_board(
     p, test_name = _pair_test(iv, leader_diffs)
     adjusted = _adjusted_p_values(iv, p)
     ranks, rd, sim = _rank_sets(iv, theta)
-    verdicts = _verdict_stage(iv, sim, adjusted)
+    verdicts = _verdict_stage(iv, _decisions(iv, sim, p), adjusted)
     needed = _items_needed(iv, leader_diffs)
-    signature = _signature(iv, test_name)
+    signature = _signature(iv, test_name, verdicts.decisions.test)
     rows = _rows(
         iv,
         ranks=ranks,
         value_intervals=value_intervals,
         rd=rd,
-        sim=sim,
         verdicts=verdicts,
         p=p,
         adjusted=adjusted,
@@ -662,11 +739,14 @@ def build_board(
         confidence=iv.confidence,
         alpha=iv.alpha,
         power=iv.power,
-        max_t_critical_value=float(sim.critical_value),
+        max_t_critical_value=float(verdicts.decisions.critical_value),
         rank_probabilities=rd.probabilities[order],
         signature=signature,
         pair_standard_errors=_permuted(sim.standard_errors, order),
-        better=_permuted(np.asarray(sim.better, dtype=bool), order),
+        better=_permuted(np.asarray(verdicts.decisions.better, dtype=bool), order),
+        verdict_test=verdicts.decisions.test,
+        verdict_warning=verdicts.decisions.warning,
+        unit_scale=verdicts.decisions.unit_scale,
     )
 
 
@@ -705,6 +785,9 @@ class _BoardInputs:
     summaries: list[RunsSummary | None]
     with_runs: npt.NDArray[np.bool_]
     leader: int
+    n_groups: int | None
+    exchangeable: Exchangeable | None
+    positives: int | None
     parts: BoardParts
 
     @property
@@ -746,6 +829,8 @@ def _build_board_iv(
     runs: Sequence[npt.ArrayLike | None] | None,
     grouped: bool,
     groups: npt.ArrayLike | None,
+    exchangeable: Exchangeable | None,
+    positives: int | None,
     parts: BoardParts,
 ) -> _BoardInputs:
     """Check every argument of :func:`build_board` and resolve its defaults (nothing is computed here)."""
@@ -827,8 +912,17 @@ def _build_board_iv(
         with_runs=np.array([sm is not None and sm.n >= 2 for sm in summaries], dtype=bool),
         # the leader: best value, ties broken by name, so the input order never matters
         leader=min(range(k), key=lambda i: (-sign * point[i], names[i])),
+        n_groups=n_groups,
+        exchangeable=_checked_exchangeable(exchangeable, k),
+        positives=None if positives is None else check_count(positives, name="positives"),
         parts=parts,
     )
+
+
+def _checked_exchangeable(exchangeable: Exchangeable | None, k: int) -> Exchangeable | None:
+    if exchangeable is not None and exchangeable.n_entries != k:
+        raise ValueError(f"`exchangeable` must hold the outputs of the board's {k} entries.")
+    return exchangeable
 
 
 def _row_major(theta: FloatArray) -> FloatArray:
@@ -1034,6 +1128,141 @@ def _rank_sets(
 
 
 @dataclass(frozen=True)
+class _Decisions:
+    """Which entry is significantly better than which (the max-t decisions every verdict comes from)."""
+
+    better: npt.NDArray[np.bool_]  # (K, K)
+    standard_errors: (
+        FloatArray  # (K, K) bootstrap standard errors (the difference column; which gap is largest)
+    )
+    critical_value: float
+    best: npt.NDArray[np.bool_]
+    lower: npt.NDArray[np.int64]
+    upper: npt.NDArray[np.int64]
+    test: str
+    warning: str | None = None
+    unit_scale: bool = False  # intervals difference +- critical_value (a randomization max-t's)
+
+    def scale(self, rows: npt.NDArray[np.intp], columns: npt.NDArray[np.intp]) -> FloatArray:
+        """The standard errors of the max-t intervals of these pairs (ones on a unit scale)."""
+        if self.unit_scale:
+            return np.ones(rows.size)
+        return np.asarray(self.standard_errors[rows, columns], dtype=np.float64)
+
+
+def _decisions(iv: _BoardInputs, sim: SimultaneousRanks, p: FloatArray) -> _Decisions:
+    """The max-t decisions by the test that holds the level on this board's design (see :func:`build_board`,
+    "Verdicts at the edges")."""
+    units = iv.n_groups if iv.grouped else iv.n_items
+    few_units = (
+        units is not None and units < RANDOMIZATION_UNITS and (iv.groups is not None or not iv.grouped)
+    )
+    few_positives = iv.positives is not None and iv.positives < FEW_POSITIVES
+    if iv.exchangeable is not None and (few_positives or few_units):
+        return _randomized(iv, sim, p, iv.exchangeable)
+    if few_units and iv.stats_list is not None and iv.finalize is not None:
+        if iv.k > RANDOMIZATION_MAX_ENTRIES:
+            return _bootstrap_decisions(
+                sim,
+                warning=f"verdicts from the bootstrap max-t on {units} {'clusters' if iv.grouped else 'items'} "
+                f"with {iv.k} entries (the randomization max-t runs up to {RANDOMIZATION_MAX_ENTRIES}): "
+                f"below {RANDOMIZATION_UNITS} the bootstrap may claim more often than alpha",
+            )
+        ex = pooled_statistics(iv.stats_list, iv.finalize, groups=iv.groups if iv.grouped else None)
+        return _randomized(iv, sim, p, ex)
+    if few_positives:
+        return _declined(
+            sim,
+            f"cannot decide with fewer than {FEW_POSITIVES} positives (or negatives): the bootstrap does not "
+            "hold the verdicts' level there and no scores were given for a randomization test",
+        )
+    if iv.grouped and iv.n_groups is not None and iv.n_groups < FEW_CLUSTERS:
+        return _declined(
+            sim,
+            f"cannot decide with {iv.n_groups} clusters: the cluster bootstrap does not hold the verdicts' "
+            "level there and no per-item statistics were given for a randomization test",
+        )
+    return _bootstrap_decisions(sim)
+
+
+def _bootstrap_decisions(sim: SimultaneousRanks, warning: str | None = None) -> _Decisions:
+    return _Decisions(
+        better=np.asarray(sim.better, dtype=bool),
+        standard_errors=sim.standard_errors,
+        critical_value=float(sim.critical_value),
+        best=np.asarray(sim.best, dtype=bool),
+        lower=np.asarray(sim.lower, dtype=np.int64),
+        upper=np.asarray(sim.upper, dtype=np.int64),
+        test=BOOTSTRAP_MAX_T,
+        warning=warning,
+    )
+
+
+def _declined(sim: SimultaneousRanks, warning: str) -> _Decisions:
+    """No pair decided (every verdict "could be the best"); the intervals widened to 0 where they were not."""
+    k = sim.standard_errors.shape[0]
+    return _Decisions(
+        better=np.zeros((k, k), dtype=bool),
+        standard_errors=sim.standard_errors,
+        critical_value=float(sim.critical_value),
+        best=np.ones(k, dtype=bool),
+        lower=np.ones(k, dtype=np.int64),
+        upper=np.full(k, k, dtype=np.int64),
+        test=DECLINED,
+        warning=warning,
+    )
+
+
+def _randomized(iv: _BoardInputs, sim: SimultaneousRanks, p: FloatArray, ex: Exchangeable) -> _Decisions:
+    """The randomization max-t's decisions, kept only where the row's pair test against the leader is
+    significant too (the row, its pair test and its verdict never disagree; the level only gets safer)."""
+    result = randomization_max_t(
+        ex,
+        higher_is_better=iv.higher_is_better,
+        alpha=iv.alpha,
+        randomizations=min(iv.randomizations, VERDICT_RANDOMIZATIONS),
+        seed=iv.seed,
+    )
+    test = CLUSTER_RANDOMIZATION_MAX_T if ex.unit == "cluster" else ITEM_RANDOMIZATION_MAX_T
+    smallest = result.smallest_p
+    if iv.test == "cluster-sign-flip":  # the rows' pair test flips two entries' clusters: 2 of 2^G at least
+        smallest = max(smallest, smallest_p_value(2, result.n_units))
+    if smallest > iv.alpha:
+        return _undecidable(sim, result, smallest)
+    confirmed = (p <= iv.alpha) | (np.arange(iv.k) == iv.leader)
+    better = result.better & confirmed[None, :]
+    beaten = better.sum(axis=0)
+    return _Decisions(
+        better=better,
+        standard_errors=sim.standard_errors,
+        critical_value=result.critical_value,
+        best=beaten == 0,
+        lower=(1 + beaten).astype(np.int64),
+        upper=(iv.k - better.sum(axis=1)).astype(np.int64),
+        test=test,
+        unit_scale=True,
+    )
+
+
+def _undecidable(sim: SimultaneousRanks, result: MaxTResult, smallest: float) -> _Decisions:
+    k = result.observed.size
+    return _Decisions(
+        better=np.zeros((k, k), dtype=bool),
+        standard_errors=sim.standard_errors,
+        critical_value=result.critical_value,
+        best=np.ones(k, dtype=bool),
+        lower=np.ones(k, dtype=np.int64),
+        upper=np.full(k, k, dtype=np.int64),
+        test=DECLINED,
+        warning=(
+            f"cannot decide with {result.n_units} {result.unit}s: no outcome of an exact test reaches a "
+            f"p-value below {smallest:.3g}, above alpha; every verdict is 'could be the best'"
+        ),
+        unit_scale=True,
+    )
+
+
+@dataclass(frozen=True)
 class _VerdictColumns:
     """Per entry its verdict, the entry that decides it, that difference with its max-t interval, and the
     best sets."""
@@ -1046,19 +1275,21 @@ class _VerdictColumns:
     high: FloatArray
     primary: npt.NDArray[np.bool_]
     holm_set: npt.NDArray[np.bool_]
+    decisions: _Decisions
 
 
-def _verdict_stage(iv: _BoardInputs, sim: SimultaneousRanks, adjusted: FloatArray) -> _VerdictColumns:
+def _verdict_stage(iv: _BoardInputs, decisions: _Decisions, adjusted: FloatArray) -> _VerdictColumns:
     """The verdicts and sets from the max-t decisions; the Holm set from the adjusted pair tests."""
     k, point = iv.k, iv.point
     advantage = iv.sign * (point - point[iv.leader])
     holm_set = ~((adjusted <= iv.alpha) & (advantage < 0))
-    primary = sim.best if iv.best_set_method == "max-t" else holm_set
-    verdicts, compared = _verdicts(sim, point, iv.names, sign=iv.sign, leader=iv.leader)
+    primary = decisions.best if iv.best_set_method == "max-t" else holm_set
+    verdicts, compared = _verdicts(decisions, point, iv.names, sign=iv.sign, leader=iv.leader)
     pair_diff = point - point[compared]
-    pair_se = sim.standard_errors[np.arange(k), compared]
+    rows = np.arange(k)
+    pair_se = decisions.standard_errors[rows, compared]
     decided = np.array([v != "could be the best" for v in verdicts], dtype=bool)
-    low, high = pair_bounds(pair_diff, pair_se, sim.critical_value, decided)
+    low, high = pair_bounds(pair_diff, decisions.scale(rows, compared), decisions.critical_value, decided)
     return _VerdictColumns(
         verdicts=verdicts,
         compared=compared,
@@ -1068,6 +1299,7 @@ def _verdict_stage(iv: _BoardInputs, sim: SimultaneousRanks, adjusted: FloatArra
         high=high,
         primary=np.asarray(primary, dtype=bool),
         holm_set=holm_set,
+        decisions=decisions,
     )
 
 
@@ -1101,7 +1333,7 @@ def _items_needed(iv: _BoardInputs, diffs: _LeaderDifferences) -> list[int | Non
     return needed
 
 
-def _signature(iv: _BoardInputs, test_name: str) -> Signature:
+def _signature(iv: _BoardInputs, test_name: str, verdict_test: str) -> Signature:
     """The board's signature: the value intervals' settings and every choice behind the other columns."""
     return Signature(
         metric=iv.metric_name,
@@ -1112,6 +1344,7 @@ def _signature(iv: _BoardInputs, test_name: str) -> Signature:
     ).with_extra(
         verdict=f"{VERDICT_METHOD} comparisons with the best, level {iv.alpha:g}",
         difference_interval=f"{VERDICT_METHOD} simultaneous, {1 - iv.alpha:g}",
+        verdict_test=verdict_test,
         test=test_name,
         correction=iv.correction,
         alpha=iv.alpha,
@@ -1135,7 +1368,6 @@ def _rows(
     ranks: npt.NDArray[np.int64],
     value_intervals: _ValueIntervals,
     rd: RankDistribution,
-    sim: SimultaneousRanks,
     verdicts: _VerdictColumns,
     p: FloatArray,
     adjusted: FloatArray,
@@ -1144,6 +1376,7 @@ def _rows(
     signature: Signature,
 ) -> list[BoardRow]:
     """One :class:`BoardRow` per entry, in the input order."""
+    decided = verdicts.decisions
     rows = []
     for i in range(iv.k):
         summary = iv.summaries[i]
@@ -1161,7 +1394,7 @@ def _rows(
                 ),
                 interval_warning=value_intervals.warnings[i],
                 rank_interval=(int(rd.low[i]), int(rd.high[i])),
-                simultaneous_rank_interval=(int(sim.lower[i]), int(sim.upper[i])),
+                simultaneous_rank_interval=(int(decided.lower[i]), int(decided.upper[i])),
                 verdict=verdicts.verdicts[i],
                 compared_with=None if verdicts.compared[i] == i else iv.names[verdicts.compared[i]],
                 difference=float(verdicts.difference[i]),
@@ -1176,7 +1409,7 @@ def _rows(
                 p_value=float(p[i]),
                 adjusted_p_value=float(adjusted[i]),
                 in_best_set=bool(verdicts.primary[i]),
-                in_best_set_max_t=bool(sim.best[i]),
+                in_best_set_max_t=bool(decided.best[i]),
                 in_best_set_holm=bool(verdicts.holm_set[i]),
                 items_needed=needed[i],
                 n_runs=None if summary is None else summary.n,
