@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
+from stats.board import BEST_SET_METHODS, FEW_POSITIVES, TESTS, Board, build_board
 from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
 from stats.cli.edges import Sampling, add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
@@ -32,7 +32,8 @@ from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE
 from stats.io import InputError
-from stats.metrics import METRICS, get_metric
+from stats.metrics import METRICS, Metric, get_metric
+from stats.randomization import Exchangeable, ranked_scores
 
 __all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
 
@@ -158,7 +159,8 @@ def board_table(board: Board) -> str:
         ]
         out.write("  ".join(cells).rstrip() + "\n")
     out.write(
-        f"verdict: max-t comparisons with the best at alpha {board.alpha:g} (diff and its interval: to the "
+        f"verdict: max-t comparisons with the best at alpha {board.alpha:g}, by {board.verdict_test} "
+        f"(diff and its interval: to the "
         f"entry named in 'vs'; excludes 0 exactly when the verdict decides); best set: "
         f"{board.best_set_method} (alpha {board.alpha:g}); p vs leader: {board.test}, this pair alone, and "
         f"{board.correction}-corrected over the comparisons with the observed leader (not the verdict); "
@@ -166,6 +168,22 @@ def board_table(board: Board) -> str:
     )
     out.write(f"signature: {board.signature}\n")
     return out.getvalue()
+
+
+def _rank_verdict_inputs(
+    metric: Metric, labels: Any, preds: list[Any], metric_labels: Any, grouped: bool
+) -> tuple[Exchangeable | None, int | None]:
+    """For ROC AUC and average precision on independent items: the smaller class's count and, below
+    :data:`stats.board.FEW_POSITIVES`, the scores for the verdicts' randomization max-t (the bootstrap does
+    not hold their level there)."""
+    if not metric.rank_based or grouped:
+        return None, None
+    truth = np.asarray(labels)
+    y = truth == metric_labels[1] if metric_labels else truth.astype(bool)
+    positives = int(min(y.sum(), y.size - y.sum()))
+    if positives >= FEW_POSITIVES or positives == 0:
+        return None, positives
+    return ranked_scores(y, [np.asarray(p, dtype=np.float64) for p in preds], metric=metric.name), positives
 
 
 def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
@@ -187,6 +205,7 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         )
         truth_groups = None
         metric_labels = None
+        exchangeable, positives = None, None
         # a detection task is resampled within its image strata (stats.vision); no class strata here
         sampling = Sampling(strata=None, stratified="image strata", labels=None, notes=[], warnings=[])
     else:
@@ -221,6 +240,7 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
             item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
         n_items, grouped = len(truth.ids), truth.groups is not None
         truth_groups = truth.groups
+        exchangeable, positives = _rank_verdict_inputs(metric, truth.labels, preds, metric_labels, grouped)
     theta = np.column_stack([s.replicates for s in scores])
     keep, undefined = defined_rows(theta)  # the stated rule of stats.checks for undefined resamples
     board = build_board(
@@ -247,7 +267,10 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         best_set_method=args.best_set,
         power=args.power,
         grouped=grouped,
+        exchangeable=exchangeable,
+        positives=positives,
     )
+    warn([board.verdict_warning] if board.verdict_warning else [])
     extra: dict[str, object] = {"stratified": sampling.stratified}
     if metric.prediction_kind == "score" and metric_labels:
         extra["positive"] = metric_labels[1]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from stats.board import (
     ITEM_RANDOMIZATION_MAX_T,
     build_board,
 )
+from stats.cli import main
 from stats.compare import cluster_sign_flip
 from stats.engine import score_entries
 from stats.metrics import get_metric
@@ -261,3 +264,32 @@ def test_an_exchangeable_of_other_entries_is_refused() -> None:
     scores = [np.linspace(0, 1, 40), np.linspace(1, 0, 40)]
     with pytest.raises(ValueError, match="2 entries"):
         _auc_board(y, scores, exchangeable=ranked_scores(y == 1, scores[:1], metric="roc_auc"))
+
+
+def test_the_cli_tests_auc_with_few_positives_by_randomization(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's board said "worse" with p = 0.0038 where DeLong gave 0.117: with 5 positives of 300 the
+    CLI now decides by the randomization max-t over the items, the pair test agrees with every verdict."""
+    rng = np.random.default_rng(8)
+    y = np.zeros(300, dtype=int)
+    y[rng.choice(300, 5, replace=False)] = 1
+    rows = [f"i{i},{'pos' if y[i] else 'neg'}" for i in range(300)]
+    truth = tmp_path / "truth.csv"
+    truth.write_text("id,label\n" + "\n".join(rows) + "\n")
+    files = []
+    for name, signal in (("a", 1.0), ("b", 0.9), ("c", 0.0)):
+        score = signal * y + rng.normal(size=300)
+        path = tmp_path / f"{name}.csv"
+        path.write_text("id,score\n" + "\n".join(f"i{i},{score[i]:.6f}" for i in range(300)) + "\n")
+        files.append(str(path))
+    argv = ["leaderboard", "--truth", str(truth), "--metric", "roc_auc", "--labels", "neg,pos"]
+    code = main([*argv, "--resamples", "300", "--format", "json", *files])
+    out = capsys.readouterr().out
+    assert code == 0
+    board = json.loads(out)
+    assert board["verdict_test"] == ITEM_RANDOMIZATION_MAX_T
+    assert board["signature"]["extra"]["verdict_test"] == ITEM_RANDOMIZATION_MAX_T
+    for row in board["rows"]:
+        if row["verdict"] == "worse than the best":
+            assert row["p_value"] <= 0.05
