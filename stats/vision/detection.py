@@ -888,7 +888,6 @@ def detection_scores(
         or in a resample of explicit ``weights``.
     """
     from stats.engine import EntryScore
-    from stats.resampling import CHUNK_RESAMPLES, iter_unit_weight_chunks, resample_design
     from stats.signature import Signature
 
     if not entries:
@@ -898,57 +897,16 @@ def detection_scores(
         names = [f"entry-{j}" for j in range(len(entries))]
     elif len(names) != len(entries):
         raise ValueError("`names` must have one name per entry.")
-    n = task.n_images
-    points = [detection_replicates(task, e, np.ones((1, n), dtype=np.uint8), stats=stats) for e in entries]
-    for m, s in zip(metrics, stats, strict=True):
-        for e_point in points:
-            if np.isnan(e_point[s][0]):
-                raise ValueError(
-                    f"`{m}` is undefined on this test set: it holds no object in the stat's area range."
-                )
-    if weights is not None:
-        if chunks is not None or cache_dir is not None:
-            raise ValueError("`weights` excludes `chunks` and `cache_dir`.")
-        w_explicit = check_weights(weights, n_items=n)
-        chunk_iter: Any = (
-            (c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES])
-            for c in range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
-        )
-        span = range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
-        base = Signature(
-            metric="", method="bootstrap", resamples=w_explicit.shape[0], seed=None, confidence=None
-        )
-        base = base.with_extra(weights="explicit")
-    else:
-        design = resample_design(n, resamples=resamples, seed=seed, strata=detection_strata(task.truth))
-        span = range(design.n_chunks) if chunks is None else chunks
-        chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
-        base = Signature(metric="", method="bootstrap", resamples=resamples, seed=seed, confidence=None)
-        base = base.with_extra(resampling="images", stratified="objects per area range")
-        if chunks is not None:
-            base = base.with_extra(chunks=f"{span.start}:{span.stop}")
-    parts: dict[str, list[list[FloatArray]]] = {s: [[] for _ in entries] for s in stats}
-    for _, w_chunk in chunk_iter:
-        for j, e in enumerate(entries):
-            reps = detection_replicates(task, e, w_chunk, stats=stats)
-            for s in stats:
-                _check_defined(reps[s], s, "a resample of `weights`")
-                parts[s][j].append(reps[s])
-    jack: dict[str, list[FloatArray]] = {s: [np.empty(0) for _ in entries] for s in stats}
-    if jackknife:
-        for j, e in enumerate(entries):
-            cols: dict[str, list[FloatArray]] = {s: [] for s in stats}
-            for start in range(0, n, CHUNK_RESAMPLES):
-                rows = np.arange(start, min(start + CHUNK_RESAMPLES, n))
-                w_loo = np.ones((rows.shape[0], n), dtype=np.uint8)
-                w_loo[np.arange(rows.shape[0]), rows] = 0
-                reps = detection_replicates(task, e, w_loo, stats=stats)
-                for s in stats:
-                    cols[s].append(reps[s])
-            for s in stats:
-                values = np.concatenate(cols[s])
-                _check_defined(values, s, "a leave-one-image-out set (BCa needs every one)")
-                jack[s][j] = values
+    points = _detection_points(task, entries, metrics, stats)
+    chunk_iter, span, base = _detection_chunks(
+        task, weights=weights, chunks=chunks, cache_dir=cache_dir, resamples=resamples, seed=seed
+    )
+    parts = _detection_chunk_replicates(task, entries, stats, chunk_iter)
+    jack = (
+        _detection_jackknife(task, entries, stats)
+        if jackknife
+        else {s: [np.empty(0) for _ in entries] for s in stats}
+    )
     out: dict[str, list[Any]] = {}
     for m, s in zip(metrics, stats, strict=True):
         sig = Signature(
@@ -972,6 +930,97 @@ def detection_scores(
             for j in range(len(entries))
         ]
     return out
+
+
+def _detection_points(
+    task: DetectionTask, entries: Sequence[MatchedEntry], metrics: Sequence[str], stats: list[str]
+) -> list[dict[str, FloatArray]]:
+    """Every entry's stats on the test set; a metric undefined there is refused."""
+    n = task.n_images
+    points = [detection_replicates(task, e, np.ones((1, n), dtype=np.uint8), stats=stats) for e in entries]
+    for m, s in zip(metrics, stats, strict=True):
+        for e_point in points:
+            if np.isnan(e_point[s][0]):
+                raise ValueError(
+                    f"`{m}` is undefined on this test set: it holds no object in the stat's area range."
+                )
+    return points
+
+
+def _detection_chunks(
+    task: DetectionTask,
+    *,
+    weights: NDArray[Any] | None,
+    chunks: range | None,
+    cache_dir: Any,
+    resamples: int,
+    seed: int,
+) -> tuple[Any, range, Any]:
+    """The chunks of ``W`` to score (explicit ``weights``, or the task's stratified design), their range
+    and the signature they share."""
+    from stats.resampling import CHUNK_RESAMPLES, iter_unit_weight_chunks, resample_design
+    from stats.signature import Signature
+
+    n = task.n_images
+    if weights is not None:
+        if chunks is not None or cache_dir is not None:
+            raise ValueError("`weights` excludes `chunks` and `cache_dir`.")
+        w_explicit = check_weights(weights, n_items=n)
+        chunk_iter: Any = (
+            (c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES])
+            for c in range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
+        )
+        span = range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
+        base = Signature(
+            metric="", method="bootstrap", resamples=w_explicit.shape[0], seed=None, confidence=None
+        )
+        return chunk_iter, span, base.with_extra(weights="explicit")
+    design = resample_design(n, resamples=resamples, seed=seed, strata=detection_strata(task.truth))
+    span = range(design.n_chunks) if chunks is None else chunks
+    chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
+    base = Signature(metric="", method="bootstrap", resamples=resamples, seed=seed, confidence=None)
+    base = base.with_extra(resampling="images", stratified="objects per area range")
+    if chunks is not None:
+        base = base.with_extra(chunks=f"{span.start}:{span.stop}")
+    return chunk_iter, span, base
+
+
+def _detection_chunk_replicates(
+    task: DetectionTask, entries: Sequence[MatchedEntry], stats: list[str], chunk_iter: Any
+) -> dict[str, list[list[FloatArray]]]:
+    """Per stat and entry, the replicates of every chunk (a resample that leaves a stat undefined refused)."""
+    parts: dict[str, list[list[FloatArray]]] = {s: [[] for _ in entries] for s in stats}
+    for _, w_chunk in chunk_iter:
+        for j, e in enumerate(entries):
+            reps = detection_replicates(task, e, w_chunk, stats=stats)
+            for s in stats:
+                _check_defined(reps[s], s, "a resample of `weights`")
+                parts[s][j].append(reps[s])
+    return parts
+
+
+def _detection_jackknife(
+    task: DetectionTask, entries: Sequence[MatchedEntry], stats: list[str]
+) -> dict[str, list[FloatArray]]:
+    """Per stat and entry, the N leave-one-image-out values (BCa needs every one defined)."""
+    from stats.resampling import CHUNK_RESAMPLES
+
+    n = task.n_images
+    jack: dict[str, list[FloatArray]] = {s: [np.empty(0) for _ in entries] for s in stats}
+    for j, e in enumerate(entries):
+        cols: dict[str, list[FloatArray]] = {s: [] for s in stats}
+        for start in range(0, n, CHUNK_RESAMPLES):
+            rows = np.arange(start, min(start + CHUNK_RESAMPLES, n))
+            w_loo = np.ones((rows.shape[0], n), dtype=np.uint8)
+            w_loo[np.arange(rows.shape[0]), rows] = 0
+            reps = detection_replicates(task, e, w_loo, stats=stats)
+            for s in stats:
+                cols[s].append(reps[s])
+        for s in stats:
+            values = np.concatenate(cols[s])
+            _check_defined(values, s, "a leave-one-image-out set (BCa needs every one)")
+            jack[s][j] = values
+    return jack
 
 
 def score_detection_entries(
