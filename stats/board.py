@@ -1153,6 +1153,8 @@ class _Decisions:
 def _decisions(iv: _BoardInputs, sim: SimultaneousRanks, p: FloatArray) -> _Decisions:
     """The max-t decisions by the test that holds the level on this board's design (see :func:`build_board`,
     "Verdicts at the edges")."""
+    if iv.k < 2:
+        return _bootstrap_decisions(sim)  # nothing to compare
     units = iv.n_groups if iv.grouped else iv.n_items
     few_units = (
         units is not None and units < RANDOMIZATION_UNITS and (iv.groups is not None or not iv.grouped)

@@ -293,3 +293,10 @@ def test_the_cli_tests_auc_with_few_positives_by_randomization(
     for row in board["rows"]:
         if row["verdict"] == "worse than the best":
             assert row["p_value"] <= 0.05
+
+
+def test_a_board_of_one_entry_has_nothing_to_decide() -> None:
+    truth = np.array([0, 1, 2, 0, 1] * 4)
+    board = _board(truth, [truth.copy()])
+    assert board.verdict_test == BOOTSTRAP_MAX_T and board.verdict_warning is None
+    assert board.rows[0].verdict == "best" or board.rows[0].verdict == "could be the best"
