@@ -11,7 +11,14 @@ Choices (``docs/adr/0003-comparison-defaults.md``): the p-value test is McNemar'
 metrics, paired approximate randomization for other metrics with per-item statistics, and the paired
 bootstrap (inverting the displayed interval) for rank-based metrics; Holm's correction over the K - 1
 comparisons with the leader; the primary best set is the max-t confidence set for the best (Mogstad et
-al. 2024), the Holm set against the observed leader is reported next to it.
+al. 2024), the Holm set against the observed leader is reported next to it. The max-t decisions behind
+the verdicts come from the bootstrap where it holds their level and from the randomization max-t of
+:mod:`stats.randomization` where it does not (few items or clusters, few positives), or are declined
+with the reason (``Board.verdict_test``, ``Board.verdict_warning``; docs/comparisons.md).
+
+The body of :func:`build_board` is validate-then-compute: :func:`_build_board_iv` checks the arguments,
+then one named stage each computes the value intervals, the differences to the leader, the pair test,
+its adjustment, the rank sets, the decisions and verdicts, the items needed, the signature and the rows.
 """
 
 from __future__ import annotations
