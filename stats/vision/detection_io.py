@@ -456,27 +456,7 @@ def parse_voc_truth(
         cat = row[col["category"]].strip()
         if not cat:
             continue
-        vals = []
-        for c in ("xmin", "ymin", "xmax", "ymax"):
-            text = row[col[c]].strip()
-            try:
-                v = float(text)
-            except ValueError:
-                raise table.error(f"`{c}` must be a number, got {text!r}", r, col[c]) from None
-            if not math.isfinite(v):
-                raise table.error(f"`{c}` must be finite, got {text!r}", r, col[c])
-            vals.append(v)
-        if vals[2] < vals[0] or vals[3] < vals[1]:
-            raise table.error(
-                "xmax must be >= xmin and ymax >= ymin (pixel-inclusive VOC boxes)", r, col["xmax"]
-            )
-        diff = False
-        if dcol is not None:
-            text = row[dcol].strip()
-            if text not in ("", "0", "1"):
-                raise table.error(f"`difficult` must be 0 or 1, got {text!r}", r, dcol)
-            diff = text == "1"
-        rows.append((images[img], cat, vals, diff))
+        rows.append((images[img], cat, _voc_box(table, row, r, col), _voc_difficult(table, row, r, dcol)))
     if not images:
         raise InputError("the file lists no image", file=disp)
     names = sorted({r[1] for r in rows})
@@ -507,6 +487,33 @@ def parse_voc_truth(
             "difficult": "kept; COCO metrics count difficult objects (iscrowd 0), VOC metrics skip them",
         },
     )
+
+
+def _voc_box(table: Any, row: list[str], r: int, col: dict[str, int]) -> list[float]:
+    """Row ``r``'s pixel-inclusive box ``[xmin, ymin, xmax, ymax]``, checked (finite, not inverted)."""
+    vals = []
+    for c in ("xmin", "ymin", "xmax", "ymax"):
+        text = row[col[c]].strip()
+        try:
+            v = float(text)
+        except ValueError:
+            raise table.error(f"`{c}` must be a number, got {text!r}", r, col[c]) from None
+        if not math.isfinite(v):
+            raise table.error(f"`{c}` must be finite, got {text!r}", r, col[c])
+        vals.append(v)
+    if vals[2] < vals[0] or vals[3] < vals[1]:
+        raise table.error("xmax must be >= xmin and ymax >= ymin (pixel-inclusive VOC boxes)", r, col["xmax"])
+    return vals
+
+
+def _voc_difficult(table: Any, row: list[str], r: int, dcol: int | None) -> bool:
+    """Row ``r``'s ``difficult`` flag (empty or absent: 0)."""
+    if dcol is None:
+        return False
+    text = row[dcol].strip()
+    if text not in ("", "0", "1"):
+        raise table.error(f"`difficult` must be 0 or 1, got {text!r}", r, dcol)
+    return text == "1"
 
 
 # ----------------------------------------------------------------------------------------------------
