@@ -148,11 +148,12 @@ def pooled_statistics(
 def ranked_scores(truth: npt.ArrayLike, scores: Sequence[npt.ArrayLike], *, metric: str) -> Exchangeable:
     """The :class:`Exchangeable` of ROC AUC or average precision over items.
 
-    Each entry's scores are replaced by their mid-ranks first (both metrics depend on the order only), so
-    entries whose scores live on different scales (probabilities, logits) are exchangeable. The permuted
-    values are computed from the permuted mid-ranks: ROC AUC by the Mann-Whitney statistic (ties count one
-    half), average precision as the mean precision at each positive's rank with tied scores sharing a
-    threshold (scikit-learn's definition).
+    The entries' scores themselves are permuted within each item (the null: the entries' scores of an item
+    are exchangeable), so they must be on one scale, as the probabilities of the positive class that
+    ``stats.metrics`` asks for are. Ranking each entry's scores first would make the scale free but not
+    the test exact (a permuted column of ranks is no longer a ranking). The permuted values are ROC AUC by
+    the Mann-Whitney statistic (ties count one half) and average precision as the mean precision at each
+    positive's threshold, tied scores sharing it (scikit-learn's definitions).
 
     Parameters
     ----------
@@ -171,14 +172,13 @@ def ranked_scores(truth: npt.ArrayLike, scores: Sequence[npt.ArrayLike], *, metr
     s = np.column_stack([np.asarray(x, dtype=np.float64) for x in scores])  # (N, K)
     if s.shape[0] != y.size or not np.all(np.isfinite(s)):
         raise ValueError("every entry of `scores` must hold one finite score per item of `truth`.")
-    ranks = rankdata(s, axis=0)  # (N, K) mid-ranks
     units = np.arange(y.size)
     n_pos = int(y.sum())
     n_neg = y.size - n_pos
     few = min(n_pos, n_neg) <= _FEW_LOOP
 
     def auc(assign: IntpArray) -> FloatArray:
-        permuted = ranks[units[None, :, None], assign]  # (R, N, K)
+        permuted = s[units[None, :, None], assign]  # (R, N, K)
         pos, neg = permuted[:, y, :], permuted[:, ~y, :]
         if few:  # per item of the smaller class, the other class's items below it (ties one half)
             small, large, sign = (pos, neg, 1.0) if n_pos <= n_neg else (neg, pos, -1.0)
@@ -192,7 +192,7 @@ def ranked_scores(truth: npt.ArrayLike, scores: Sequence[npt.ArrayLike], *, metr
         return np.asarray((r[:, y, :].sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
     def average_precision(assign: IntpArray) -> FloatArray:
-        permuted = ranks[units[None, :, None], assign]  # (R, N, K), higher = more positive
+        permuted = s[units[None, :, None], assign]  # (R, N, K), higher = more positive
         pos = permuted[:, y, :]  # (R, P, K)
         precision = np.zeros((permuted.shape[0], permuted.shape[2]))
         for i in range(n_pos):  # precision at the threshold of each positive (tied items share it)

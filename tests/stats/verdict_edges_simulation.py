@@ -5,7 +5,7 @@ board is built by ``stats.board.build_board`` as the service builds it (replicat
 resample weights, the per-item statistics and ``finalize`` where the metric has them; for ROC AUC and
 average precision the scores through ``stats.randomization.ranked_scores`` and the number of positives).
 
-``python -m tests.stats.verdict_edges_simulation`` prints the tables of docs/comparisons.md ("Verdicts at
+``python -m tests.stats.verdict_edges_simulation [clusters] [items] [positives]`` prints the tables of docs/comparisons.md ("Verdicts at
 the edges"); the slow tests in ``test_verdict_edges.py`` run the same cells and assert the rates.
 """
 
@@ -186,13 +186,17 @@ ITEM_CELLS = (("items", ("accuracy", "macro_f1", "rmse"), (2, 10), (10, 30, 100)
 POSITIVE_CELLS = (("positives", ("roc_auc", "average_precision"), (2, 5), (3, 5, 10, 30), 200),)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Print the table; ``argv`` may name the designs to run (``clusters``, ``items``, ``positives``)."""
+    wanted = set(argv or ()) or {"clusters", "items", "positives"}
     print(
         "| design | metric | K | clusters / items / positives | boards | false claims | MC se | verdict test "
         "| bootstrap max-t alone (before) | s |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|")
     for design, metrics, ks, sizes, boards in (*CLUSTER_CELLS, *ITEM_CELLS, *POSITIVE_CELLS):
+        if design not in wanted:
+            continue
         for metric in metrics:
             for k in ks:
                 for size in sizes:
@@ -211,4 +215,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
