@@ -351,7 +351,7 @@ def build_board(
         pairwise["names"] = [by_key[k].name for k in order]
         if have_items and metric.zero_one:
             # McNemar's discordant counts as stats.board counts them for its pair test and items needed
-            only_row = discordant_counts([item_stats[index[k]] for k in order])
+            only_row = discordant_counts([np.asarray(item_stats[index[k]]) for k in order])
             only_col = only_row.T
             pairwise["only_row_right"] = only_row.tolist()
             pairwise["only_column_right"] = only_col.tolist()
