@@ -52,12 +52,13 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Enumerate every permutation (an exact test) up to this many; beyond, draw.
 EXACT_LIMIT = 1 << 14
-#: Draws per chunk of random permutations (each chunk has its own stream: results never depend on batching).
+#: Draws per chunk of random permutations at most (fewer when U x K is large, see ``_CHUNK_ELEMENTS``;
+#: each chunk has its own stream, so the draws depend on the design only, never on the machine).
 CHUNK = 256
 #: Mixed into the seed so the permutations never share a stream with resample weights or swap draws.
 _STREAM = 0x5045_524D  # "PERM"
-#: Elements of one gathered block of :func:`pooled_statistics` (4M: 32 MB).
-_BLOCK_ELEMENTS = 1 << 22
+#: Elements of one chunk of assignments (R x U x K; 1M: 8 MB, and as much for a gathered column).
+_CHUNK_ELEMENTS = 1 << 20
 #: Up to this many items of the smaller class, ROC AUC counts pairs item by item instead of ranking.
 _FEW_LOOP = 64
 #: Relative tolerance of ``>=`` between a permuted and the observed statistic (exact ties in any rounding).
@@ -131,18 +132,21 @@ def pooled_statistics(
         pooled = np.zeros((int(cluster.max()) + 1, stacked.shape[0], stacked.shape[2]))
         np.add.at(pooled, cluster, stacked.transpose(1, 0, 2))
         stacked, unit = pooled.transpose(1, 0, 2), "cluster"
-    by_unit = np.ascontiguousarray(stacked.transpose(1, 0, 2))  # (U, K, m)
-    units = np.arange(by_unit.shape[0])
-    rows_per_block = max(1, _BLOCK_ELEMENTS // by_unit.size)
+    n_units, k, m = stacked.shape[1], stacked.shape[0], stacked.shape[2]
+    # column c of unit u and entry i at position u * K + i of row c: one flat `take` per column (numpy's
+    # fancy index over a trailing axis of m columns was four times slower)
+    by_column = np.ascontiguousarray(stacked.transpose(2, 1, 0).reshape(m, n_units * k))
+    offsets = (np.arange(n_units, dtype=np.intp) * k)[None, :, None]
 
     def values(assign: IntpArray) -> FloatArray:
-        sums = np.empty((assign.shape[0], by_unit.shape[1], by_unit.shape[2]))
-        for r0 in range(0, assign.shape[0], rows_per_block):
-            block = assign[r0 : r0 + rows_per_block]
-            sums[r0 : r0 + rows_per_block] = by_unit[units[None, :, None], block].sum(axis=1)  # (r, K, m)
+        # (R, K, U): the sum over the units runs along contiguous memory (five times faster than (R, U, K))
+        index = np.ascontiguousarray((assign + offsets).transpose(0, 2, 1))
+        sums = np.empty((assign.shape[0], k, m))
+        for c in range(m):
+            sums[:, :, c] = np.take(by_column[c], index).sum(axis=2)
         return np.asarray(finalize(sums), dtype=np.float64)
 
-    return Exchangeable(n_units=by_unit.shape[0], n_entries=by_unit.shape[1], values=values, unit=unit)
+    return Exchangeable(n_units=n_units, n_entries=k, values=values, unit=unit)
 
 
 def ranked_scores(truth: npt.ArrayLike, scores: Sequence[npt.ArrayLike], *, metric: str) -> Exchangeable:
@@ -304,14 +308,16 @@ def randomization_max_t(
     def draws() -> Iterator[IntpArray]:
         return _all_permutations(k, u) if exact else _random_permutations(k, u, randomizations, seed)
 
-    def pair_stats(assign: IntpArray) -> FloatArray:
-        v = np.asarray(exchangeable.values(assign), dtype=np.float64)
+    def pair_stats(v: FloatArray) -> FloatArray:
         return np.abs(v[:, first] - v[:, second])[:, order]  # (R, P) in the sorted order
 
     joint = np.zeros(order.size, dtype=np.int64)
     single = np.zeros(order.size, dtype=np.int64)
+    permuted_values = []  # (R, K) in all: kept for the critical value, not recomputed
     for assign in draws():
-        d = pair_stats(assign)
+        v = np.asarray(exchangeable.values(assign), dtype=np.float64)
+        permuted_values.append(v)
+        d = pair_stats(v)
         single += np.count_nonzero(d >= threshold, axis=0)
         joint += np.count_nonzero(_successive_maxima(d) >= threshold, axis=0)
     adjusted_sorted = np.maximum.accumulate(_p(joint, total, exact))
@@ -319,7 +325,7 @@ def randomization_max_t(
     rejected = adjusted_sorted <= alpha
     # the critical value of the last step: the max over the pairs still undecided (a suffix of the order)
     last = int(np.count_nonzero(rejected))
-    critical = _critical_value(draws, pair_stats, last, total=total, exact=exact, alpha=alpha)
+    critical = _critical_value(permuted_values, pair_stats, last, total=total, exact=exact, alpha=alpha)
     sign = 1.0 if higher_is_better else -1.0
     adjusted = np.ones((k, k))
     marginal = np.ones((k, k))
@@ -357,8 +363,8 @@ def _successive_maxima(d: FloatArray) -> FloatArray:
 
 
 def _critical_value(
-    draws: Callable[[], Iterator[IntpArray]],
-    pair_stats: Callable[[IntpArray], FloatArray],
+    permuted_values: list[FloatArray],
+    pair_stats: Callable[[FloatArray], FloatArray],
     last: int,
     *,
     total: int,
@@ -367,14 +373,19 @@ def _critical_value(
 ) -> float:
     """The smallest value an undecided pair's statistic must exceed to be decided at the last step.
 
-    A second pass over the same permutations: the max over the undecided pairs (positions ``last`` on) per
+    Over the same permutations' values: the max over the undecided pairs (positions ``last`` on) per
     permutation; the pair is decided when at most ``m`` of them reach it (``m = floor(alpha total)`` exact,
     ``floor(alpha (1 + R)) - 1`` drawn), so the value is the ``(m + 1)``-th largest. With nothing
     decidable (``m < 0``), the largest."""
-    maxima = np.concatenate([pair_stats(assign)[:, last:].max(axis=1, initial=0.0) for assign in draws()])
+    maxima = np.concatenate([pair_stats(v)[:, last:].max(axis=1, initial=0.0) for v in permuted_values])
     m = math.floor(alpha * total) if exact else math.floor(alpha * (1 + total)) - 1
     ordered = np.sort(maxima)[::-1]
     return float(ordered[min(max(m, 0), ordered.size - 1)])
+
+
+def _chunk_rows(k: int, u: int) -> int:
+    """Assignments per chunk: :data:`CHUNK`, fewer for a large design (memory stays near 8 MB a chunk)."""
+    return max(1, min(CHUNK, _CHUNK_ELEMENTS // max(1, k * u)))
 
 
 def _all_permutations(k: int, u: int) -> Iterator[IntpArray]:
@@ -382,7 +393,7 @@ def _all_permutations(k: int, u: int) -> Iterator[IntpArray]:
     perms = np.array(list(itertools.permutations(range(k))), dtype=np.intp)  # (K!, K)
     codes = itertools.product(range(perms.shape[0]), repeat=u)
     while True:
-        block = list(itertools.islice(codes, CHUNK))
+        block = list(itertools.islice(codes, _chunk_rows(k, u)))
         if not block:
             return
         yield perms[np.array(block, dtype=np.intp)]  # (r, U, K)
@@ -390,8 +401,9 @@ def _all_permutations(k: int, u: int) -> Iterator[IntpArray]:
 
 def _random_permutations(k: int, u: int, randomizations: int, seed: int) -> Iterator[IntpArray]:
     """``randomizations`` random assignments (one permutation per unit), chunk ``c`` from its own stream."""
-    base = np.broadcast_to(np.arange(k, dtype=np.intp), (CHUNK, u, k))
-    for c, start in enumerate(range(0, randomizations, CHUNK)):
-        rows = min(CHUNK, randomizations - start)
+    chunk = _chunk_rows(k, u)
+    base = np.broadcast_to(np.arange(k, dtype=np.intp), (chunk, u, k))
+    for c, start in enumerate(range(0, randomizations, chunk)):
+        rows = min(chunk, randomizations - start)
         rng = np.random.default_rng([seed, _STREAM, c])
         yield rng.permuted(base[:rows], axis=2)
