@@ -173,8 +173,9 @@ class BoardRow:
         ``value - value of compared_with`` in the metric's units.
     difference_interval : Interval
         The max-t simultaneous interval of that difference (method ``"max-t"``, level ``1 - alpha``):
-        ``difference +- c se``. It excludes 0 exactly when the verdict is ``"worse than the best"`` or
-        ``"best"``.
+        ``difference +- c se`` (bootstrap max-t), or ``difference +- c`` with ``c`` in the metric's units
+        (randomization max-t, ``Board.unit_scale``). It excludes 0 exactly when the verdict is ``"worse
+        than the best"`` or ``"best"``.
     difference_standard_error : float
         Bootstrap standard error of that paired difference.
     p_value : float
