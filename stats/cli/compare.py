@@ -307,16 +307,7 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
     a duplicate or empty entry name, a row of the wrong width, a duplicate task, or a score that is
     not a finite number.
     """
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror}", file=path) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError("the file is not UTF-8 encoded", file=path, line=line) from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(io.StringIO(_score_table_text(path), newline=""), strict=True)
     header: list[str] | None = None
     tasks: list[str] = []
     rows: list[list[float]] = []
@@ -326,37 +317,9 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
             if not record or all(not cell.strip() for cell in record):
                 continue
             if header is None:
-                header = [cell.strip() for cell in record]
-                if len(header) < 3:
-                    raise InputError(
-                        "the header needs a task column and at least two entry columns", file=path, line=line
-                    )
-                for col, name in enumerate(header[1:], start=2):
-                    if not name:
-                        raise InputError("empty entry name", file=path, line=line, column=col)
-                    if name in header[1 : col - 1]:
-                        raise InputError(f"duplicate entry name '{name}'", file=path, line=line, column=col)
+                header = _score_table_header(record, path, line)
                 continue
-            if len(record) != len(header):
-                raise InputError(f"expected {len(header)} fields, found {len(record)}", file=path, line=line)
-            task = record[0].strip()
-            if not task:
-                raise InputError("empty task name", file=path, line=line, column=1)
-            if task in tasks:
-                raise InputError(f"duplicate task '{task}'", file=path, line=line, column=1)
-            values = []
-            for col, cell in enumerate(record[1:], start=2):
-                try:
-                    value = float(cell)
-                except ValueError:
-                    raise InputError(
-                        f"'{cell.strip()}' is not a number", file=path, line=line, column=col
-                    ) from None
-                if not math.isfinite(value):
-                    raise InputError(
-                        f"'{cell.strip()}' is not a finite number", file=path, line=line, column=col
-                    )
-                values.append(value)
+            task, values = _score_table_row(record, header, tasks, path, line)
             tasks.append(task)
             rows.append(values)
     except csv.Error as exc:
@@ -366,6 +329,57 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
     if len(rows) < 2:
         raise InputError("at least two tasks (rows) are needed", file=path)
     return tasks, header[1:], np.asarray(rows, dtype=np.float64)
+
+
+def _score_table_text(path: str) -> str:
+    """The file's text (UTF-8, a BOM dropped)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror}", file=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError("the file is not UTF-8 encoded", file=path, line=line) from None
+
+
+def _score_table_header(record: list[str], path: str, line: int) -> list[str]:
+    """The header: a task column and at least two unique, non-empty entry names."""
+    header = [cell.strip() for cell in record]
+    if len(header) < 3:
+        raise InputError(
+            "the header needs a task column and at least two entry columns", file=path, line=line
+        )
+    for col, name in enumerate(header[1:], start=2):
+        if not name:
+            raise InputError("empty entry name", file=path, line=line, column=col)
+        if name in header[1 : col - 1]:
+            raise InputError(f"duplicate entry name '{name}'", file=path, line=line, column=col)
+    return header
+
+
+def _score_table_row(
+    record: list[str], header: list[str], tasks: list[str], path: str, line: int
+) -> tuple[str, list[float]]:
+    """One task's name (new, non-empty) and its finite scores, one per entry column."""
+    if len(record) != len(header):
+        raise InputError(f"expected {len(header)} fields, found {len(record)}", file=path, line=line)
+    task = record[0].strip()
+    if not task:
+        raise InputError("empty task name", file=path, line=line, column=1)
+    if task in tasks:
+        raise InputError(f"duplicate task '{task}'", file=path, line=line, column=1)
+    values = []
+    for col, cell in enumerate(record[1:], start=2):
+        try:
+            value = float(cell)
+        except ValueError:
+            raise InputError(f"'{cell.strip()}' is not a number", file=path, line=line, column=col) from None
+        if not math.isfinite(value):
+            raise InputError(f"'{cell.strip()}' is not a finite number", file=path, line=line, column=col)
+        values.append(value)
+    return task, values
 
 
 def _p_eq(p: float) -> str:
