@@ -11,7 +11,14 @@ Choices (``docs/adr/0003-comparison-defaults.md``): the p-value test is McNemar'
 metrics, paired approximate randomization for other metrics with per-item statistics, and the paired
 bootstrap (inverting the displayed interval) for rank-based metrics; Holm's correction over the K - 1
 comparisons with the leader; the primary best set is the max-t confidence set for the best (Mogstad et
-al. 2024), the Holm set against the observed leader is reported next to it.
+al. 2024), the Holm set against the observed leader is reported next to it. The max-t decisions behind
+the verdicts come from the bootstrap where it holds their level and from the randomization max-t of
+:mod:`stats.randomization` where it does not (few items or clusters, few positives), or are declined
+with the reason (``Board.verdict_test``, ``Board.verdict_warning``; docs/comparisons.md).
+
+The body of :func:`build_board` is validate-then-compute: :func:`_build_board_iv` checks the arguments,
+then one named stage each computes the value intervals, the differences to the leader, the pair test,
+its adjustment, the rank sets, the decisions and verdicts, the items needed, the signature and the rows.
 """
 
 from __future__ import annotations
@@ -70,6 +77,13 @@ from stats.intervals import (
 )
 from stats.intervals import default_interval as metric_default_interval
 from stats.metrics import METRICS
+from stats.randomization import (
+    Exchangeable,
+    MaxTResult,
+    pooled_statistics,
+    randomization_max_t,
+    smallest_p_value,
+)
 from stats.signature import Signature
 
 FloatArray = npt.NDArray[np.float64]
@@ -81,6 +95,32 @@ INTERVALS: tuple[str, ...] = ("auto", "bca", "percentile", "basic", *PROPORTION_
 VERDICTS: tuple[str, ...] = ("best", "could be the best", "worse than the best")
 #: Named in the rows and the signature: how the difference interval and the verdict are computed.
 VERDICT_METHOD = "max-t"
+#: How the verdicts were decided (``Board.verdict_test``, the signature's ``verdict_test``): the bootstrap
+#: max-t where it holds its level, the randomization max-t (:mod:`stats.randomization`) over the items or
+#: clusters where the bootstrap cannot, or no decision where neither can (the board's warning says why).
+BOOTSTRAP_MAX_T = "bootstrap max-t"
+ITEM_RANDOMIZATION_MAX_T = "randomization max-t over items"
+CLUSTER_RANDOMIZATION_MAX_T = "cluster randomization max-t"
+DECLINED = "declined"
+VERDICT_TESTS: tuple[str, ...] = (
+    BOOTSTRAP_MAX_T,
+    ITEM_RANDOMIZATION_MAX_T,
+    CLUSTER_RANDOMIZATION_MAX_T,
+    DECLINED,
+)
+#: Below this many units (items, or clusters of a grouped design) the verdicts come from the randomization
+#: max-t: the bootstrap max-t claimed "worse than the best" in 10-13% of A/A boards of 10 entries at N = 10,
+#: 30 and 100 items, and in 7-22% with 3 to 30 clusters (docs/comparisons.md, "Verdicts at the edges").
+RANDOMIZATION_UNITS = 300
+#: ... for boards of at most this many entries (the permutations cost B x N x K; beyond, the bootstrap
+#: max-t decides and the board warns).
+RANDOMIZATION_MAX_ENTRIES = 100
+#: Permutations drawn for the verdicts (the level is exact for any number; 1,000 resolve p near 0.05 to
+#: 0.007 and keep a board of 100 entries on 299 items near a second).
+VERDICT_RANDOMIZATIONS = 1000
+#: A rank metric (ROC AUC, average precision) with fewer positives (or negatives) than this gets no
+#: bootstrap verdict: A/A false claims 0.21 with 3 positives of 500 items, 0.07 with 10 (issue 21).
+FEW_POSITIVES = 30
 #: What an interval of a degenerate bootstrap distribution (every replicate equal) is flagged with.
 DEGENERATE_WARNING = (
     "every bootstrap replicate is equal (for example every item right): the bootstrap interval has zero "
@@ -94,16 +134,24 @@ _VERDICT_ROWS = 256
 
 __all__ = [
     "BEST_SET_METHODS",
+    "BOOTSTRAP_MAX_T",
+    "CLUSTER_RANDOMIZATION_MAX_T",
+    "DECLINED",
     "DEGENERATE_WARNING",
+    "FEW_POSITIVES",
     "INTERVALS",
+    "ITEM_RANDOMIZATION_MAX_T",
+    "RANDOMIZATION_UNITS",
     "TESTS",
     "VERDICTS",
     "VERDICT_METHOD",
+    "VERDICT_TESTS",
     "Board",
     "BoardParts",
     "BoardRow",
     "build_board",
     "default_interval",
+    "discordant_counts",
     "pair_bounds",
 ]
 
@@ -144,8 +192,9 @@ class BoardRow:
         ``value - value of compared_with`` in the metric's units.
     difference_interval : Interval
         The max-t simultaneous interval of that difference (method ``"max-t"``, level ``1 - alpha``):
-        ``difference +- c se``. It excludes 0 exactly when the verdict is ``"worse than the best"`` or
-        ``"best"``.
+        ``difference +- c se`` (bootstrap max-t), or ``difference +- c`` with ``c`` in the metric's units
+        (randomization max-t, ``Board.unit_scale``). It excludes 0 exactly when the verdict is ``"worse
+        than the best"`` or ``"best"``.
     difference_standard_error : float
         Bootstrap standard error of that paired difference.
     p_value : float
@@ -274,6 +323,15 @@ class Board:
         Bootstrap standard errors of every paired difference, rows and columns in the order of ``rows``.
     better : numpy.ndarray of bool, shape (K, K)
         ``better[i, j]``: row ``i`` is significantly better than row ``j`` (max-t, level ``alpha``).
+    verdict_test : str
+        How the verdicts were decided (:data:`VERDICT_TESTS`). With a randomization max-t the difference
+        intervals are ``difference +- max_t_critical_value`` in the metric's units (the permutation
+        distribution's), with the bootstrap max-t ``difference +- c se``.
+    verdict_warning : str or None
+        Why the verdicts are not from the bootstrap, or why nothing could be decided.
+    unit_scale : bool
+        The max-t intervals are ``difference +- max_t_critical_value`` (a randomization max-t's), not in
+        units of ``pair_standard_errors``.
     """
 
     rows: tuple[BoardRow, ...]
@@ -292,6 +350,9 @@ class Board:
     signature: Signature = field(repr=False)
     pair_standard_errors: FloatArray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
     better: npt.NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    verdict_test: str = BOOTSTRAP_MAX_T
+    verdict_warning: str | None = None
+    unit_scale: bool = field(repr=False, default=False)
 
     def row(self, name: str) -> BoardRow:
         """The row of entry ``name``."""
@@ -310,7 +371,7 @@ class Board:
         values = np.array([r.value for r in self.rows])
         diff = values[:, None] - values[None, :]
         significant = self.better | self.better.T
-        low, high = pair_bounds(diff, self.pair_standard_errors, self.max_t_critical_value, significant)
+        low, high = pair_bounds(diff, self._decision_scale(), self.max_t_critical_value, significant)
         return {
             "names": [r.name for r in self.rows],
             "method": VERDICT_METHOD,
@@ -322,10 +383,18 @@ class Board:
             "significant": significant.tolist(),
         }
 
+    def _decision_scale(self) -> FloatArray:
+        """The standard errors the max-t intervals are in units of (ones for a randomization max-t)."""
+        if self.unit_scale:
+            return np.ones_like(self.pair_standard_errors)
+        return self.pair_standard_errors
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (what a snapshot stores and the API returns)."""
         return {
             "verdict_method": VERDICT_METHOD,
+            "verdict_test": self.verdict_test,
+            "verdict_warning": self.verdict_warning,
             "verdict_level": 1.0 - self.alpha,
             "metric": self.metric,
             "higher_is_better": self.higher_is_better,
@@ -514,6 +583,8 @@ def build_board(
     runs: Sequence[npt.ArrayLike | None] | None = None,
     grouped: bool = False,
     groups: npt.ArrayLike | None = None,
+    exchangeable: Exchangeable | None = None,
+    positives: int | None = None,
     _parts: BoardParts | None = None,
 ) -> Board:
     """Build the board of one task: intervals, ranks, differences to the leader, tests, best sets.
@@ -572,6 +643,21 @@ def build_board(
         Each item's group (with ``item_statistics``). With fewer than ``stats.checks.FEW_CLUSTERS``
         groups, ``test="auto"`` uses the exact cluster sign-flip test
         (:func:`stats.compare.cluster_sign_flip`): the bootstrap has too few distinct resamples there.
+    exchangeable : stats.randomization.Exchangeable, optional
+        The entries' outputs for a randomization max-t of the verdicts where the bootstrap cannot hold
+        their level and the item statistics cannot give one: ROC AUC or average precision with few
+        positives (:func:`stats.randomization.ranked_scores`).
+    positives : int, optional
+        For a rank metric on binary truth, the number of positives or of negatives, whichever is smaller.
+        Below :data:`FEW_POSITIVES` the verdicts come from ``exchangeable`` or are declined.
+
+    Verdicts at the edges: with item statistics and ``finalize`` on fewer than :data:`RANDOMIZATION_UNITS`
+    items (or clusters), the verdicts come from the randomization max-t over them
+    (:func:`stats.randomization.randomization_max_t`), and an entry is "worse than the best" only when its
+    pair test against the leader is significant too (so the row, the pair test and the verdict agree);
+    when no outcome could be decided (two entries on 3 clusters: the smallest exact p is 0.25), every
+    verdict is "could be the best" and ``Board.verdict_warning`` says why. ``Board.verdict_test`` and the
+    signature's ``verdict_test`` name the method used.
     _parts : BoardParts, optional
         Computes the value intervals, the rank distribution and the max-t sets (internal: the incremental
         board of :mod:`stats.board_update` passes one that reuses the previous board's work; the numbers
@@ -605,18 +691,169 @@ def build_board(
     >>> [(r.name, r.rank, r.value, r.verdict) for r in board.rows]
     [('a', 1, 0.895, 'best'), ('c', 2, 0.815, 'worse than the best'), ('b', 3, 0.78, 'worse than the best')]
     """
+    iv = _build_board_iv(
+        names=names,
+        values=values,
+        replicates=replicates,
+        higher_is_better=higher_is_better,
+        metric_name=metric_name,
+        seed=seed,
+        confidence=confidence,
+        alpha=alpha,
+        interval=interval,
+        jackknife=jackknife,
+        correction=correction,
+        test=test,
+        item_statistics=item_statistics,
+        finalize=finalize,
+        zero_one=zero_one,
+        randomizations=randomizations,
+        n_items=n_items,
+        best_set_method=best_set_method,
+        stepdown=stepdown,
+        power=power,
+        runs=runs,
+        grouped=grouped,
+        groups=groups,
+        exchangeable=exchangeable,
+        positives=positives,
+        parts=_parts if _parts is not None else _FullParts(),
+    )
+    theta, test_set_sd = _run_replicates(iv)
+    value_intervals = _value_intervals(iv, theta)
+    leader_diffs = _leader_differences(iv, theta)
+    p, test_name = _pair_test(iv, leader_diffs)
+    adjusted = _adjusted_p_values(iv, p)
+    ranks, rd, sim = _rank_sets(iv, theta)
+    verdicts = _verdict_stage(iv, _decisions(iv, sim, p), adjusted)
+    needed = _items_needed(iv, leader_diffs)
+    signature = _signature(iv, test_name, verdicts.decisions.test)
+    rows = _rows(
+        iv,
+        ranks=ranks,
+        value_intervals=value_intervals,
+        rd=rd,
+        verdicts=verdicts,
+        p=p,
+        adjusted=adjusted,
+        needed=needed,
+        test_set_sd=test_set_sd,
+        signature=signature,
+    )
+    order = sorted(range(iv.k), key=lambda i: (rows[i].rank, iv.names[i]))
+    return Board(
+        rows=tuple(rows[i] for i in order),
+        leader=iv.names[iv.leader],
+        metric=iv.metric_name,
+        higher_is_better=iv.higher_is_better,
+        test=test_name,
+        correction=iv.correction,
+        interval_method=iv.method,
+        best_set_method=iv.best_set_method,
+        confidence=iv.confidence,
+        alpha=iv.alpha,
+        power=iv.power,
+        max_t_critical_value=float(verdicts.decisions.critical_value),
+        rank_probabilities=rd.probabilities[order],
+        signature=signature,
+        pair_standard_errors=_permuted(sim.standard_errors, order),
+        better=_permuted(np.asarray(verdicts.decisions.better, dtype=bool), order),
+        verdict_test=verdicts.decisions.test,
+        verdict_warning=verdicts.decisions.warning,
+        unit_scale=verdicts.decisions.unit_scale,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# build_board's stages: validation first (_build_board_iv), then one short function per stage
+
+
+@dataclass(frozen=True)
+class _BoardInputs:
+    """:func:`build_board`'s arguments after validation (what every stage reads)."""
+
+    names: tuple[str, ...]
+    point: FloatArray
+    theta: FloatArray  # (B, K), row-major, before the runs' two-level replicates
+    metric_name: str
+    higher_is_better: bool
+    seed: int
+    confidence: float
+    alpha: float
+    power: float
+    correction: str
+    best_set_method: str
+    stepdown: bool
+    jack: FloatArray | None
+    method: str  # the value-interval method (the board's default or the requested one)
+    has_counts: bool
+    test: str  # the resolved pair test
+    stats_list: list[FloatArray] | None
+    finalize: Callable[[np.ndarray], np.ndarray] | None
+    zero_one: bool
+    n_items: int | None
+    randomizations: int
+    grouped: bool
+    groups: npt.ArrayLike | None
+    runs: Sequence[npt.ArrayLike | None] | None
+    summaries: list[RunsSummary | None]
+    with_runs: npt.NDArray[np.bool_]
+    leader: int
+    n_groups: int | None
+    exchangeable: Exchangeable | None
+    positives: int | None
+    parts: BoardParts
+
+    @property
+    def k(self) -> int:
+        return len(self.names)
+
+    @property
+    def sign(self) -> float:
+        return 1.0 if self.higher_is_better else -1.0
+
+    @property
+    def boot_method(self) -> str | None:
+        """The bootstrap rule of the value intervals (``None`` for a binomial interval)."""
+        return self.method if self.method in ("bca", "percentile", "basic") else None
+
+
+def _build_board_iv(
+    *,
+    names: Sequence[str],
+    values: npt.ArrayLike,
+    replicates: npt.ArrayLike,
+    higher_is_better: bool,
+    metric_name: str,
+    seed: int,
+    confidence: float,
+    alpha: float,
+    interval: str | None,
+    jackknife: npt.ArrayLike | None,
+    correction: str,
+    test: str,
+    item_statistics: Sequence[npt.ArrayLike] | None,
+    finalize: Callable[[np.ndarray], np.ndarray] | None,
+    zero_one: bool,
+    randomizations: int,
+    n_items: int | None,
+    best_set_method: str,
+    stepdown: bool,
+    power: float,
+    runs: Sequence[npt.ArrayLike | None] | None,
+    grouped: bool,
+    groups: npt.ArrayLike | None,
+    exchangeable: Exchangeable | None,
+    positives: int | None,
+    parts: BoardParts,
+) -> _BoardInputs:
+    """Check every argument of :func:`build_board` and resolve its defaults (nothing is computed here)."""
     names = tuple(str(n) for n in names)
     k = len(names)
     if k < 1 or len(set(names)) != k:
         raise ValueError("`names` must hold at least one name, all unique.")
     point = check_vector(values, name="values", length=k, what="values, one per name")
-    theta = check_replicates(replicates, k=k)
-    # Row-major: numpy sums a column of a row-major array in sequence and of a column-major one pairwise,
-    # so the last bits of the means (and the standard errors) would depend on the input's memory layout.
-    # A row-major view (the first columns of a wider array) is used as it is, anything else copied.
-    if not (theta.strides[1] == 8 and theta.strides[0] >= 8 * theta.shape[1]):
-        theta = np.ascontiguousarray(theta)
-    b = theta.shape[0]
+    theta = _row_major(check_replicates(replicates, k=k))
     confidence = check_level(confidence, name="confidence")
     alpha = check_level(alpha, name="alpha")
     power = check_level(power, name="power")
@@ -627,23 +864,13 @@ def build_board(
     requested = check_choice("auto" if interval is None else interval, INTERVALS, name="interval")
     if requested == "bca" and jack is None:
         raise ValueError("`interval` 'bca' needs `jackknife` (leave-one-out values from the engine).")
-    stats_list: list[FloatArray] | None = None
-    if item_statistics is not None:
-        stats_list = check_statistics(item_statistics, name="item_statistics", k=k, one_dimensional=True)
-        if n_items is not None and n_items != stats_list[0].shape[0]:
-            raise ValueError("`n_items` disagrees with the number of rows of `item_statistics`.")
-        n_items = stats_list[0].shape[0]
-        if finalize is not None:
-            check = np.asarray(finalize(np.stack([s.sum(axis=0) for s in stats_list])), dtype=np.float64)
-            if not np.allclose(check, point, rtol=1e-9, atol=1e-12):
-                raise ValueError("`values` disagree with `finalize` of the pooled `item_statistics`.")
-    if n_items is not None:
-        n_items = check_count(n_items, name="n_items", minimum=1)
+    stats_list, n_items = _checked_item_statistics(
+        item_statistics, n_items, finalize=finalize, point=point, k=k
+    )
     if runs is not None and len(runs) != k:
         raise ValueError(f"`runs` must hold {k} entries (None where an entry has no runs).")
     n_groups = None if groups is None else len(np.unique(np.asarray(groups)))
     summaries: list[RunsSummary | None] = runs_summaries(runs) if runs is not None else [None] * k
-    with_runs = np.array([sm is not None and sm.n >= 2 for sm in summaries], dtype=bool)
     has_counts = zero_one and n_items is not None and not grouped
     method = (
         default_interval(
@@ -669,238 +896,602 @@ def build_board(
         grouped=grouped,
         few_clusters=None if n_groups is None else n_groups < FEW_CLUSTERS,
     )
-
     sign = 1.0 if higher_is_better else -1.0
-    # the leader: best value, ties broken by name, so the input order never matters
-    leader = min(range(k), key=lambda i: (-sign * point[i], names[i]))
+    return _BoardInputs(
+        names=names,
+        point=point,
+        theta=theta,
+        metric_name=metric_name,
+        higher_is_better=higher_is_better,
+        seed=seed,
+        confidence=confidence,
+        alpha=alpha,
+        power=power,
+        correction=correction,
+        best_set_method=best_set_method,
+        stepdown=stepdown,
+        jack=jack,
+        method=method,
+        has_counts=has_counts,
+        test=resolved,
+        stats_list=stats_list,
+        finalize=finalize,
+        zero_one=zero_one,
+        n_items=n_items,
+        randomizations=randomizations,
+        grouped=grouped,
+        groups=groups,
+        runs=runs,
+        summaries=summaries,
+        with_runs=np.array([sm is not None and sm.n >= 2 for sm in summaries], dtype=bool),
+        # the leader: best value, ties broken by name, so the input order never matters
+        leader=min(range(k), key=lambda i: (-sign * point[i], names[i])),
+        n_groups=n_groups,
+        exchangeable=_checked_exchangeable(exchangeable, k),
+        positives=None if positives is None else check_count(positives, name="positives"),
+        parts=parts,
+    )
 
-    # Training randomness: an entry with several runs gets replicates that also resample its runs
-    # (two-level bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
-    test_set_sd = _column_sd(theta)
-    item_theta = theta[:, with_runs].copy() if with_runs.any() else None  # before the run term
-    if with_runs.any():
+
+def _checked_exchangeable(exchangeable: Exchangeable | None, k: int) -> Exchangeable | None:
+    if exchangeable is not None and exchangeable.n_entries != k:
+        raise ValueError(f"`exchangeable` must hold the outputs of the board's {k} entries.")
+    return exchangeable
+
+
+def _row_major(theta: FloatArray) -> FloatArray:
+    """``theta`` as a row-major array.
+
+    numpy sums a column of a row-major array in sequence and of a column-major one pairwise, so the last
+    bits of the means (and the standard errors) would depend on the input's memory layout. A row-major
+    view (the first columns of a wider array) is used as it is, anything else copied.
+    """
+    if not (theta.strides[1] == 8 and theta.strides[0] >= 8 * theta.shape[1]):
+        return np.ascontiguousarray(theta)
+    return theta
+
+
+def _checked_item_statistics(
+    item_statistics: Sequence[npt.ArrayLike] | None,
+    n_items: int | None,
+    *,
+    finalize: Callable[[np.ndarray], np.ndarray] | None,
+    point: FloatArray,
+    k: int,
+) -> tuple[list[FloatArray] | None, int | None]:
+    """The checked per-item statistics and the test-set size they imply (or ``n_items`` alone)."""
+    stats_list: list[FloatArray] | None = None
+    if item_statistics is not None:
+        stats_list = check_statistics(item_statistics, name="item_statistics", k=k, one_dimensional=True)
+        if n_items is not None and n_items != stats_list[0].shape[0]:
+            raise ValueError("`n_items` disagrees with the number of rows of `item_statistics`.")
+        n_items = stats_list[0].shape[0]
+        if finalize is not None:
+            check = np.asarray(finalize(np.stack([s.sum(axis=0) for s in stats_list])), dtype=np.float64)
+            if not np.allclose(check, point, rtol=1e-9, atol=1e-12):
+                raise ValueError("`values` disagree with `finalize` of the pooled `item_statistics`.")
+    if n_items is not None:
+        n_items = check_count(n_items, name="n_items", minimum=1)
+    return stats_list, n_items
+
+
+def _run_replicates(iv: _BoardInputs) -> tuple[FloatArray, FloatArray]:
+    """The replicates every later stage uses, and each entry's test-set standard deviation.
+
+    Training randomness: an entry with several runs gets replicates that also resample its runs (two-level
+    bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
+    """
+    test_set_sd = _column_sd(iv.theta)
+    theta = iv.theta
+    if iv.with_runs.any():
         theta = theta.copy()
-        assert runs is not None
-        for i in np.flatnonzero(with_runs).tolist():
-            theta[:, i] = two_level_replicates(theta[:, i], np.asarray(runs[i]), seed=seed, key=names[i])
-
-    # intervals of the values: the metric's method; two-level with a t quantile for entries with runs
-    boot_method = method if method in ("bca", "percentile", "basic") else None
-    row_methods = [method] * k
-    warnings: list[str | None] = [None] * k
-    v_low = np.full(k, np.nan)
-    v_high = np.full(k, np.nan)
-    degenerate = np.ptp(theta, axis=0) == 0
-    parts = _parts if _parts is not None else _FullParts()
-    if boot_method is not None:
-        lo, hi = parts.value_bounds(theta, point, method=boot_method, confidence=confidence, jackknife=jack)
-        v_low[:], v_high[:] = lo, hi
-    if item_theta is not None:
-        # entries with runs: test-set percentile and a t quantile (df = runs - 1) for the runs
-        assert runs is not None
-        for j, i in enumerate(np.flatnonzero(with_runs).tolist()):
-            v_low[i], v_high[i] = two_level_bounds(
-                item_theta[:, j], float(point[i]), np.asarray(runs[i]), confidence=confidence
+        for i in np.flatnonzero(iv.with_runs).tolist():
+            assert iv.runs is not None
+            theta[:, i] = two_level_replicates(
+                theta[:, i], np.asarray(iv.runs[i]), seed=iv.seed, key=iv.names[i]
             )
-    # a plain proportion's rows (and a degenerate bootstrap's where counts are known): a binomial interval
-    binomial = method if method in PROPORTION_METHODS else PROPORTION_DEFAULT
-    wilson_rows = ~with_runs & (np.full(k, method in PROPORTION_METHODS) | (degenerate & has_counts))
-    if wilson_rows.any():
-        assert n_items is not None
-        successes = point[wilson_rows] * n_items
-        if not np.allclose(successes, np.round(successes), atol=1e-6):
-            raise ValueError("`values` of a 0/1 metric must be counts of right items divided by `n_items`.")
-        lo, hi = proportion_bounds(np.round(successes), n_items, method=binomial, confidence=confidence)
-        v_low[wilson_rows], v_high[wilson_rows] = lo, hi
-    # every interval within the metric's range (stats.intervals.RANGE_RULE)
-    if metric_name in METRICS:
-        v_low, v_high = clip_to_range(v_low, v_high, METRICS[metric_name].value_range)
-    zero_width = zero_width_warnings(v_low, v_high)
-    for i in range(k):
-        if with_runs[i]:
-            row_methods[i] = TWO_LEVEL_METHOD
-        elif wilson_rows[i]:
-            row_methods[i] = binomial
-        if degenerate[i] and not wilson_rows[i]:
-            warnings[i] = DEGENERATE_WARNING
-        warnings[i] = warnings[i] or zero_width[i]
+    return theta, test_set_sd
 
-    # the pair test of every entry against the observed leader (a column of its own, not the verdict)
-    diff_point = point - point[leader]
-    diff_jack = None if jack is None or with_runs.any() else jack - jack[:, [leader]]
-    rule = bca_or_percentile(boot_method or "bca", has_jackknife=diff_jack is not None)
-    # the replicates of the differences to the leader, a block of columns at a time (every statistic
-    # below is per column; at K = 5,000, B = 10,000 the whole matrix is 400 MB)
+
+@dataclass(frozen=True)
+class _ValueIntervals:
+    """Per entry the interval of its value, the method that made it and its warning."""
+
+    low: FloatArray
+    high: FloatArray
+    methods: list[str]
+    warnings: list[str | None]
+
+
+def _value_intervals(iv: _BoardInputs, theta: FloatArray) -> _ValueIntervals:
+    """Intervals of the values: the metric's method; two-level with a t quantile for entries with runs; a
+    binomial interval (the default: Clopper-Pearson) for a 0/1 metric's rows (and for a degenerate
+    bootstrap distribution where the counts are known); every interval within the metric's range."""
+    k, with_runs = iv.k, iv.with_runs
+    degenerate = np.ptp(theta, axis=0) == 0
+    low, high = _resampled_value_bounds(iv, theta)
+    binomial = iv.method if iv.method in PROPORTION_METHODS else PROPORTION_DEFAULT
+    binomial_rows = ~with_runs & (np.full(k, iv.method in PROPORTION_METHODS) | (degenerate & iv.has_counts))
+    if binomial_rows.any():
+        low[binomial_rows], high[binomial_rows] = _binomial_value_bounds(iv, binomial_rows, binomial)
+    # every interval within the metric's range (stats.intervals.RANGE_RULE)
+    if iv.metric_name in METRICS:
+        low, high = clip_to_range(low, high, METRICS[iv.metric_name].value_range)
+    zero_width = zero_width_warnings(low, high)
+    methods = [
+        TWO_LEVEL_METHOD if with_runs[i] else binomial if binomial_rows[i] else iv.method for i in range(k)
+    ]
+    warnings: list[str | None] = [
+        (DEGENERATE_WARNING if degenerate[i] and not binomial_rows[i] else None) or zero_width[i]
+        for i in range(k)
+    ]
+    return _ValueIntervals(low=low, high=high, methods=methods, warnings=warnings)
+
+
+def _resampled_value_bounds(iv: _BoardInputs, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The bootstrap bounds of every value (NaN where a binomial interval is due), and for entries with
+    runs the two-level bounds: test-set percentile and a t quantile (df = runs - 1) for the runs, from the
+    replicates before the runs' two-level resampling."""
+    low = np.full(iv.k, np.nan)
+    high = np.full(iv.k, np.nan)
+    if iv.boot_method is not None:
+        lo, hi = iv.parts.value_bounds(
+            theta, iv.point, method=iv.boot_method, confidence=iv.confidence, jackknife=iv.jack
+        )
+        low[:], high[:] = lo, hi
+    for i in np.flatnonzero(iv.with_runs).tolist():
+        assert iv.runs is not None
+        low[i], high[i] = two_level_bounds(
+            iv.theta[:, i], float(iv.point[i]), np.asarray(iv.runs[i]), confidence=iv.confidence
+        )
+    return low, high
+
+
+def _binomial_value_bounds(
+    iv: _BoardInputs, rows: npt.NDArray[np.bool_], method: str
+) -> tuple[FloatArray, FloatArray]:
+    """A binomial interval for the rows of a plain proportion, from their counts of right items."""
+    assert iv.n_items is not None
+    successes = iv.point[rows] * iv.n_items
+    if not np.allclose(successes, np.round(successes), atol=1e-6):
+        raise ValueError("`values` of a 0/1 metric must be counts of right items divided by `n_items`.")
+    return proportion_bounds(np.round(successes), iv.n_items, method=method, confidence=iv.confidence)
+
+
+@dataclass(frozen=True)
+class _LeaderDifferences:
+    """Every entry's paired difference to the observed leader: value, bootstrap sd and bootstrap p."""
+
+    point: FloatArray
+    standard_error: FloatArray
+    bootstrap_p: FloatArray  # filled only when the pair test is the bootstrap
+    rule: str
+
+
+def _leader_differences(iv: _BoardInputs, theta: FloatArray) -> _LeaderDifferences:
+    """The replicates of the differences to the leader, a block of columns at a time (every statistic is
+    per column; at K = 5,000, B = 10,000 the whole matrix is 400 MB)."""
+    k, leader = iv.k, iv.leader
+    diff_point = iv.point - iv.point[leader]
+    diff_jack = None if iv.jack is None or iv.with_runs.any() else iv.jack - iv.jack[:, [leader]]
+    rule = bca_or_percentile(iv.boot_method or "bca", has_jackknife=diff_jack is not None)
     diff_se = np.empty(k)
     boot_p = np.empty(k)
     for c0 in range(0, k, _SD_COLUMNS):
         cols = slice(c0, c0 + _SD_COLUMNS)
         diff_theta = theta[:, cols] - theta[:, [leader]]
         diff_se[cols] = diff_theta.std(axis=0, ddof=1)
-        if resolved not in ("mcnemar", "randomization", "cluster-sign-flip"):
+        if iv.test == "bootstrap":
             boot_p[cols] = bootstrap_p_values(
                 diff_theta,
                 diff_point[cols],
                 rule=rule,
                 jackknife=None if diff_jack is None else diff_jack[:, cols],
             )
-    if resolved == "mcnemar":
-        assert stats_list is not None
-        correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
-        only_entry = (correct & ~correct[:, [leader]]).sum(axis=0)
-        only_leader = (~correct & correct[:, [leader]]).sum(axis=0)
-        p = mcnemar_exact(only_entry, only_leader)
-        test_name = "mcnemar"
-    elif resolved == "randomization":
-        assert stats_list is not None and finalize is not None
+    return _LeaderDifferences(point=diff_point, standard_error=diff_se, bootstrap_p=boot_p, rule=rule)
+
+
+def _pair_test(iv: _BoardInputs, diffs: _LeaderDifferences) -> tuple[FloatArray, str]:
+    """The pair test of every entry against the observed leader (a column of its own, not the verdict):
+    the p-values (1 for the leader) and the test's name."""
+    leader = iv.leader
+    if iv.test == "mcnemar":
+        assert iv.stats_list is not None
+        counts = _leader_discordant(iv.stats_list, leader)
+        p, test_name = mcnemar_exact(counts[0], counts[1]), "mcnemar"
+    elif iv.test == "randomization":
+        assert iv.stats_list is not None and iv.finalize is not None
         rand = paired_randomization(
-            stats_list, finalize=finalize, reference=leader, randomizations=randomizations, seed=seed
-        )
-        p = rand.p_values
-        test_name = "randomization"
-    elif resolved == "cluster-sign-flip":
-        assert stats_list is not None and finalize is not None and groups is not None
-        flip = cluster_sign_flip(
-            stats_list,
-            groups=groups,
-            finalize=finalize,
+            iv.stats_list,
+            finalize=iv.finalize,
             reference=leader,
-            randomizations=randomizations,
-            seed=seed,
+            randomizations=iv.randomizations,
+            seed=iv.seed,
+        )
+        p, test_name = rand.p_values, "randomization"
+    elif iv.test == "cluster-sign-flip":
+        assert iv.stats_list is not None and iv.finalize is not None and iv.groups is not None
+        flip = cluster_sign_flip(
+            iv.stats_list,
+            groups=iv.groups,
+            finalize=iv.finalize,
+            reference=leader,
+            randomizations=iv.randomizations,
+            seed=iv.seed,
         )
         p = flip.p_values
         test_name = "cluster-sign-flip-exact" if flip.exact else "cluster-sign-flip"
     else:
-        p = boot_p
-        test_name = f"bootstrap-{rule}"
+        p, test_name = diffs.bootstrap_p, f"bootstrap-{diffs.rule}"
     p = np.asarray(p, dtype=np.float64).copy()
     p[leader] = 1.0
-    others = np.array([i for i in range(k) if i != leader], dtype=np.intp)
-    adjusted = np.ones(k)
+    return p, test_name
+
+
+def _others(iv: _BoardInputs) -> npt.NDArray[np.intp]:
+    """Every entry but the leader."""
+    return np.array([i for i in range(iv.k) if i != iv.leader], dtype=np.intp)
+
+
+def _adjusted_p_values(iv: _BoardInputs, p: FloatArray) -> FloatArray:
+    """The pair tests' p-values after the board's correction over the K - 1 comparisons with the leader."""
+    others = _others(iv)
+    adjusted = np.ones(iv.k)
     if others.size:
-        adjusted[others] = adjust_p_values(p[others], correction=correction)
+        adjusted[others] = adjust_p_values(p[others], correction=iv.correction)
+    return adjusted
 
-    # ranks; the simultaneous (max-t) comparisons at level alpha decide the verdicts and the best set
-    ranks = min_ranks(point, higher_is_better=higher_is_better)
-    rd = parts.rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
-    sim = parts.simultaneous_ranks(
-        theta, point, higher_is_better=higher_is_better, confidence=1.0 - alpha, stepdown=stepdown
+
+def _rank_sets(
+    iv: _BoardInputs, theta: FloatArray
+) -> tuple[npt.NDArray[np.int64], RankDistribution, SimultaneousRanks]:
+    """Ranks of the point values, the rank distribution over the resamples and the max-t sets at level
+    ``alpha`` (which decide the verdicts and the best set)."""
+    ranks = min_ranks(iv.point, higher_is_better=iv.higher_is_better)
+    rd = iv.parts.rank_distribution(theta, higher_is_better=iv.higher_is_better, confidence=iv.confidence)
+    sim = iv.parts.simultaneous_ranks(
+        theta,
+        iv.point,
+        higher_is_better=iv.higher_is_better,
+        confidence=1.0 - iv.alpha,
+        stepdown=iv.stepdown,
     )
-    advantage = sign * diff_point
-    holm_set = ~((adjusted <= alpha) & (advantage < 0))
-    primary = sim.best if best_set_method == "max-t" else holm_set
-    verdicts, compared = _verdicts(sim, point, names, sign=sign, leader=leader)
-    pair_diff = point - point[compared]
-    pair_se = sim.standard_errors[np.arange(k), compared]
-    decided = np.array([v != "could be the best" for v in verdicts], dtype=bool)
-    m_low, m_high = pair_bounds(pair_diff, pair_se, sim.critical_value, decided)
+    return np.asarray(ranks), rd, sim
 
-    # items needed to resolve the gap to the leader
-    needed: list[int | None] = [None] * k
-    if n_items is not None:
-        if zero_one and stats_list is not None and not grouped:
-            correct = np.column_stack([s[:, 0] for s in stats_list]) > 0.5
-            for i in others.tolist():
-                only_i = int((correct[:, i] & ~correct[:, leader]).sum())
-                only_l = int((~correct[:, i] & correct[:, leader]).sum())
-                needed[i] = items_needed_mcnemar(
-                    gap=(only_i - only_l) / n_items,
-                    discordant=(only_i + only_l) / n_items,
-                    alpha=alpha,
-                    power=power,
-                )
-        else:
-            computed = items_needed(
-                gap=diff_point[others],
-                standard_error=diff_se[others],
-                n_items=n_items,
-                alpha=alpha,
-                power=power,
+
+@dataclass(frozen=True)
+class _Decisions:
+    """Which entry is significantly better than which (the max-t decisions every verdict comes from)."""
+
+    better: npt.NDArray[np.bool_]  # (K, K)
+    standard_errors: (
+        FloatArray  # (K, K) bootstrap standard errors (the difference column; which gap is largest)
+    )
+    critical_value: float
+    best: npt.NDArray[np.bool_]
+    lower: npt.NDArray[np.int64]
+    upper: npt.NDArray[np.int64]
+    test: str
+    warning: str | None = None
+    unit_scale: bool = False  # intervals difference +- critical_value (a randomization max-t's)
+
+    def scale(self, rows: npt.NDArray[np.intp], columns: npt.NDArray[np.intp]) -> FloatArray:
+        """The standard errors of the max-t intervals of these pairs (ones on a unit scale)."""
+        if self.unit_scale:
+            return np.ones(rows.size)
+        return np.asarray(self.standard_errors[rows, columns], dtype=np.float64)
+
+
+def _decisions(iv: _BoardInputs, sim: SimultaneousRanks, p: FloatArray) -> _Decisions:
+    """The max-t decisions by the test that holds the level on this board's design (see :func:`build_board`,
+    "Verdicts at the edges")."""
+    if iv.k < 2:
+        return _bootstrap_decisions(sim)  # nothing to compare
+    units = iv.n_groups if iv.grouped else iv.n_items
+    few_units = (
+        units is not None and units < RANDOMIZATION_UNITS and (iv.groups is not None or not iv.grouped)
+    )
+    few_positives = iv.positives is not None and iv.positives < FEW_POSITIVES
+    if iv.exchangeable is not None and (few_positives or few_units):
+        return _randomized(iv, sim, p, iv.exchangeable)
+    if few_units and iv.stats_list is not None and iv.finalize is not None:
+        if iv.k > RANDOMIZATION_MAX_ENTRIES:
+            return _bootstrap_decisions(
+                sim,
+                warning=f"verdicts from the bootstrap max-t on {units} {'clusters' if iv.grouped else 'items'} "
+                f"with {iv.k} entries (the randomization max-t runs up to {RANDOMIZATION_MAX_ENTRIES}): "
+                f"below {RANDOMIZATION_UNITS} the bootstrap may claim more often than alpha",
             )
-            for i, value in zip(others.tolist(), computed, strict=True):
-                needed[i] = value
+        ex = pooled_statistics(iv.stats_list, iv.finalize, groups=iv.groups if iv.grouped else None)
+        return _randomized(iv, sim, p, ex)
+    if few_positives:
+        return _declined(
+            sim,
+            f"cannot decide with fewer than {FEW_POSITIVES} positives (or negatives): the bootstrap does not "
+            "hold the verdicts' level there and no scores were given for a randomization test",
+        )
+    if iv.grouped and iv.n_groups is not None and iv.n_groups < FEW_CLUSTERS:
+        return _declined(
+            sim,
+            f"cannot decide with {iv.n_groups} clusters: the cluster bootstrap does not hold the verdicts' "
+            "level there and no per-item statistics were given for a randomization test",
+        )
+    return _bootstrap_decisions(sim)
 
-    signature = Signature(
-        metric=metric_name, method=method, resamples=b, seed=seed, confidence=confidence
+
+def _bootstrap_decisions(sim: SimultaneousRanks, warning: str | None = None) -> _Decisions:
+    return _Decisions(
+        better=np.asarray(sim.better, dtype=bool),
+        standard_errors=sim.standard_errors,
+        critical_value=float(sim.critical_value),
+        best=np.asarray(sim.best, dtype=bool),
+        lower=np.asarray(sim.lower, dtype=np.int64),
+        upper=np.asarray(sim.upper, dtype=np.int64),
+        test=BOOTSTRAP_MAX_T,
+        warning=warning,
+    )
+
+
+def _declined(sim: SimultaneousRanks, warning: str) -> _Decisions:
+    """No pair decided (every verdict "could be the best"); the intervals widened to 0 where they were not."""
+    k = sim.standard_errors.shape[0]
+    return _Decisions(
+        better=np.zeros((k, k), dtype=bool),
+        standard_errors=sim.standard_errors,
+        critical_value=float(sim.critical_value),
+        best=np.ones(k, dtype=bool),
+        lower=np.ones(k, dtype=np.int64),
+        upper=np.full(k, k, dtype=np.int64),
+        test=DECLINED,
+        warning=warning,
+    )
+
+
+def _randomized(iv: _BoardInputs, sim: SimultaneousRanks, p: FloatArray, ex: Exchangeable) -> _Decisions:
+    """The randomization max-t's decisions, kept only where the row's pair test against the leader is
+    significant too (the row, its pair test and its verdict never disagree; the level only gets safer)."""
+    result = randomization_max_t(
+        ex,
+        higher_is_better=iv.higher_is_better,
+        alpha=iv.alpha,
+        randomizations=min(iv.randomizations, VERDICT_RANDOMIZATIONS),
+        seed=iv.seed,
+    )
+    test = CLUSTER_RANDOMIZATION_MAX_T if ex.unit == "cluster" else ITEM_RANDOMIZATION_MAX_T
+    smallest = result.smallest_p
+    if iv.test == "cluster-sign-flip":  # the rows' pair test flips two entries' clusters: 2 of 2^G at least
+        smallest = max(smallest, smallest_p_value(2, result.n_units))
+    if smallest > iv.alpha:
+        return _undecidable(sim, result, smallest)
+    confirmed = (p <= iv.alpha) | (np.arange(iv.k) == iv.leader)
+    better = result.better & confirmed[None, :]
+    beaten = better.sum(axis=0)
+    return _Decisions(
+        better=better,
+        standard_errors=sim.standard_errors,
+        critical_value=result.critical_value,
+        best=beaten == 0,
+        lower=(1 + beaten).astype(np.int64),
+        upper=(iv.k - better.sum(axis=1)).astype(np.int64),
+        test=test,
+        unit_scale=True,
+    )
+
+
+def _undecidable(sim: SimultaneousRanks, result: MaxTResult, smallest: float) -> _Decisions:
+    k = result.observed.size
+    return _Decisions(
+        better=np.zeros((k, k), dtype=bool),
+        standard_errors=sim.standard_errors,
+        critical_value=result.critical_value,
+        best=np.ones(k, dtype=bool),
+        lower=np.ones(k, dtype=np.int64),
+        upper=np.full(k, k, dtype=np.int64),
+        test=DECLINED,
+        warning=(
+            f"cannot decide with {result.n_units} {result.unit}s: no outcome of an exact test reaches a "
+            f"p-value below {smallest:.3g}, above alpha; every verdict is 'could be the best'"
+        ),
+        unit_scale=True,
+    )
+
+
+@dataclass(frozen=True)
+class _VerdictColumns:
+    """Per entry its verdict, the entry that decides it, that difference with its max-t interval, and the
+    best sets."""
+
+    verdicts: list[str]
+    compared: npt.NDArray[np.intp]
+    difference: FloatArray
+    standard_error: FloatArray
+    low: FloatArray
+    high: FloatArray
+    primary: npt.NDArray[np.bool_]
+    holm_set: npt.NDArray[np.bool_]
+    decisions: _Decisions
+
+
+def _verdict_stage(iv: _BoardInputs, decisions: _Decisions, adjusted: FloatArray) -> _VerdictColumns:
+    """The verdicts and sets from the max-t decisions; the Holm set from the adjusted pair tests."""
+    k, point = iv.k, iv.point
+    advantage = iv.sign * (point - point[iv.leader])
+    holm_set = ~((adjusted <= iv.alpha) & (advantage < 0))
+    primary = decisions.best if iv.best_set_method == "max-t" else holm_set
+    verdicts, compared = _verdicts(decisions, point, iv.names, sign=iv.sign, leader=iv.leader)
+    pair_diff = point - point[compared]
+    rows = np.arange(k)
+    pair_se = decisions.standard_errors[rows, compared]
+    decided = np.array([v != "could be the best" for v in verdicts], dtype=bool)
+    low, high = pair_bounds(pair_diff, decisions.scale(rows, compared), decisions.critical_value, decided)
+    return _VerdictColumns(
+        verdicts=verdicts,
+        compared=compared,
+        difference=pair_diff,
+        standard_error=pair_se,
+        low=low,
+        high=high,
+        primary=np.asarray(primary, dtype=bool),
+        holm_set=holm_set,
+        decisions=decisions,
+    )
+
+
+def _items_needed(iv: _BoardInputs, diffs: _LeaderDifferences) -> list[int | None]:
+    """Test items needed to resolve each entry's gap to the leader (McNemar's for 0/1 items, else from the
+    bootstrap standard error); ``None`` when the test-set size is unknown and for the leader."""
+    needed: list[int | None] = [None] * iv.k
+    if iv.n_items is None:
+        return needed
+    others = _others(iv)
+    if iv.zero_one and iv.stats_list is not None and not iv.grouped:
+        counts = _leader_discordant(iv.stats_list, iv.leader)
+        for i in others.tolist():
+            only_i, only_l = int(counts[0, i]), int(counts[1, i])
+            needed[i] = items_needed_mcnemar(
+                gap=(only_i - only_l) / iv.n_items,
+                discordant=(only_i + only_l) / iv.n_items,
+                alpha=iv.alpha,
+                power=iv.power,
+            )
+        return needed
+    computed = items_needed(
+        gap=diffs.point[others],
+        standard_error=diffs.standard_error[others],
+        n_items=iv.n_items,
+        alpha=iv.alpha,
+        power=iv.power,
+    )
+    for i, value in zip(others.tolist(), computed, strict=True):
+        needed[i] = value
+    return needed
+
+
+def _signature(iv: _BoardInputs, test_name: str, verdict_test: str) -> Signature:
+    """The board's signature: the value intervals' settings and every choice behind the other columns."""
+    return Signature(
+        metric=iv.metric_name,
+        method=iv.method,
+        resamples=iv.theta.shape[0],
+        seed=iv.seed,
+        confidence=iv.confidence,
     ).with_extra(
-        verdict=f"{VERDICT_METHOD} comparisons with the best, level {alpha:g}",
-        difference_interval=f"{VERDICT_METHOD} simultaneous, {1 - alpha:g}",
+        verdict=f"{VERDICT_METHOD} comparisons with the best, level {iv.alpha:g}",
+        difference_interval=f"{VERDICT_METHOD} simultaneous, {1 - iv.alpha:g}",
+        verdict_test=verdict_test,
         test=test_name,
-        correction=correction,
-        alpha=alpha,
-        best_set=best_set_method,
-        stepdown=stepdown,
+        correction=iv.correction,
+        alpha=iv.alpha,
+        best_set=iv.best_set_method,
+        stepdown=iv.stepdown,
         rank_ties="min",
-        grouped=grouped,
-        power=power,
+        grouped=iv.grouped,
+        power=iv.power,
         **(
             {"runs": "two-level bootstrap (items: common weights; runs: resampled per entry)"}
-            if with_runs.any()
+            if iv.with_runs.any()
             else {}
         ),
-        **({"randomizations": randomizations} if resolved == "randomization" else {}),
+        **({"randomizations": iv.randomizations} if iv.test == "randomization" else {}),
     )
 
+
+def _rows(
+    iv: _BoardInputs,
+    *,
+    ranks: npt.NDArray[np.int64],
+    value_intervals: _ValueIntervals,
+    rd: RankDistribution,
+    verdicts: _VerdictColumns,
+    p: FloatArray,
+    adjusted: FloatArray,
+    needed: list[int | None],
+    test_set_sd: FloatArray,
+    signature: Signature,
+) -> list[BoardRow]:
+    """One :class:`BoardRow` per entry, in the input order."""
+    decided = verdicts.decisions
     rows = []
-    for i in range(k):
+    for i in range(iv.k):
+        summary = iv.summaries[i]
         rows.append(
             BoardRow(
-                name=names[i],
+                name=iv.names[i],
                 rank=int(ranks[i]),
-                value=float(point[i]),
+                value=float(iv.point[i]),
                 interval=Interval(
-                    low=float(v_low[i]),
-                    high=float(v_high[i]),
-                    confidence=confidence,
-                    method=row_methods[i],
+                    low=float(value_intervals.low[i]),
+                    high=float(value_intervals.high[i]),
+                    confidence=iv.confidence,
+                    method=value_intervals.methods[i],
                     signature=signature,
                 ),
-                interval_warning=warnings[i],
+                interval_warning=value_intervals.warnings[i],
                 rank_interval=(int(rd.low[i]), int(rd.high[i])),
-                simultaneous_rank_interval=(int(sim.lower[i]), int(sim.upper[i])),
-                verdict=verdicts[i],
-                compared_with=None if compared[i] == i else names[compared[i]],
-                difference=float(pair_diff[i]),
+                simultaneous_rank_interval=(int(decided.lower[i]), int(decided.upper[i])),
+                verdict=verdicts.verdicts[i],
+                compared_with=None if verdicts.compared[i] == i else iv.names[verdicts.compared[i]],
+                difference=float(verdicts.difference[i]),
                 difference_interval=Interval(
-                    low=float(m_low[i]),
-                    high=float(m_high[i]),
-                    confidence=1.0 - alpha,
+                    low=float(verdicts.low[i]),
+                    high=float(verdicts.high[i]),
+                    confidence=1.0 - iv.alpha,
                     method=VERDICT_METHOD,
                     signature=signature,
                 ),
-                difference_standard_error=float(pair_se[i]),
+                difference_standard_error=float(verdicts.standard_error[i]),
                 p_value=float(p[i]),
                 adjusted_p_value=float(adjusted[i]),
-                in_best_set=bool(primary[i]),
-                in_best_set_max_t=bool(sim.best[i]),
-                in_best_set_holm=bool(holm_set[i]),
+                in_best_set=bool(verdicts.primary[i]),
+                in_best_set_max_t=bool(decided.best[i]),
+                in_best_set_holm=bool(verdicts.holm_set[i]),
                 items_needed=needed[i],
-                n_runs=None if summaries[i] is None else summaries[i].n,  # type: ignore[union-attr]
-                runs=summaries[i],
+                n_runs=None if summary is None else summary.n,
+                runs=summary,
                 test_set_sd=float(test_set_sd[i]),
-                seed_sd=float(summaries[i].sd) if with_runs[i] else None,  # type: ignore[union-attr]
-                is_leader=i == leader,
+                seed_sd=float(summary.sd) if iv.with_runs[i] and summary is not None else None,
+                is_leader=i == iv.leader,
             )
         )
-    order = sorted(range(k), key=lambda i: (rows[i].rank, names[i]))
-    return Board(
-        rows=tuple(rows[i] for i in order),
-        leader=names[leader],
-        metric=metric_name,
-        higher_is_better=higher_is_better,
-        test=test_name,
-        correction=correction,
-        interval_method=method,
-        best_set_method=best_set_method,
-        confidence=confidence,
-        alpha=alpha,
-        power=power,
-        max_t_critical_value=float(sim.critical_value),
-        rank_probabilities=rd.probabilities[order],
-        signature=signature,
-        pair_standard_errors=_permuted(sim.standard_errors, order),
-        better=_permuted(np.asarray(sim.better, dtype=bool), order),
-    )
+    return rows
+
+
+def _correct(item_statistics: Sequence[npt.ArrayLike]) -> npt.NDArray[np.bool_]:
+    """(N, K) correctness of 0/1 item statistics (column 0 above one half)."""
+    arrays = [np.asarray(s) for s in item_statistics]
+    return np.column_stack([a.reshape(a.shape[0], -1)[:, 0] for a in arrays]) > 0.5
+
+
+def _leader_discordant(item_statistics: Sequence[npt.ArrayLike], leader: int) -> npt.NDArray[np.int64]:
+    """Shape (2, K): row 0 the items each entry has right and the leader wrong, row 1 the converse."""
+    correct = _correct(item_statistics)
+    only_entry = (correct & ~correct[:, [leader]]).sum(axis=0)
+    only_leader = (~correct & correct[:, [leader]]).sum(axis=0)
+    return np.stack([only_entry, only_leader]).astype(np.int64)
+
+
+def discordant_counts(item_statistics: Sequence[npt.ArrayLike]) -> npt.NDArray[np.int64]:
+    """McNemar's discordant counts of every pair of entries of a 0/1 metric.
+
+    Parameters
+    ----------
+    item_statistics : sequence of array_like, each (N,) or (N, m)
+        Per entry its item statistics; column 0 is 1/0 correctness (``Metric.zero_one``).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (K, K)
+        ``out[i, j]``: items entry ``i`` has right and entry ``j`` wrong (so ``out.T`` holds the converse
+        and :func:`stats.compare.mcnemar_exact(out, out.T)` every pair's exact test). The board's pair
+        test and items needed read the same counts.
+
+    Examples
+    --------
+    >>> discordant_counts([[1, 1, 0, 0], [1, 0, 1, 1]]).tolist()
+    [[0, 1], [2, 0]]
+    """
+    correct = _correct(item_statistics)
+    return np.asarray((correct[:, :, None] & ~correct[:, None, :]).sum(axis=0), dtype=np.int64)
 
 
 def _permuted(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:

@@ -7,7 +7,9 @@ Every rule here is stated once and used by the engine, the command line and the 
   so in the task's words (never an internal argument name).
 - **Few clusters.** With fewer than :data:`FEW_CLUSTERS` groups the cluster bootstrap is unreliable (too
   few distinct resamples, undercoverage); :func:`design_warnings` says so, and the board tests a grouped
-  task's entries with the exact cluster sign-flip test (:func:`stats.compare.cluster_sign_flip`).
+  task's entries with the exact cluster sign-flip test (:func:`stats.compare.cluster_sign_flip`). The
+  verdicts come from a randomization max-t below ``stats.board.RANDOMIZATION_UNITS`` items or groups,
+  and are declined where no exact test can reach the level (:mod:`stats.randomization`).
 - **Undefined point value.** A metric that the test set itself leaves undefined (ROC AUC with one class,
   average precision without a positive item, R^2 with a constant truth, Cohen's kappa with one class) is
   refused before anything is computed (:func:`truth_problem`); a point value still undefined for one
@@ -306,7 +308,7 @@ def design_warnings(n_units: int, *, grouped: bool) -> list[str]:
         return [
             f"only {n_units} groups: the cluster bootstrap needs about {FEW_CLUSTERS} or more (with few "
             "groups it has few distinct resamples and its intervals are too narrow); the paired tests use "
-            "the exact cluster sign-flip test instead"
+            "the exact cluster sign-flip test and the verdicts a randomization max-t over the groups instead"
         ]
     return []
 

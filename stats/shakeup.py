@@ -197,6 +197,58 @@ def shakeup(
     seed : seed of the re-splits.
     confidence : level of the correlation intervals.
     """
+    pub, priv = _shakeup_iv(public_values, private_values, names=names, resplits=resplits)
+    k = pub.size
+    notes: list[str] = []
+    spearman, kendall = _correlations(pub, priv, notes)
+    sp_int, kt_int = _correlation_intervals(public_replicates, private_replicates, k, confidence)
+    sign = 1.0 if higher_is_better else -1.0
+    reference, gap_p, p_ref = _reference(item_statistics, finalize, sign, resplits, seed, k, notes)
+    teams = _teams(
+        pub,
+        priv,
+        names=names,
+        higher_is_better=higher_is_better,
+        gaps=sign * (pub - priv),
+        gap_p=gap_p,
+        public_rank_sets=public_rank_sets,
+        private_best_set=private_best_set,
+    )
+    order = sorted(range(k), key=lambda i: (teams[i].public_rank, teams[i].name))
+    known = [t.inside_rank_set for t in teams if t.inside_rank_set is not None]
+    top = min(10, k)
+    public_top = {teams[i].name for i in order[:top]}
+    private_order = sorted(range(k), key=lambda i: (teams[i].private_rank, teams[i].name))
+    private_top = {teams[i].name for i in private_order[:top]}
+    winner = teams[order[0]]
+    with_items = item_statistics is not None
+    return ShakeupReport(
+        names=tuple(str(n) for n in (teams[i].name for i in order)),
+        spearman=spearman,
+        spearman_interval=sp_int,
+        kendall=kendall,
+        kendall_interval=kt_int,
+        resplits=resplits if with_items else 0,
+        reference_spearman=_reference_quantiles(reference),
+        p_reference_le_observed=p_ref,
+        teams=tuple(teams[i] for i in order),
+        inside_rank_sets=sum(known) if known else None,
+        rank_sets_known=len(known),
+        top10_retained=len(public_top & private_top),
+        top10_size=top,
+        public_winner=winner.name,
+        public_winner_in_private_best_set=winner.in_private_best_set,
+        notes=tuple(notes),
+        signature=_shakeup_signature(
+            metric, resplits, seed, confidence, with_items=with_items, intervals=sp_int
+        ),
+    )
+
+
+def _shakeup_iv(
+    public_values: ArrayLike1D, private_values: ArrayLike1D, *, names: Sequence[str], resplits: int
+) -> tuple[FloatArray, FloatArray]:
+    """The two boards' values, checked (one per name, at least 2, finite)."""
     pub = np.asarray(public_values, dtype=np.float64)
     priv = np.asarray(private_values, dtype=np.float64)
     k = pub.size
@@ -208,52 +260,89 @@ def shakeup(
         raise ValueError("every public and private value must be a finite number")
     if resplits < 1:
         raise ValueError("resplits must be at least 1")
-    notes: list[str] = []
+    return pub, priv
+
+
+def _correlations(pub: FloatArray, priv: FloatArray, notes: list[str]) -> tuple[float, float]:
+    """Spearman's rho and Kendall's tau-b of the two boards (a note where a board is constant)."""
     with warnings.catch_warnings():  # a constant board: the correlations are undefined, said in a note
         warnings.simplefilter("ignore", sps.ConstantInputWarning)
         spearman = float(sps.spearmanr(pub, priv).statistic)
         kendall = float(sps.kendalltau(pub, priv).statistic)
     if not np.isfinite(spearman):
         notes.append("Every entry has the same value on one board: the rank correlations are undefined.")
+    return spearman, kendall
 
-    sp_int = kt_int = None
+
+def _correlation_intervals(
+    public_replicates: FloatArray | None, private_replicates: FloatArray | None, k: int, confidence: float
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Percentile intervals of both correlations over the boards' paired replicates (None without them)."""
     if (public_replicates is None) != (private_replicates is None):
         raise ValueError("give both boards' replicates or neither")
-    if public_replicates is not None and private_replicates is not None:
-        pr = np.asarray(public_replicates, dtype=np.float64)
-        vr = np.asarray(private_replicates, dtype=np.float64)
-        if pr.shape != vr.shape or pr.ndim != 2 or pr.shape[1] != k:
-            raise ValueError(f"replicates must both have shape (B, {k})")
-        sp_int = _interval(_rowwise_spearman(pr, vr), confidence)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sps.ConstantInputWarning)
-            taus = np.array([sps.kendalltau(pr[b], vr[b]).statistic for b in range(pr.shape[0])])
-        kt_int = _interval(taus, confidence)
+    if public_replicates is None or private_replicates is None:
+        return None, None
+    pr = np.asarray(public_replicates, dtype=np.float64)
+    vr = np.asarray(private_replicates, dtype=np.float64)
+    if pr.shape != vr.shape or pr.ndim != 2 or pr.shape[1] != k:
+        raise ValueError(f"replicates must both have shape (B, {k})")
+    sp_int = _interval(_rowwise_spearman(pr, vr), confidence)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sps.ConstantInputWarning)
+        taus = np.array([sps.kendalltau(pr[b], vr[b]).statistic for b in range(pr.shape[0])])
+    return sp_int, _interval(taus, confidence)
 
-    sign = 1.0 if higher_is_better else -1.0
-    gaps = sign * (pub - priv)
-    reference = gap_p = None
-    p_ref = None
-    if item_statistics is not None:
-        if len(item_statistics) != k:
-            raise ValueError("one pair of per-item statistics per entry")
-        if finalize is None:
-            raise ValueError("the re-split reference needs the metric's finalize")
-        reference, gap_p, sp_obs = _resplit(item_statistics, finalize, sign, resplits, seed)
-        ref_finite = reference[np.isfinite(reference)]
-        # re-splits whose rho is undefined (every entry tied on one part) are left out of the reference
-        p_ref = (
-            float((1 + np.sum(ref_finite <= sp_obs + 1e-12)) / (1 + ref_finite.size))
-            if ref_finite.size
-            else None
-        )
-    else:
+
+def _reference(
+    item_statistics: Sequence[tuple[FloatArray, FloatArray]] | None,
+    finalize: Finalize | None,
+    sign: float,
+    resplits: int,
+    seed: int,
+    k: int,
+    notes: list[str],
+) -> tuple[FloatArray | None, FloatArray | None, float | None]:
+    """The re-split reference of rho, the gaps' one-sided p-values and ``P(reference <= observed)``."""
+    if item_statistics is None:
         notes.append(
             "No per-item statistics for this metric: the re-split reference and the gap p-values are not "
             "computed."
         )
-    gap_p_holm = holm(gap_p) if gap_p is not None else None
+        return None, None, None
+    if len(item_statistics) != k:
+        raise ValueError("one pair of per-item statistics per entry")
+    if finalize is None:
+        raise ValueError("the re-split reference needs the metric's finalize")
+    reference, gap_p, sp_obs = _resplit(item_statistics, finalize, sign, resplits, seed)
+    ref_finite = reference[np.isfinite(reference)]
+    # re-splits whose rho is undefined (every entry tied on one part) are left out of the reference
+    p_ref = (
+        float((1 + np.sum(ref_finite <= sp_obs + 1e-12)) / (1 + ref_finite.size)) if ref_finite.size else None
+    )
+    return reference, gap_p, p_ref
 
+
+def _reference_quantiles(reference: FloatArray | None) -> tuple[float, float, float] | None:
+    if reference is None or not np.isfinite(reference).any():
+        return None
+    q = np.quantile(reference[np.isfinite(reference)], [0.05, 0.5, 0.95])
+    return float(q[0]), float(q[1]), float(q[2])
+
+
+def _teams(
+    pub: FloatArray,
+    priv: FloatArray,
+    *,
+    names: Sequence[str],
+    higher_is_better: bool,
+    gaps: FloatArray,
+    gap_p: FloatArray | None,
+    public_rank_sets: Sequence[tuple[int, int] | None] | None,
+    private_best_set: Sequence[bool | None] | None,
+) -> list[TeamShake]:
+    """One :class:`TeamShake` per entry, in the input order."""
+    k = pub.size
+    gap_p_holm = holm(gap_p) if gap_p is not None else None
     pub_rank = min_ranks(pub, higher_is_better=higher_is_better)
     priv_rank = min_ranks(priv, higher_is_better=higher_is_better)
     sets = list(public_rank_sets) if public_rank_sets is not None else [None] * k
@@ -261,7 +350,6 @@ def shakeup(
     teams = []
     for i in range(k):
         rs = sets[i]
-        inside = None if rs is None else bool(rs[0] <= priv_rank[i] <= rs[1])
         teams.append(
             TeamShake(
                 name=str(names[i]),
@@ -271,55 +359,37 @@ def shakeup(
                 private_rank=int(priv_rank[i]),
                 rank_change=int(pub_rank[i] - priv_rank[i]),
                 public_rank_set=None if rs is None else (int(rs[0]), int(rs[1])),
-                inside_rank_set=inside,
+                inside_rank_set=None if rs is None else bool(rs[0] <= priv_rank[i] <= rs[1]),
                 gap=float(gaps[i]),
                 gap_p=None if gap_p is None else float(gap_p[i]),
                 gap_p_holm=None if gap_p_holm is None else float(gap_p_holm[i]),
                 in_private_best_set=best[i],
             )
         )
-    order = sorted(range(k), key=lambda i: (teams[i].public_rank, teams[i].name))
-    known = [t.inside_rank_set for t in teams if t.inside_rank_set is not None]
-    top = min(10, k)
-    public_top = {teams[i].name for i in order[:top]}
-    private_order = sorted(range(k), key=lambda i: (teams[i].private_rank, teams[i].name))
-    private_top = {teams[i].name for i in private_order[:top]}
-    winner = teams[order[0]]
-    quantiles = None
-    if reference is not None and np.isfinite(reference).any():
-        q = np.quantile(reference[np.isfinite(reference)], [0.05, 0.5, 0.95])
-        quantiles = (float(q[0]), float(q[1]), float(q[2]))
-    signature = Signature(
+    return teams
+
+
+def _shakeup_signature(
+    metric: str,
+    resplits: int,
+    seed: int,
+    confidence: float,
+    *,
+    with_items: bool,
+    intervals: tuple[float, float] | None,
+) -> Signature:
+    return Signature(
         metric=metric,
         method="shakeup",
-        resamples=resplits if item_statistics is not None else 0,
-        seed=seed if item_statistics is not None else None,
-        confidence=confidence if sp_int is not None else None,
+        resamples=resplits if with_items else 0,
+        seed=seed if with_items else None,
+        confidence=confidence if intervals is not None else None,
     ).with_extra(
         correlation="spearman,kendall-tau-b",
-        interval="percentile over paired board replicates" if sp_int is not None else "none",
-        reference="re-split at the same sizes" if item_statistics is not None else "none",
-        gap_test="one-sided re-split, holm" if item_statistics is not None else "none",
+        interval="percentile over paired board replicates" if intervals is not None else "none",
+        reference="re-split at the same sizes" if with_items else "none",
+        gap_test="one-sided re-split, holm" if with_items else "none",
         ranks="competition (1,2,2,4)",
-    )
-    return ShakeupReport(
-        names=tuple(str(n) for n in (teams[i].name for i in order)),
-        spearman=spearman,
-        spearman_interval=sp_int,
-        kendall=kendall,
-        kendall_interval=kt_int,
-        resplits=resplits if item_statistics is not None else 0,
-        reference_spearman=quantiles,
-        p_reference_le_observed=p_ref,
-        teams=tuple(teams[i] for i in order),
-        inside_rank_sets=sum(known) if known else None,
-        rank_sets_known=len(known),
-        top10_retained=len(public_top & private_top),
-        top10_size=top,
-        public_winner=winner.name,
-        public_winner_in_private_best_set=winner.in_private_best_set,
-        notes=tuple(notes),
-        signature=signature,
     )
 
 

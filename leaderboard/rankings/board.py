@@ -242,6 +242,7 @@ def build_board(
     ``cache``: a :class:`stats.board_update.BoardCache` to build with (``rankings.board_cache``): the same
     board, through the update path when it holds the previous board minus one entry."""
     from stats.board import build_board as stats_build_board
+    from stats.board import discordant_counts
     from stats.compare import mcnemar_exact
 
     challenge = task.challenge
@@ -353,8 +354,8 @@ def build_board(
         pairwise = board.pairwise()
         pairwise["names"] = [by_key[k].name for k in order]
         if have_items and metric.zero_one:
-            right = np.column_stack([np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in order])
-            only_row = (right[:, :, None] & ~right[:, None, :]).sum(axis=0)
+            # McNemar's discordant counts as stats.board counts them for its pair test and items needed
+            only_row = discordant_counts([np.asarray(item_stats[index[k]]) for k in order])
             only_col = only_row.T
             pairwise["only_row_right"] = only_row.tolist()
             pairwise["only_column_right"] = only_col.tolist()

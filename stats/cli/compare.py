@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from stats.board import BEST_SET_METHODS, TESTS, Board, build_board
+from stats.board import BEST_SET_METHODS, FEW_POSITIVES, TESTS, Board, build_board
 from stats.checks import UNDEFINED_RULE, defined_rows, value_warnings
 from stats.cli.edges import Sampling, add_edge_arguments, integer, level, sampling_for, warn
 from stats.cli.inputs import add_label_arguments, read_inputs
@@ -33,7 +33,8 @@ from stats.crosstask import POSTHOCS, CrossTaskResult, compare_across_tasks
 from stats.engine import DEFAULT_RESAMPLES, score_entries
 from stats.intervals import DEFAULT_CONFIDENCE, PROPORTION_METHODS
 from stats.io import InputError
-from stats.metrics import METRICS, get_metric
+from stats.metrics import METRICS, Metric, get_metric
+from stats.randomization import Exchangeable, ranked_scores
 
 __all__ = ["add_comparison_parsers", "read_score_table", "run_cd", "run_leaderboard"]
 
@@ -166,7 +167,8 @@ def board_table(board: Board) -> str:
         ]
         out.write("  ".join(cells).rstrip() + "\n")
     out.write(
-        f"verdict: max-t comparisons with the best at alpha {board.alpha:g} (diff and its interval: to the "
+        f"verdict: max-t comparisons with the best at alpha {board.alpha:g}, by {board.verdict_test} "
+        f"(diff and its interval: to the "
         f"entry named in 'vs'; excludes 0 exactly when the verdict decides); best set: "
         f"{board.best_set_method} (alpha {board.alpha:g}); p vs leader: {board.test}, this pair alone, and "
         f"{board.correction}-corrected over the comparisons with the observed leader (not the verdict); "
@@ -177,6 +179,22 @@ def board_table(board: Board) -> str:
             out.write(f"warning: {r.name}: {r.interval_warning}\n")
     out.write(f"signature: {board.signature}\n")
     return out.getvalue()
+
+
+def _rank_verdict_inputs(
+    metric: Metric, labels: Any, preds: list[Any], metric_labels: Any, grouped: bool
+) -> tuple[Exchangeable | None, int | None]:
+    """For ROC AUC and average precision on independent items: the smaller class's count and, below
+    :data:`stats.board.FEW_POSITIVES`, the scores for the verdicts' randomization max-t (the bootstrap does
+    not hold their level there)."""
+    if not metric.rank_based or grouped:
+        return None, None
+    truth = np.asarray(labels)
+    y = truth == metric_labels[1] if metric_labels else truth.astype(bool)
+    positives = int(min(y.sum(), y.size - y.sum()))
+    if positives >= FEW_POSITIVES or positives == 0:
+        return None, positives
+    return ranked_scores(y, [np.asarray(p, dtype=np.float64) for p in preds], metric=metric.name), positives
 
 
 def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
@@ -215,6 +233,7 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         )
         truth_groups = None
         metric_labels = None
+        exchangeable, positives = None, None
         # a detection task is resampled within its image strata (stats.vision); no class strata here
         sampling = Sampling(strata=None, stratified="image strata", labels=None, notes=[], warnings=[])
     else:
@@ -249,6 +268,7 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
             item_statistics = [metric.item_statistics(truth.labels, p, labels=metric_labels) for p in preds]
         n_items, grouped = len(truth.ids), truth.groups is not None
         truth_groups = truth.groups
+        exchangeable, positives = _rank_verdict_inputs(metric, truth.labels, preds, metric_labels, grouped)
     theta = np.column_stack([s.replicates for s in scores])
     keep, undefined = defined_rows(theta)  # the stated rule of stats.checks for undefined resamples
     board = build_board(
@@ -275,7 +295,10 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         best_set_method=args.best_set,
         power=args.power,
         grouped=grouped,
+        exchangeable=exchangeable,
+        positives=positives,
     )
+    warn([board.verdict_warning] if board.verdict_warning else [])
     extra: dict[str, object] = {"stratified": sampling.stratified}
     if metric.prediction_kind == "score" and metric_labels:
         extra["positive"] = metric_labels[1]
@@ -340,16 +363,7 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
     a duplicate or empty entry name, a row of the wrong width, a duplicate task, or a score that is
     not a finite number.
     """
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror}", file=path) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError("the file is not UTF-8 encoded", file=path, line=line) from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(io.StringIO(_score_table_text(path), newline=""), strict=True)
     header: list[str] | None = None
     tasks: list[str] = []
     rows: list[list[float]] = []
@@ -359,37 +373,9 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
             if not record or all(not cell.strip() for cell in record):
                 continue
             if header is None:
-                header = [cell.strip() for cell in record]
-                if len(header) < 3:
-                    raise InputError(
-                        "the header needs a task column and at least two entry columns", file=path, line=line
-                    )
-                for col, name in enumerate(header[1:], start=2):
-                    if not name:
-                        raise InputError("empty entry name", file=path, line=line, column=col)
-                    if name in header[1 : col - 1]:
-                        raise InputError(f"duplicate entry name '{name}'", file=path, line=line, column=col)
+                header = _score_table_header(record, path, line)
                 continue
-            if len(record) != len(header):
-                raise InputError(f"expected {len(header)} fields, found {len(record)}", file=path, line=line)
-            task = record[0].strip()
-            if not task:
-                raise InputError("empty task name", file=path, line=line, column=1)
-            if task in tasks:
-                raise InputError(f"duplicate task '{task}'", file=path, line=line, column=1)
-            values = []
-            for col, cell in enumerate(record[1:], start=2):
-                try:
-                    value = float(cell)
-                except ValueError:
-                    raise InputError(
-                        f"'{cell.strip()}' is not a number", file=path, line=line, column=col
-                    ) from None
-                if not math.isfinite(value):
-                    raise InputError(
-                        f"'{cell.strip()}' is not a finite number", file=path, line=line, column=col
-                    )
-                values.append(value)
+            task, values = _score_table_row(record, header, tasks, path, line)
             tasks.append(task)
             rows.append(values)
     except csv.Error as exc:
@@ -399,6 +385,57 @@ def read_score_table(path: str) -> tuple[list[str], list[str], np.ndarray]:
     if len(rows) < 2:
         raise InputError("at least two tasks (rows) are needed", file=path)
     return tasks, header[1:], np.asarray(rows, dtype=np.float64)
+
+
+def _score_table_text(path: str) -> str:
+    """The file's text (UTF-8, a BOM dropped)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror}", file=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError("the file is not UTF-8 encoded", file=path, line=line) from None
+
+
+def _score_table_header(record: list[str], path: str, line: int) -> list[str]:
+    """The header: a task column and at least two unique, non-empty entry names."""
+    header = [cell.strip() for cell in record]
+    if len(header) < 3:
+        raise InputError(
+            "the header needs a task column and at least two entry columns", file=path, line=line
+        )
+    for col, name in enumerate(header[1:], start=2):
+        if not name:
+            raise InputError("empty entry name", file=path, line=line, column=col)
+        if name in header[1 : col - 1]:
+            raise InputError(f"duplicate entry name '{name}'", file=path, line=line, column=col)
+    return header
+
+
+def _score_table_row(
+    record: list[str], header: list[str], tasks: list[str], path: str, line: int
+) -> tuple[str, list[float]]:
+    """One task's name (new, non-empty) and its finite scores, one per entry column."""
+    if len(record) != len(header):
+        raise InputError(f"expected {len(header)} fields, found {len(record)}", file=path, line=line)
+    task = record[0].strip()
+    if not task:
+        raise InputError("empty task name", file=path, line=line, column=1)
+    if task in tasks:
+        raise InputError(f"duplicate task '{task}'", file=path, line=line, column=1)
+    values = []
+    for col, cell in enumerate(record[1:], start=2):
+        try:
+            value = float(cell)
+        except ValueError:
+            raise InputError(f"'{cell.strip()}' is not a number", file=path, line=line, column=col) from None
+        if not math.isfinite(value):
+            raise InputError(f"'{cell.strip()}' is not a finite number", file=path, line=line, column=col)
+        values.append(value)
+    return task, values
 
 
 def _p_eq(p: float) -> str:

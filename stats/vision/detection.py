@@ -583,26 +583,50 @@ def detection_replicates(
     """
     w = check_weights(weights, n_items=task.n_images, min_rows=0)
     need = _needed(stats)
-    b, n, k = w.shape[0], task.n_images, task.n_classes
     wf = w.astype(np.float64)
+    npig = np.asarray((task.npig.T @ wf.T).T).reshape(w.shape[0], _A, task.n_classes)  # (B, A, K)
+    out = _recall_stats(entry, wf, npig, need)
+    ap_curves = _ap_curves_needed(need)
+    acc = _APSums.empty(w.shape[0], task.n_classes)
+    npos = (
+        np.asarray((task.npos.T @ wf.T).T) if acc.voc_needed(need) else np.zeros((w.shape[0], task.n_classes))
+    )
+    if ap_curves:
+        _accumulate_family(acc, "coco", entry.coco, w, ap_curves, totals=npig)
+    if acc.voc_needed(need):
+        _accumulate_family(acc, "voc", entry.voc, w, [(0, 0)], totals=npos)
+    out.update(_ap_stats(acc, need, coco=bool(ap_curves)))
+    return {key: out[key] for key in (*_ALL_STATS, "per_class_AP") if key in out}
+
+
+_AR_NAMES = ("AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
+_AR_AREA = (0, 0, 0, 1, 2, 3)
+_AP_AREAS = (("APs", 1), ("APm", 2), ("APl", 3))
+
+
+def _recall_stats(
+    entry: MatchedEntry, wf: FloatArray, npig: FloatArray, need: set[str]
+) -> dict[str, FloatArray]:
+    """Recall is decomposable: AR = mean over thresholds and classes with objects of ``W @ tp / W @ npig``."""
     out: dict[str, FloatArray] = {}
+    if not need & set(_AR_NAMES):
+        return out
+    b, k = npig.shape[0], npig.shape[2]
+    tpc = np.asarray((entry.recall_counts.T @ wf.T).T).reshape(b, len(_AR_NAMES), _T, k)
+    for i, name in enumerate(_AR_NAMES):
+        if name not in need:
+            continue
+        den = npig[:, _AR_AREA[i], :]  # (B, K)
+        valid = den > 0
+        rec = np.where(valid[:, None, :], tpc[:, i] / np.where(valid, den, 1.0)[:, None, :], 0.0)
+        cnt = valid.sum(axis=1) * _T
+        out[name] = np.where(cnt > 0, rec.sum(axis=(1, 2)) / np.maximum(cnt, 1), np.nan)
+    return out
 
-    # recall (decomposable): AR = mean over thresholds and classes with objects of W @ tp / W @ npig
-    npig = np.asarray((task.npig.T @ wf.T).T).reshape(b, _A, k)  # (B, A, K)
-    ar_names = ("AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
-    ar_area = (0, 0, 0, 1, 2, 3)
-    if need & set(ar_names):
-        tpc = np.asarray((entry.recall_counts.T @ wf.T).T).reshape(b, len(ar_names), _T, k)
-        for i, name in enumerate(ar_names):
-            if name not in need:
-                continue
-            den = npig[:, ar_area[i], :]  # (B, K)
-            valid = den > 0
-            rec = np.where(valid[:, None, :], tpc[:, i] / np.where(valid, den, 1.0)[:, None, :], 0.0)
-            cnt = valid.sum(axis=1) * _T
-            out[name] = np.where(cnt > 0, rec.sum(axis=(1, 2)) / np.maximum(cnt, 1), np.nan)
 
-    ap_curves: list[tuple[int, int]] = []  # (area, threshold) pairs needed
+def _ap_curves_needed(need: set[str]) -> list[tuple[int, int]]:
+    """The (area, IoU threshold) precision curves the wanted COCO AP stats read."""
+    ap_curves: list[tuple[int, int]] = []
     if need & {"AP", "per_class_AP"}:
         ap_curves += [(0, t) for t in range(_T)]
     else:
@@ -610,109 +634,149 @@ def detection_replicates(
             ap_curves.append((0, 0))
         if "AP75" in need:
             ap_curves.append((0, 5))
-    for name, a in (("APs", 1), ("APm", 2), ("APl", 3)):
+    for name, a in _AP_AREAS:
         if name in need:
             ap_curves += [(a, t) for t in range(_T)]
-    voc = bool(need & {"VOC07", "VOC"})
+    return ap_curves
 
-    qsum = np.full((b, _A, _T, k), np.nan)
-    voc07 = np.full((b, k), np.nan)
-    vocall = np.full((b, k), np.nan)
-    npos = np.asarray((task.npos.T @ wf.T).T) if voc else np.zeros((b, k))
-    families = []
-    if ap_curves:
-        families.append(("coco", entry.coco))
-    if voc:
-        families.append(("voc", entry.voc))
-    for fam, curves in families:
-        mixed_imgs = np.unique(curves.image[curves.mixed])
-        cmax = int(w[:, mixed_imgs].max()) if mixed_imgs.size else 0
-        mixed_col = np.full(n, -1, dtype=np.intp)
-        mixed_col[mixed_imgs] = np.arange(mixed_imgs.shape[0])
-        dtype = np.float64  # counts are integers: every sum is exact below 2**53
-        w_aug = w.astype(dtype)
-        if cmax > 1:
-            w_aug = np.hstack([w_aug, *[(w[:, mixed_imgs] > c).astype(dtype) for c in range(cmax)]])
-        w_rows = np.ascontiguousarray(w_aug.T)  # (columns, B) for the sparse products
-        curve_list = ap_curves if fam == "coco" else [(0, 0)]
-        areas = sorted({a for a, _ in curve_list})
-        for c in range(k):
-            lo, hi = int(curves.class_start[c]), int(curves.class_start[c + 1])
-            if fam == "coco":
-                valid_c = npig[:, :, c] > 0  # (B, A)
-                for a in areas:
-                    qsum[valid_c[:, a], a, :, c] = 0.0
-            else:
-                valid_v = npos[:, c] > 0
-                voc07[valid_v, c] = 0.0
-                vocall[valid_v, c] = 0.0
-            if hi == lo:
-                continue
-            ev, col = _expansion(curves, lo, hi, cmax, mixed_col, mixed_imgs.shape[0], n)
-            tp_ev = curves.tp[:, :, ev]
-            union = {
-                a: np.flatnonzero(tp_ev[a, [t for aa, t in curve_list if aa == a]].any(axis=0)) for a in areas
-            }
-            pcs = {
-                a: _candidates_at(w_rows, col, curves.cand[a, ev], union[a]) for a in areas if union[a].size
-            }
-            tables = {}
-            for a in areas if fam == "coco" else [0]:
-                tot_a = npig[:, a, c] if fam == "coco" else npos[:, c]
-                tables[a] = _count_table(tot_a, RECALL_THRESHOLDS if fam == "coco" else VOC07_THRESHOLDS)
-            for a, t in curve_list:
-                tp_pos = np.flatnonzero(tp_ev[a, t])
-                if tp_pos.size == 0:
-                    continue
-                tot = npig[:, a, c] if fam == "coco" else npos[:, c]
-                rows = tot > 0
-                if not rows.any():
-                    continue
-                tp_m, nf_m = tp_ev[a, t], curves.nonfp[a, t, ev]
-                extra_pos = np.flatnonzero(nf_m & ~tp_m)
-                missing_pos = np.flatnonzero(tp_m & ~nf_m)
-                pc_at_tp = pcs[a][:, np.searchsorted(union[a], tp_pos)]
-                tp, fp = _evaluate_curve(w_rows, col, pc_at_tp, tp_pos, extra_pos, missing_pos)
-                safe = np.where(rows, tot, 1.0)
-                table, inv = tables[a]
-                cnt = table[inv[:, None], tp.astype(np.intp)]
-                if fam == "coco":
-                    env = _reverse_cummax(tp / (fp + tp + _EPS))
-                    qsum[rows, a, t, c] = _envelope_sum(cnt, env)[rows]
-                else:
-                    env = _reverse_cummax(tp / np.maximum(tp + fp, np.finfo(np.float64).eps))
-                    ap07 = _envelope_sum(cnt, env) / 11.0
-                    rec = tp / safe[:, None]
-                    drec = rec.copy()
-                    drec[:, 1:] -= rec[:, :-1]
-                    voc07[rows, c] = ap07[rows]
-                    vocall[rows, c] = np.einsum("bm,bm->b", drec, env)[rows]
 
-    def mean_valid(x: FloatArray, axis: tuple[int, ...]) -> FloatArray:
-        valid = ~np.isnan(x)
-        cnt = valid.sum(axis=axis)
-        total = np.where(valid, x, 0.0).sum(axis=axis)
-        return np.where(cnt > 0, total / np.maximum(cnt, 1), np.nan)
+@dataclass
+class _APSums:
+    """Per resample and class: COCO's summed interpolated precision per (area, threshold), VOC07's and
+    VOC's AP; NaN where the class has no object in the resample."""
 
-    r = RECALL_THRESHOLDS.shape[0]
-    if ap_curves:
-        ap_t = qsum / r  # (B, A, T, K): AP per area, threshold and class
+    qsum: FloatArray  # (B, A, T, K)
+    voc07: FloatArray  # (B, K)
+    vocall: FloatArray  # (B, K)
+
+    @classmethod
+    def empty(cls, b: int, k: int) -> _APSums:
+        return cls(np.full((b, _A, _T, k), np.nan), np.full((b, k), np.nan), np.full((b, k), np.nan))
+
+    @staticmethod
+    def voc_needed(need: set[str]) -> bool:
+        return bool(need & {"VOC07", "VOC"})
+
+
+def _accumulate_family(
+    acc: _APSums,
+    fam: str,
+    curves: Any,
+    w: NDArray[Any],
+    curve_list: list[tuple[int, int]],
+    *,
+    totals: FloatArray,
+) -> None:
+    """Every class's precision curves of one family (``"coco"`` or ``"voc"``) under every resample."""
+    n = w.shape[1]
+    mixed_imgs = np.unique(curves.image[curves.mixed])
+    cmax = int(w[:, mixed_imgs].max()) if mixed_imgs.size else 0
+    mixed_col = np.full(n, -1, dtype=np.intp)
+    mixed_col[mixed_imgs] = np.arange(mixed_imgs.shape[0])
+    dtype = np.float64  # counts are integers: every sum is exact below 2**53
+    w_aug = w.astype(dtype)
+    if cmax > 1:
+        w_aug = np.hstack([w_aug, *[(w[:, mixed_imgs] > c).astype(dtype) for c in range(cmax)]])
+    w_rows = np.ascontiguousarray(w_aug.T)  # (columns, B) for the sparse products
+    areas = sorted({a for a, _ in curve_list})
+    for c in range(totals.shape[-1]):
+        lo, hi = int(curves.class_start[c]), int(curves.class_start[c + 1])
+        _mark_defined(acc, fam, c, areas, totals)
+        if hi == lo:
+            continue
+        ev, col = _expansion(curves, lo, hi, cmax, mixed_col, mixed_imgs.shape[0], n)
+        _accumulate_class(acc, fam, c, curves, ev, col, w_rows, curve_list, areas, totals)
+
+
+def _mark_defined(acc: _APSums, fam: str, c: int, areas: list[int], totals: FloatArray) -> None:
+    """AP 0 (not NaN) wherever class ``c`` has objects: a class without detections scores 0 there."""
+    if fam == "coco":
+        valid_c = totals[:, :, c] > 0  # (B, A)
+        for a in areas:
+            acc.qsum[valid_c[:, a], a, :, c] = 0.0
+    else:
+        valid_v = totals[:, c] > 0
+        acc.voc07[valid_v, c] = 0.0
+        acc.vocall[valid_v, c] = 0.0
+
+
+def _accumulate_class(
+    acc: _APSums,
+    fam: str,
+    c: int,
+    curves: Any,
+    ev: IntpArray,
+    col: IntpArray,
+    w_rows: NDArray[Any],
+    curve_list: list[tuple[int, int]],
+    areas: list[int],
+    totals: FloatArray,
+) -> None:
+    """Class ``c``'s AP of every curve of ``curve_list`` under every resample, into ``acc``."""
+    tp_ev = curves.tp[:, :, ev]
+    union = {a: np.flatnonzero(tp_ev[a, [t for aa, t in curve_list if aa == a]].any(axis=0)) for a in areas}
+    pcs = {a: _candidates_at(w_rows, col, curves.cand[a, ev], union[a]) for a in areas if union[a].size}
+    tables = {}
+    for a in areas if fam == "coco" else [0]:
+        tot_a = totals[:, a, c] if fam == "coco" else totals[:, c]
+        tables[a] = _count_table(tot_a, RECALL_THRESHOLDS if fam == "coco" else VOC07_THRESHOLDS)
+    for a, t in curve_list:
+        tp_pos = np.flatnonzero(tp_ev[a, t])
+        if tp_pos.size == 0:
+            continue
+        tot = totals[:, a, c] if fam == "coco" else totals[:, c]
+        rows = tot > 0
+        if not rows.any():
+            continue
+        tp_m, nf_m = tp_ev[a, t], curves.nonfp[a, t, ev]
+        extra_pos = np.flatnonzero(nf_m & ~tp_m)
+        missing_pos = np.flatnonzero(tp_m & ~nf_m)
+        pc_at_tp = pcs[a][:, np.searchsorted(union[a], tp_pos)]
+        tp, fp = _evaluate_curve(w_rows, col, pc_at_tp, tp_pos, extra_pos, missing_pos)
+        table, inv = tables[a]
+        cnt = table[inv[:, None], tp.astype(np.intp)]
+        if fam == "coco":
+            env = _reverse_cummax(tp / (fp + tp + _EPS))
+            acc.qsum[rows, a, t, c] = _envelope_sum(cnt, env)[rows]
+        else:
+            env = _reverse_cummax(tp / np.maximum(tp + fp, np.finfo(np.float64).eps))
+            ap07 = _envelope_sum(cnt, env) / 11.0
+            rec = tp / np.where(rows, tot, 1.0)[:, None]
+            drec = rec.copy()
+            drec[:, 1:] -= rec[:, :-1]
+            acc.voc07[rows, c] = ap07[rows]
+            acc.vocall[rows, c] = np.einsum("bm,bm->b", drec, env)[rows]
+
+
+def _mean_valid(x: FloatArray, axis: tuple[int, ...]) -> FloatArray:
+    """Mean over ``axis`` of the defined (non-NaN) elements; NaN where none is."""
+    valid = ~np.isnan(x)
+    cnt = valid.sum(axis=axis)
+    total = np.where(valid, x, 0.0).sum(axis=axis)
+    return np.where(cnt > 0, total / np.maximum(cnt, 1), np.nan)
+
+
+def _ap_stats(acc: _APSums, need: set[str], *, coco: bool) -> dict[str, FloatArray]:
+    """The wanted AP stats from the per-class sums (means over the classes with objects)."""
+    out: dict[str, FloatArray] = {}
+    if coco:
+        ap_t = acc.qsum / RECALL_THRESHOLDS.shape[0]  # (B, A, T, K): AP per area, threshold and class
         if "AP" in need:
-            out["AP"] = mean_valid(ap_t[:, 0], (1, 2))
+            out["AP"] = _mean_valid(ap_t[:, 0], (1, 2))
         if "AP50" in need:
-            out["AP50"] = mean_valid(ap_t[:, 0, 0], (1,))
+            out["AP50"] = _mean_valid(ap_t[:, 0, 0], (1,))
         if "AP75" in need:
-            out["AP75"] = mean_valid(ap_t[:, 0, 5], (1,))
-        for name, a in (("APs", 1), ("APm", 2), ("APl", 3)):
+            out["AP75"] = _mean_valid(ap_t[:, 0, 5], (1,))
+        for name, a in _AP_AREAS:
             if name in need:
-                out[name] = mean_valid(ap_t[:, a], (1, 2))
+                out[name] = _mean_valid(ap_t[:, a], (1, 2))
         if "per_class_AP" in need:
-            out["per_class_AP"] = mean_valid(ap_t[:, 0], (1,))
+            out["per_class_AP"] = _mean_valid(ap_t[:, 0], (1,))
     if "VOC07" in need:
-        out["VOC07"] = mean_valid(voc07, (1,))
+        out["VOC07"] = _mean_valid(acc.voc07, (1,))
     if "VOC" in need:
-        out["VOC"] = mean_valid(vocall, (1,))
-    return {key: out[key] for key in (*_ALL_STATS, "per_class_AP") if key in out}
+        out["VOC"] = _mean_valid(acc.vocall, (1,))
+    return out
 
 
 def detection_point(task: DetectionTask, entry: MatchedEntry) -> dict[str, Any]:
@@ -824,7 +888,6 @@ def detection_scores(
         or in a resample of explicit ``weights``.
     """
     from stats.engine import EntryScore
-    from stats.resampling import CHUNK_RESAMPLES, iter_unit_weight_chunks, resample_design
     from stats.signature import Signature
 
     if not entries:
@@ -834,57 +897,16 @@ def detection_scores(
         names = [f"entry-{j}" for j in range(len(entries))]
     elif len(names) != len(entries):
         raise ValueError("`names` must have one name per entry.")
-    n = task.n_images
-    points = [detection_replicates(task, e, np.ones((1, n), dtype=np.uint8), stats=stats) for e in entries]
-    for m, s in zip(metrics, stats, strict=True):
-        for e_point in points:
-            if np.isnan(e_point[s][0]):
-                raise ValueError(
-                    f"`{m}` is undefined on this test set: it holds no object in the stat's area range."
-                )
-    if weights is not None:
-        if chunks is not None or cache_dir is not None:
-            raise ValueError("`weights` excludes `chunks` and `cache_dir`.")
-        w_explicit = check_weights(weights, n_items=n)
-        chunk_iter: Any = (
-            (c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES])
-            for c in range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
-        )
-        span = range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
-        base = Signature(
-            metric="", method="bootstrap", resamples=w_explicit.shape[0], seed=None, confidence=None
-        )
-        base = base.with_extra(weights="explicit")
-    else:
-        design = resample_design(n, resamples=resamples, seed=seed, strata=detection_strata(task.truth))
-        span = range(design.n_chunks) if chunks is None else chunks
-        chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
-        base = Signature(metric="", method="bootstrap", resamples=resamples, seed=seed, confidence=None)
-        base = base.with_extra(resampling="images", stratified="objects per area range")
-        if chunks is not None:
-            base = base.with_extra(chunks=f"{span.start}:{span.stop}")
-    parts: dict[str, list[list[FloatArray]]] = {s: [[] for _ in entries] for s in stats}
-    for _, w_chunk in chunk_iter:
-        for j, e in enumerate(entries):
-            reps = detection_replicates(task, e, w_chunk, stats=stats)
-            for s in stats:
-                _check_defined(reps[s], s, "a resample of `weights`")
-                parts[s][j].append(reps[s])
-    jack: dict[str, list[FloatArray]] = {s: [np.empty(0) for _ in entries] for s in stats}
-    if jackknife:
-        for j, e in enumerate(entries):
-            cols: dict[str, list[FloatArray]] = {s: [] for s in stats}
-            for start in range(0, n, CHUNK_RESAMPLES):
-                rows = np.arange(start, min(start + CHUNK_RESAMPLES, n))
-                w_loo = np.ones((rows.shape[0], n), dtype=np.uint8)
-                w_loo[np.arange(rows.shape[0]), rows] = 0
-                reps = detection_replicates(task, e, w_loo, stats=stats)
-                for s in stats:
-                    cols[s].append(reps[s])
-            for s in stats:
-                values = np.concatenate(cols[s])
-                _check_defined(values, s, "a leave-one-image-out set (BCa needs every one)")
-                jack[s][j] = values
+    points = _detection_points(task, entries, metrics, stats)
+    chunk_iter, span, base = _detection_chunks(
+        task, weights=weights, chunks=chunks, cache_dir=cache_dir, resamples=resamples, seed=seed
+    )
+    parts = _detection_chunk_replicates(task, entries, stats, chunk_iter)
+    jack = (
+        _detection_jackknife(task, entries, stats)
+        if jackknife
+        else {s: [np.empty(0) for _ in entries] for s in stats}
+    )
     out: dict[str, list[Any]] = {}
     for m, s in zip(metrics, stats, strict=True):
         sig = Signature(
@@ -908,6 +930,97 @@ def detection_scores(
             for j in range(len(entries))
         ]
     return out
+
+
+def _detection_points(
+    task: DetectionTask, entries: Sequence[MatchedEntry], metrics: Sequence[str], stats: list[str]
+) -> list[dict[str, FloatArray]]:
+    """Every entry's stats on the test set; a metric undefined there is refused."""
+    n = task.n_images
+    points = [detection_replicates(task, e, np.ones((1, n), dtype=np.uint8), stats=stats) for e in entries]
+    for m, s in zip(metrics, stats, strict=True):
+        for e_point in points:
+            if np.isnan(e_point[s][0]):
+                raise ValueError(
+                    f"`{m}` is undefined on this test set: it holds no object in the stat's area range."
+                )
+    return points
+
+
+def _detection_chunks(
+    task: DetectionTask,
+    *,
+    weights: NDArray[Any] | None,
+    chunks: range | None,
+    cache_dir: Any,
+    resamples: int,
+    seed: int,
+) -> tuple[Any, range, Any]:
+    """The chunks of ``W`` to score (explicit ``weights``, or the task's stratified design), their range
+    and the signature they share."""
+    from stats.resampling import CHUNK_RESAMPLES, iter_unit_weight_chunks, resample_design
+    from stats.signature import Signature
+
+    n = task.n_images
+    if weights is not None:
+        if chunks is not None or cache_dir is not None:
+            raise ValueError("`weights` excludes `chunks` and `cache_dir`.")
+        w_explicit = check_weights(weights, n_items=n)
+        chunk_iter: Any = (
+            (c, w_explicit[c * CHUNK_RESAMPLES : (c + 1) * CHUNK_RESAMPLES])
+            for c in range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
+        )
+        span = range(-(-w_explicit.shape[0] // CHUNK_RESAMPLES))
+        base = Signature(
+            metric="", method="bootstrap", resamples=w_explicit.shape[0], seed=None, confidence=None
+        )
+        return chunk_iter, span, base.with_extra(weights="explicit")
+    design = resample_design(n, resamples=resamples, seed=seed, strata=detection_strata(task.truth))
+    span = range(design.n_chunks) if chunks is None else chunks
+    chunk_iter = iter_unit_weight_chunks(design, chunks=chunks, cache_dir=cache_dir)
+    base = Signature(metric="", method="bootstrap", resamples=resamples, seed=seed, confidence=None)
+    base = base.with_extra(resampling="images", stratified="objects per area range")
+    if chunks is not None:
+        base = base.with_extra(chunks=f"{span.start}:{span.stop}")
+    return chunk_iter, span, base
+
+
+def _detection_chunk_replicates(
+    task: DetectionTask, entries: Sequence[MatchedEntry], stats: list[str], chunk_iter: Any
+) -> dict[str, list[list[FloatArray]]]:
+    """Per stat and entry, the replicates of every chunk (a resample that leaves a stat undefined refused)."""
+    parts: dict[str, list[list[FloatArray]]] = {s: [[] for _ in entries] for s in stats}
+    for _, w_chunk in chunk_iter:
+        for j, e in enumerate(entries):
+            reps = detection_replicates(task, e, w_chunk, stats=stats)
+            for s in stats:
+                _check_defined(reps[s], s, "a resample of `weights`")
+                parts[s][j].append(reps[s])
+    return parts
+
+
+def _detection_jackknife(
+    task: DetectionTask, entries: Sequence[MatchedEntry], stats: list[str]
+) -> dict[str, list[FloatArray]]:
+    """Per stat and entry, the N leave-one-image-out values (BCa needs every one defined)."""
+    from stats.resampling import CHUNK_RESAMPLES
+
+    n = task.n_images
+    jack: dict[str, list[FloatArray]] = {s: [np.empty(0) for _ in entries] for s in stats}
+    for j, e in enumerate(entries):
+        cols: dict[str, list[FloatArray]] = {s: [] for s in stats}
+        for start in range(0, n, CHUNK_RESAMPLES):
+            rows = np.arange(start, min(start + CHUNK_RESAMPLES, n))
+            w_loo = np.ones((rows.shape[0], n), dtype=np.uint8)
+            w_loo[np.arange(rows.shape[0]), rows] = 0
+            reps = detection_replicates(task, e, w_loo, stats=stats)
+            for s in stats:
+                cols[s].append(reps[s])
+        for s in stats:
+            values = np.concatenate(cols[s])
+            _check_defined(values, s, "a leave-one-image-out set (BCa needs every one)")
+            jack[s][j] = values
+    return jack
 
 
 def score_detection_entries(

@@ -255,6 +255,33 @@ def parse_coco_truth(
     ([1, 2], ('cat',))
     """
     disp = _display_name(source, name)
+    doc = _coco_document(source, disp, max_bytes)
+    image_ids = _coco_image_ids(doc["images"], disp)
+    cats = _coco_categories(doc["categories"], disp)
+    category_ids = np.array([c for c, _ in cats], dtype=np.int64)
+    anns = _coco_annotations(doc["annotations"], _index(image_ids), _index(category_ids), disp)
+    return DetectionTruth(
+        image_ids=image_ids,
+        category_ids=category_ids,
+        category_names=tuple(n for _, n in cats),
+        ann_ids=anns.ann_ids,
+        image=anns.image,
+        category=anns.category,
+        bbox=anns.bbox,
+        area=anns.area,
+        iscrowd=anns.iscrowd,
+        difficult=np.zeros(anns.ann_ids.size, dtype=bool),
+        source="coco",
+        conventions={
+            "format": "coco",
+            "image_order": "ascending image id",
+            "ignore": "iscrowd (as pycocotools)",
+        },
+    )
+
+
+def _coco_document(source: Source, disp: str, max_bytes: int) -> dict[str, Any]:
+    """The annotation file's JSON object, with its three lists checked."""
     data = _maybe_gunzip(_read_bytes(source, disp, max_bytes), disp, max_bytes)
     text = _decode_utf8(data, disp)
     try:
@@ -268,9 +295,13 @@ def parse_coco_truth(
     for key in ("images", "categories", "annotations"):
         if not isinstance(doc.get(key), list):
             raise InputError(f"`{key}` must be a list", file=disp)
+    return doc
 
+
+def _coco_image_ids(images: list[Any], disp: str) -> NDArray[np.int64]:
+    """The image ids in ascending order (each an integer, at least one, none twice)."""
     image_list = []
-    for i, img in enumerate(doc["images"]):
+    for i, img in enumerate(images):
         if not isinstance(img, dict) or not _is_int(img.get("id")):
             raise InputError(f"images[{i}]: `id` must be an integer", file=disp)
         image_list.append(int(img["id"]))
@@ -280,9 +311,13 @@ def parse_coco_truth(
     dup = image_ids[1:][image_ids[1:] == image_ids[:-1]]
     if dup.size:
         raise InputError(f"images: image id {int(dup[0])} appears twice", file=disp)
+    return image_ids
 
+
+def _coco_categories(categories: list[Any], disp: str) -> list[tuple[int, str]]:
+    """(id, name) of every category in ascending id order (at least one, no id twice)."""
     cats: list[tuple[int, str]] = []
-    for i, cat in enumerate(doc["categories"]):
+    for i, cat in enumerate(categories):
         if not isinstance(cat, dict) or not _is_int(cat.get("id")):
             raise InputError(f"categories[{i}]: `id` must be an integer", file=disp)
         cats.append((int(cat["id"]), str(cat.get("name", cat["id"]))))
@@ -293,66 +328,72 @@ def parse_coco_truth(
     if np.any(category_ids[1:] == category_ids[:-1]):
         bad = int(category_ids[1:][category_ids[1:] == category_ids[:-1]][0])
         raise InputError(f"categories: category id {bad} appears twice", file=disp)
+    return cats
 
-    img_pos, cat_pos = _index(image_ids), _index(category_ids)
-    anns = doc["annotations"]
+
+@dataclass(frozen=True)
+class _CocoAnnotations:
+    ann_ids: NDArray[np.int64]
+    image: NDArray[np.intp]
+    category: NDArray[np.intp]
+    bbox: NDArray[np.float64]
+    area: NDArray[np.float64]
+    iscrowd: NDArray[np.bool_]
+
+
+def _coco_annotations(
+    anns: list[Any], img_pos: dict[int, int], cat_pos: dict[int, int], disp: str
+) -> _CocoAnnotations:
+    """Every annotation checked and converted (positions of its image and category, box, area, crowd)."""
     g = len(anns)
-    ann_ids = np.empty(g, dtype=np.int64)
-    image = np.empty(g, dtype=np.intp)
-    category = np.empty(g, dtype=np.intp)
-    bbox = np.empty((g, 4))
-    area = np.empty(g)
-    iscrowd = np.zeros(g, dtype=bool)
+    out = _CocoAnnotations(
+        ann_ids=np.empty(g, dtype=np.int64),
+        image=np.empty(g, dtype=np.intp),
+        category=np.empty(g, dtype=np.intp),
+        bbox=np.empty((g, 4)),
+        area=np.empty(g),
+        iscrowd=np.zeros(g, dtype=bool),
+    )
     for i, ann in enumerate(anns):
-        where = f"annotations[{i}]"
-        if not isinstance(ann, dict):
-            raise InputError(f"{where}: must be an object", file=disp)
-        aid: Any = ann.get("id")
-        if not _is_int(aid) or int(aid) < 1:
-            raise InputError(
-                f"{where}: `id` must be an integer >= 1 (pycocotools never matches id 0), got {aid!r}",
-                file=disp,
-            )
-        ann_ids[i] = int(aid)
-        img_id: Any = ann.get("image_id")
-        cat_id: Any = ann.get("category_id")
-        if not _is_int(img_id) or int(img_id) not in img_pos:
-            raise InputError(f"{where} (id {aid}): unknown image_id {img_id!r}", file=disp)
-        if not _is_int(cat_id) or int(cat_id) not in cat_pos:
-            raise InputError(f"{where} (id {aid}): unknown category_id {cat_id!r}", file=disp)
-        image[i], category[i] = img_pos[int(img_id)], cat_pos[int(cat_id)]
-        bbox[i] = _box(ann.get("bbox"), f"{where} (id {aid})", disp)
-        a: Any = ann.get("area")
-        if not _is_number(a) or not math.isfinite(a) or a < 0:
-            raise InputError(f"{where} (id {aid}): `area` must be a finite number >= 0, got {a!r}", file=disp)
-        area[i] = float(a)
-        crowd = ann.get("iscrowd", 0)
-        if crowd not in (0, 1) or isinstance(crowd, float):
-            raise InputError(f"{where} (id {aid}): `iscrowd` must be 0 or 1, got {crowd!r}", file=disp)
-        iscrowd[i] = bool(crowd)
-    dup_ann = np.unique(ann_ids, return_counts=True)
+        _coco_annotation(out, i, ann, img_pos, cat_pos, disp)
+    dup_ann = np.unique(out.ann_ids, return_counts=True)
     if np.any(dup_ann[1] > 1):
         raise InputError(
             f"annotations: annotation id {int(dup_ann[0][dup_ann[1] > 1][0])} appears twice", file=disp
         )
-    return DetectionTruth(
-        image_ids=image_ids,
-        category_ids=category_ids,
-        category_names=tuple(n for _, n in cats),
-        ann_ids=ann_ids,
-        image=image,
-        category=category,
-        bbox=bbox,
-        area=area,
-        iscrowd=iscrowd,
-        difficult=np.zeros(g, dtype=bool),
-        source="coco",
-        conventions={
-            "format": "coco",
-            "image_order": "ascending image id",
-            "ignore": "iscrowd (as pycocotools)",
-        },
-    )
+    return out
+
+
+def _coco_annotation(
+    out: _CocoAnnotations, i: int, ann: Any, img_pos: dict[int, int], cat_pos: dict[int, int], disp: str
+) -> None:
+    """Annotation ``i`` checked, into row ``i`` of ``out``."""
+    where = f"annotations[{i}]"
+    if not isinstance(ann, dict):
+        raise InputError(f"{where}: must be an object", file=disp)
+    aid: Any = ann.get("id")
+    if not _is_int(aid) or int(aid) < 1:
+        raise InputError(
+            f"{where}: `id` must be an integer >= 1 (pycocotools never matches id 0), got {aid!r}",
+            file=disp,
+        )
+    out.ann_ids[i] = int(aid)
+    img_id: Any = ann.get("image_id")
+    cat_id: Any = ann.get("category_id")
+    if not _is_int(img_id) or int(img_id) not in img_pos:
+        raise InputError(f"{where} (id {aid}): unknown image_id {img_id!r}", file=disp)
+    if not _is_int(cat_id) or int(cat_id) not in cat_pos:
+        raise InputError(f"{where} (id {aid}): unknown category_id {cat_id!r}", file=disp)
+    out.image[i], out.category[i] = img_pos[int(img_id)], cat_pos[int(cat_id)]
+    out.bbox[i] = _box(ann.get("bbox"), f"{where} (id {aid})", disp)
+    a: Any = ann.get("area")
+    if not _is_number(a) or not math.isfinite(a) or a < 0:
+        raise InputError(f"{where} (id {aid}): `area` must be a finite number >= 0, got {a!r}", file=disp)
+    out.area[i] = float(a)
+    crowd = ann.get("iscrowd", 0)
+    if crowd not in (0, 1) or isinstance(crowd, float):
+        raise InputError(f"{where} (id {aid}): `iscrowd` must be 0 or 1, got {crowd!r}", file=disp)
+    out.iscrowd[i] = bool(crowd)
 
 
 def _box(
@@ -415,27 +456,7 @@ def parse_voc_truth(
         cat = row[col["category"]].strip()
         if not cat:
             continue
-        vals = []
-        for c in ("xmin", "ymin", "xmax", "ymax"):
-            text = row[col[c]].strip()
-            try:
-                v = float(text)
-            except ValueError:
-                raise table.error(f"`{c}` must be a number, got {text!r}", r, col[c]) from None
-            if not math.isfinite(v):
-                raise table.error(f"`{c}` must be finite, got {text!r}", r, col[c])
-            vals.append(v)
-        if vals[2] < vals[0] or vals[3] < vals[1]:
-            raise table.error(
-                "xmax must be >= xmin and ymax >= ymin (pixel-inclusive VOC boxes)", r, col["xmax"]
-            )
-        diff = False
-        if dcol is not None:
-            text = row[dcol].strip()
-            if text not in ("", "0", "1"):
-                raise table.error(f"`difficult` must be 0 or 1, got {text!r}", r, dcol)
-            diff = text == "1"
-        rows.append((images[img], cat, vals, diff))
+        rows.append((images[img], cat, _voc_box(table, row, r, col), _voc_difficult(table, row, r, dcol)))
     if not images:
         raise InputError("the file lists no image", file=disp)
     names = sorted({r[1] for r in rows})
@@ -466,6 +487,33 @@ def parse_voc_truth(
             "difficult": "kept; COCO metrics count difficult objects (iscrowd 0), VOC metrics skip them",
         },
     )
+
+
+def _voc_box(table: Any, row: list[str], r: int, col: dict[str, int]) -> list[float]:
+    """Row ``r``'s pixel-inclusive box ``[xmin, ymin, xmax, ymax]``, checked (finite, not inverted)."""
+    vals = []
+    for c in ("xmin", "ymin", "xmax", "ymax"):
+        text = row[col[c]].strip()
+        try:
+            v = float(text)
+        except ValueError:
+            raise table.error(f"`{c}` must be a number, got {text!r}", r, col[c]) from None
+        if not math.isfinite(v):
+            raise table.error(f"`{c}` must be finite, got {text!r}", r, col[c])
+        vals.append(v)
+    if vals[2] < vals[0] or vals[3] < vals[1]:
+        raise table.error("xmax must be >= xmin and ymax >= ymin (pixel-inclusive VOC boxes)", r, col["xmax"])
+    return vals
+
+
+def _voc_difficult(table: Any, row: list[str], r: int, dcol: int | None) -> bool:
+    """Row ``r``'s ``difficult`` flag (empty or absent: 0)."""
+    if dcol is None:
+        return False
+    text = row[dcol].strip()
+    if text not in ("", "0", "1"):
+        raise table.error(f"`difficult` must be 0 or 1, got {text!r}", r, dcol)
+    return text == "1"
 
 
 # ----------------------------------------------------------------------------------------------------

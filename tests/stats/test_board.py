@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from stats.board import build_board
+from stats.board import build_board, discordant_counts
 from stats.compare import holm, items_needed_mcnemar
 from stats.engine import score_entries
 from stats.metrics import get_metric
@@ -80,6 +80,22 @@ def test_accuracy_board_uses_mcnemar_against_the_leader() -> None:
     raw = [board.row(n).p_value for n in NAMES[1:]]
     np.testing.assert_allclose([board.row(n).adjusted_p_value for n in NAMES[1:]], holm(raw))
     assert [r.rank for r in board.rows] == sorted(r.rank for r in board.rows)
+
+
+def test_discordant_counts_are_the_pair_tests_counts() -> None:
+    """The library's McNemar counts (what the service's pairwise page shows) count each pair's items one
+    entry has right and the other wrong, and give the board's own pair-test p-values."""
+    board, truth, preds = _board()
+    metric = get_metric("accuracy")
+    counts = discordant_counts([metric.item_statistics(truth, p) for p in preds])
+    right = [p == truth for p in preds]
+    for i in range(len(preds)):
+        for j in range(len(preds)):
+            assert counts[i, j] == int((right[i] & ~right[j]).sum())
+    for i, name in enumerate(NAMES[1:], start=1):
+        n = int(counts[i, 0] + counts[0, i])
+        expected = 1.0 if n == 0 else sps.binomtest(int(counts[i, 0]), n, 0.5).pvalue
+        assert board.row(name).p_value == pytest.approx(expected, rel=1e-12)
 
 
 def test_identical_entries_get_identical_numbers() -> None:
