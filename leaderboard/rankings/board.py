@@ -24,6 +24,7 @@ import stats
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
 from leaderboard.scoring.kinds import get_kind
+from leaderboard.scoring.selectors import task_minority_count
 from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
 from stats.cddiagram import cd_diagram_svg
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
@@ -291,6 +292,9 @@ def build_board(
         edge_warnings += design_warnings(n_groups, grouped=True)
         if have_items and codes is not None and len(codes) == len(item_stats[0]):  # type: ignore[arg-type]
             group_codes = np.asarray(codes)
+    # a rank metric on binary truth: its verdict declines below stats.board.FEW_POSITIVES of the smaller
+    # class (the bootstrap claims falsely 0.21 of the time with 3 positives, issue 21)
+    positives = task_minority_count(task=task, split=split) if metric.rank_based else None
     edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
     edge_warnings += undefined_warning(undefined, resamples_stored)
     board = (stats_build_board if cache is None else cache.build)(
@@ -313,7 +317,10 @@ def build_board(
         runs=runs if any(r is not None for r in runs) else None,
         grouped=task.grouped,
         groups=group_codes,
+        positives=positives,
     )
+    # the verdict's own warning (a declined verdict says why: few clusters, few positives)
+    edge_warnings += [board.verdict_warning] if board.verdict_warning else []
     data = board.as_dict()
     by_key = {e.key: e for e in entries}
     order = [r["name"] for r in data["rows"]]

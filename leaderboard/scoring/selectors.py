@@ -49,3 +49,20 @@ def task_group_codes(*, task: Task, split: str) -> list[int] | None:
     ids = sorted({g for g, p in zip(row.groups, private, strict=True) if bool(p) == want_private})
     code = {g: i for i, g in enumerate(ids)}
     return [code[g] for g, p in zip(row.groups, private, strict=True) if bool(p) == want_private]
+
+
+def task_minority_count(*, task: Task, split: str) -> int | None:
+    """The smaller class's count of a binary task's split (positives or negatives, whichever is fewer), or
+    None for a task that is not binary.
+
+    A rank metric's (ROC AUC, average precision) board declines a bootstrap verdict below
+    ``stats.board.FEW_POSITIVES`` of them (issue 21): only this count leaves here, never a label.
+    """
+    row = TaskTruth.objects.only("labels", "private").get(task=task)
+    private = row.private or [False] * len(row.labels)
+    want_private = split == "private"
+    labels = [str(label) for label, p in zip(row.labels, private, strict=True) if bool(p) == want_private]
+    classes = sorted(set(labels))
+    if len(classes) > 2:
+        return None
+    return min((labels.count(c) for c in classes), default=0) if len(classes) == 2 else 0

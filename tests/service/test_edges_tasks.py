@@ -184,6 +184,44 @@ def test_grouped_task_with_three_groups_uses_the_exact_cluster_test() -> None:
     assert any("only 3 groups" in w for w in snap.signature["warnings"])
     worse = next(r for r in snap.rows if not r["is_leader"])
     assert worse["p_value"] == pytest.approx(0.25)
+    # issue 21: no exact test reaches alpha with 3 clusters, so the verdict declines and says why
+    assert snap.signature["verdict_test"] == "declined"
+    assert worse["verdict"] != "worse than the best"
+    assert any("cannot decide with 3 clusters" in w for w in snap.signature["warnings"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_roc_auc_with_three_positives_declines_the_verdict_and_says_why() -> None:
+    """Issue 21, item 2: with 3 positives the bootstrap verdict claimed "worse" falsely 0.21 of the time;
+    the board passes the smaller class's count (a count, never a label) and the verdict declines."""
+    api = client_for(user("org"))
+    _challenge(api, slug="rare3")
+    ids, y = _rare(n=200, positives=3)
+    r = _task(
+        api, [(i, "pos" if t else "neg") for i, t in zip(ids, y, strict=True)], slug="rare3", positive="pos"
+    )
+    assert r.status_code == 201, r.content
+    rng = np.random.default_rng(1)
+    for k, noise in enumerate((0.2, 2.0)):
+        scores = y + rng.normal(0, noise, len(y))
+        data = "id,score\n" + "".join(f"{i},{v:.6f}\n" for i, v in zip(ids, scores, strict=True))
+        r = client_for(user(f"p{k}")).post(
+            "/api/challenges/rare3/submissions/",
+            {"name": f"e{k}", "file": file(f"e{k}.csv", data.encode())},
+            format="multipart",
+        )
+        assert r.status_code == 201, r.content
+    wait_for(lambda: Submission.objects.filter(status=Status.SCORED).count() == 2, timeout=60)
+
+    def settled() -> bool:
+        snap = BoardSnapshot.objects.filter(task__challenge__slug="rare3").order_by("-sequence").first()
+        return snap is not None and snap.entry_count == 2
+
+    wait_for(settled, timeout=60)
+    snap = BoardSnapshot.objects.filter(task__challenge__slug="rare3").order_by("-sequence").first()
+    assert snap.signature["verdict_test"] == "declined"
+    assert all(r["verdict"] != "worse than the best" for r in snap.rows)
+    assert any("positives" in w and "cannot decide" in w for w in snap.signature["warnings"])
 
 
 @pytest.mark.django_db(transaction=True)
