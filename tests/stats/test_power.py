@@ -16,7 +16,7 @@ from stats.power import (
     planned_resolution,
     smallest_gap_mcnemar,
 )
-from stats.simulate_power import planned_power
+from tests.benchmarks.simulate_power import planned_power
 
 Z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
 
@@ -92,7 +92,7 @@ def test_board_resolution_from_bootstrap_standard_errors() -> None:
 
 @pytest.mark.slow
 def test_planned_size_gives_the_stated_power_for_a_bootstrap_metric() -> None:
-    # docs/comparisons.md ("What a test set resolves"): python -m stats.simulate_power --runs 400.
+    # docs/comparisons.md ("What a test set resolves"): python -m tests.benchmarks.simulate_power --runs 400.
     # Planned from a pilot's bootstrap standard error of the macro-F1 difference, the paired z-test with
     # the bootstrap standard error on test sets of the planned size detects the true gap about 80% of the time
     check = planned_power(runs=200)

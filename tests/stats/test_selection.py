@@ -15,7 +15,7 @@ from stats.selection import (
     normal_max_cutoff,
     truncated_normal_cdf,
 )
-from stats.simulate_selection import selection_coverage
+from tests.benchmarks.simulate_selection import selection_coverage
 
 # Issue 23: two independent entries x = (1.0, 0.5), sd 0.25 each, Andrews, Kitagawa & McCloskey (2024)
 # normal model: conditional estimate 0.992336, interval [0.407470, 1.489834]; hybrid with beta 0.005 and
@@ -189,7 +189,7 @@ def test_refusals() -> None:
 
 @pytest.mark.slow
 def test_adjusted_intervals_cover_the_leader_where_the_naive_one_does_not() -> None:
-    # docs/comparisons.md: python -m stats.simulate_selection --repeats 400
+    # docs/comparisons.md: python -m tests.benchmarks.simulate_selection --repeats 400
     close = selection_coverage(50, "close", repeats=150, seed=11)
     assert close.naive < 0.5  # the winner's curse: the naive interval misses the leader's true value
     assert close.hybrid >= 0.9 and close.conditional >= 0.9

@@ -1,4 +1,4 @@
-"""``python -m stats.simulate_power``: does a test set of the planned size give the stated power?
+"""``python -m tests.benchmarks.simulate_power``: does a test set of the planned size give the stated power?
 
 For a bootstrap metric (macro-F1 of three classes; entry ``b`` right 80% of the time, ``a`` 75%, their
 correctness correlated), the true gap is measured on 200,000 items; a pilot of ``pilot`` items gives the
@@ -83,7 +83,7 @@ def planned_power(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stats.simulate_power", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.simulate_power", description=__doc__)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--pilot", type=int, default=2000)
     parser.add_argument("--resamples", type=int, default=500)

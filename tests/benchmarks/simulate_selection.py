@@ -1,4 +1,4 @@
-"""``python -m stats.simulate_selection``: how often the leader's true value is covered, naive vs adjusted.
+"""``python -m tests.benchmarks.simulate_selection``: how often the leader's true value is covered, naive vs adjusted.
 
 Per setting, ``repeats`` test sets of ``items`` 0/1 items are drawn; K entries are right on each item
 independently with their true accuracies; the board's common resamples are ``resamples`` multinomial
@@ -118,7 +118,9 @@ def selection_coverage(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stats.simulate_selection", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.simulate_selection", description=__doc__
+    )
     parser.add_argument("--repeats", type=int, default=1000, help="test sets per setting (default 1,000)")
     parser.add_argument("--items", type=int, default=500, help="items per test set (default 500)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1,000)")

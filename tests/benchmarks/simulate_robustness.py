@@ -1,4 +1,4 @@
-"""``python -m stats.simulate_robustness``: how often the three ranking schemes disagree on the same data.
+"""``python -m tests.benchmarks.simulate_robustness``: how often the three ranking schemes disagree on the same data.
 
 Simulated segmentation-like challenges: ``cases`` test cases, ``k`` entries; entry ``j`` scores
 ``Beta(a, b)`` with mean ``m_j`` on a case (a Dice-like score), except that it fails (scores 0) on a share
@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from stats.robustness import ranking_schemes
-from stats.simulate_selection import bootstrap_counts
+from tests.benchmarks.simulate_selection import bootstrap_counts
 
 __all__ = ["main", "scheme_disagreement"]
 
@@ -64,7 +64,9 @@ def scheme_disagreement(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stats.simulate_robustness", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.simulate_robustness", description=__doc__
+    )
     parser.add_argument("--tasks", type=int, default=200, help="simulated tasks per setting (default 200)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
