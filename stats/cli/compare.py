@@ -219,6 +219,9 @@ def run_leaderboard(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         )
         truth_groups = None if text.groups is None else np.asarray(text.groups)
         grouped, metric_labels = text.groups is not None, None
+        # corpus metrics: the verdict's randomization max-t permutes the systems' per-segment statistics
+        # (stats.board builds it from item_statistics and finalize); no rank-metric inputs
+        exchangeable, positives = None, None
         sampling = Sampling(strata=None, stratified="none (text)", labels=None, notes=text.notes, warnings=[])
     elif metric.task_kind != "items":
         names = list(args.predictions)
