@@ -163,6 +163,16 @@ class TaskKind(ABC):
         """Whether an entry's per-class breakdown (confusion matrix) is computed from its predictions."""
         return False
 
+    def segment_values(self, task: Task, item_statistics: np.ndarray) -> np.ndarray | None:
+        """Each item's own value of the metric from an entry's stored item statistics (the entry page's
+        worst items), or ``None`` for a kind that lists none (the default)."""
+        return None
+
+    def segment_texts(self, task: Task, truth: HiddenTruth, data: bytes, name: str) -> list[tuple[str, str]]:
+        """Each item's prediction and truth as text, for an organizer's list of worst items (hidden data:
+        called from ``scoring.breakdown`` only); only kinds whose :meth:`segment_values` gives values."""
+        raise NotImplementedError(f"{self.name} tasks list no items")
+
     # --- the public description -------------------------------------------------------------------------
     @abstractmethod
     def prediction_format(self, metric: str) -> PredictionFormat:
