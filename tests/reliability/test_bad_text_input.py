@@ -47,7 +47,7 @@ SERVICE_TRUTH = "of task 'mt'"
 
 
 @pytest.fixture
-def world(db, settings, tmp_path: Path) -> tuple[User, Path]:  # type: ignore[no-untyped-def]
+def world(db, settings, tmp_path: Path) -> tuple[User, Path]:
     from django.core.cache import cache
 
     cache.clear()
@@ -76,7 +76,7 @@ def _api(user: User) -> APIClient:
     return client
 
 
-def _post(api: APIClient, name: str, fname: str):  # type: ignore[no-untyped-def]
+def _post(api: APIClient, name: str, fname: str):
     data = (TEXT / fname).read_bytes()
     return api.post("/api/challenges/bad/submissions/",
                     {"name": name, "file:mt": SimpleUploadedFile(fname, data)}, format="multipart")  # fmt: skip

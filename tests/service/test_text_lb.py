@@ -19,7 +19,7 @@ from tests.service.test_text_tasks import GOOD, REFS, WEAK, lines
 
 
 @pytest.fixture
-def env(live_server, transactional_db, settings, tmp_path: Path, monkeypatch) -> Iterator[Path]:  # type: ignore[no-untyped-def]
+def env(live_server, transactional_db, settings, tmp_path: Path, monkeypatch) -> Iterator[Path]:
     settings.PASSWORD_HASHERS = FAST_HASHERS
     reset_throttles()
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
