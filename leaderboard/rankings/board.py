@@ -292,6 +292,13 @@ def build_board(
             group_codes = np.asarray(codes)
     edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
     edge_warnings += undefined_warning(undefined, resamples_stored)
+    edge_warnings += get_kind(task.kind).board_warnings(
+        task,
+        names=[e.name for e in entries],
+        values=values,
+        item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
+        groups=group_codes,
+    )
     board = (stats_build_board if cache is None else cache.build)(
         names=keys,
         values=values,

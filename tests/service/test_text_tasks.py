@@ -272,3 +272,28 @@ def test_worst_segments_to_organizers_and_to_everyone_only_after_the_reveal(tran
     Challenge.objects.filter(slug="w").update(private_revealed=True)
     after = web_other.get(url).content.decode()
     assert "Worst segments" in after and "The dog bit" not in after
+
+
+def test_a_bleu_board_warns_when_two_systems_straddle_the_reference_length(transactional_db) -> None:
+    org = client_for(user("org"))
+    make_challenge(org, "bp")
+    assert add_task(org, "bp", "bleu", "ref.txt", lines(REFS)).status_code == 201
+    shorter = [r.rsplit(" ", 1)[0] + "." if k % 2 == 0 else r for k, r in enumerate(REFS)]  # ratio below 1
+    longer = [r[:-1] + " indeed." if k % 2 == 0 else r for k, r in enumerate(REFS)]  # ratio above 1
+    for name, hyps in (("short", shorter), ("long", longer)):
+        r = submit(client_for(user(name)), "bp", name, f"{name}.txt", lines(hyps))
+        assert r.status_code == 201 and r.json()["status"] == Status.SCORED, r.content
+    warnings = board("bp").signature["warnings"]
+    assert any("Brevity penalty" in w and "lie on both sides of 1" in w for w in warnings), warnings
+    assert "Brevity penalty" in Client().get("/c/bp/").content.decode()
+    # chrF has no brevity penalty: no such warning.
+    org2 = client_for(user("org2"))
+    make_challenge(org2, "nb")
+    assert add_task(org2, "nb", "chrf", "ref.txt", lines(REFS)).status_code == 201
+    for name, hyps in (("short2", shorter), ("long2", longer)):
+        assert submit(client_for(user(name)), "nb", name, f"{name}.txt", lines(hyps)).status_code == 201
+    assert not any("Brevity" in w for w in board("nb").signature["warnings"])
+    # The pairwise page of the two shows it too.
+    ids = {s.name: s.pk for s in Submission.objects.filter(challenge__slug="bp")}
+    page = Client().get(f"/c/bp/t/mt/pairwise/?a={ids['short']}&b={ids['long']}").content.decode()
+    assert "Brevity penalty" in page

@@ -159,6 +159,19 @@ class TaskKind(ABC):
             return "percentile"
         return setting
 
+    def board_warnings(
+        self,
+        task: Task,
+        *,
+        names: Sequence[str],
+        values: np.ndarray,
+        item_statistics: Sequence[np.ndarray] | None,
+        groups: np.ndarray | None,
+    ) -> list[str]:
+        """The kind's own warnings about a board's comparisons (text: BLEU's brevity-penalty kink), shown
+        with the board's other warnings; none by default."""
+        return []
+
     def supports_breakdown(self, task: Task) -> bool:
         """Whether an entry's per-class breakdown (confusion matrix) is computed from its predictions."""
         return False

@@ -36,6 +36,7 @@ from stats.text.io import (
     read_tag_truth,
     read_text_truth,
 )
+from stats.text.significance import brevity_check
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Challenge, Task
@@ -44,8 +45,10 @@ if TYPE_CHECKING:
 #: Segments up to which an extraction is checked against the library's corpus score on the whole corpus;
 #: above it, on a fixed sample of segments (``verify="sample"``: scoring twice would double a TER entry).
 VERIFY_WHOLE_MAX = 2000
-#: Segments listed on the entry page's "worst segments".
-WORST_LISTED = 20
+#: Entries of a BLEU board checked against the leader for the brevity-penalty kink (the first by value),
+#: and the resamples of each check's standard errors.
+BREVITY_ENTRIES = 30
+BREVITY_RESAMPLES = 1000
 
 
 def _tags(metric: str) -> bool:
@@ -138,6 +141,34 @@ class Text(TaskKind):
                 engine_version=stats.__version__,
             )
         ]
+
+    # --- the board: BLEU's brevity-penalty kink ---------------------------------------------------------
+    def board_warnings(
+        self,
+        task: Task,
+        *,
+        names: Sequence[str],
+        values: np.ndarray,
+        item_statistics: Sequence[np.ndarray] | None,
+        groups: np.ndarray | None,
+    ) -> list[str]:
+        """For BLEU: each entry compared with the leader whose pooled length ratios hyp/ref lie on both
+        sides of 1, or within two standard errors of it (``stats.text.significance.brevity_check``)."""
+        if task.metric != "bleu" or item_statistics is None or len(item_statistics) < 2:
+            return []
+        leader = int(np.nanargmax(values))
+        order = [i for i in np.argsort(-np.asarray(values), kind="stable") if i != leader][:BREVITY_ENTRIES]
+        out = []
+        for i in order:
+            check = brevity_check(
+                [item_statistics[leader], item_statistics[i]],
+                names=(names[leader], names[i]),
+                resamples=BREVITY_RESAMPLES,
+                groups=groups,
+            )
+            if check.warning:
+                out.append(f"Brevity penalty: {check.warning}.")
+        return out
 
     # --- the entry page: per-segment results ------------------------------------------------------------
     def segment_values(self, task: Task, item_statistics: np.ndarray) -> np.ndarray | None:
