@@ -297,3 +297,19 @@ def test_a_bleu_board_warns_when_two_systems_straddle_the_reference_length(trans
     ids = {s.name: s.pk for s in Submission.objects.filter(challenge__slug="bp")}
     page = Client().get(f"/c/bp/t/mt/pairwise/?a={ids['short']}&b={ids['long']}").content.decode()
     assert "Brevity penalty" in page
+
+
+def test_replacing_the_references_keeps_the_segments(transactional_db) -> None:
+    from leaderboard.challenges.models import TaskTruth
+    from leaderboard.challenges.services import task_truth_replace
+
+    org = client_for(user("org"))
+    make_challenge(org, "rp")
+    assert add_task(org, "rp", "bleu", "ref.txt", lines(REFS)).status_code == 201
+    assert add_task(org, "rp", "span_f1", "gold.conll", conll(GOLD_TAGS), task="ner").status_code == 201
+    fixed = [*REFS[:-1], "She reads one book every night."]
+    task_truth_replace(task=Task.objects.get(slug="mt"), truth=lines(fixed), truth_name="ref2.txt")
+    assert TaskTruth.objects.get(task__slug="mt").labels[-1] == [fixed[-1]]
+    tags = [GOLD_TAGS[0], GOLD_TAGS[1], ["B-PER", "O", "O", "B-LOC", "O"]]
+    task_truth_replace(task=Task.objects.get(slug="ner"), truth=conll(tags), truth_name="gold2.conll")
+    assert TaskTruth.objects.get(task__slug="ner").labels == tags

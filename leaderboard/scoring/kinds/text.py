@@ -105,6 +105,9 @@ class Text(TaskKind):
         except InputError as exc:
             raise input_error(exc) from exc
 
+    def replacement_labels(self, task: Task) -> list[str] | None:
+        return None  # the entity types come from the file
+
     def validate_predictions(self, data: bytes, *, name: str, task: Task) -> None:
         try:
             _read_run(data, name=name, task=task)
