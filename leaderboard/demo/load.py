@@ -12,6 +12,7 @@ from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge
 from leaderboard.challenges.services import challenge_create, task_create
 from leaderboard.demo.data import CLASSIFIERS, DATASETS, demo_task
+from leaderboard.demo.text import LANGUAGES, SYSTEMS, language_task
 from leaderboard.demo.vision import DETECTORS, SEGMENTERS, build
 from leaderboard.submissions.services import Upload, submission_create
 
@@ -21,6 +22,7 @@ DEMO_PASSWORD = "demo-password"
 SINGLE = "uci-digits"
 MULTI = "uci-classics"
 VISION = "digit-scenes"
+TEXT = "django-translations"
 
 
 def _user(username: str, *, staff: bool = False) -> User:
@@ -45,7 +47,7 @@ DEMO_DECIMALS = 3
 
 def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> list[Challenge]:
     if reset:
-        Challenge.objects.filter(slug__in=[SINGLE, MULTI, VISION]).delete()
+        Challenge.objects.filter(slug__in=[SINGLE, MULTI, VISION, TEXT]).delete()
     organizer = _user("organizer", staff=True)
     participants = {name: _user(name) for name, baseline in CLASSIFIERS if not baseline}
     made = []
@@ -132,6 +134,8 @@ def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> lis
 
     if not Challenge.objects.filter(slug=VISION).exists():
         made.append(_vision_challenge(organizer=organizer, say=say))
+    if not Challenge.objects.filter(slug=TEXT).exists():
+        made.append(_text_challenge(organizer=organizer, say=say))
     return made
 
 
@@ -191,4 +195,48 @@ def _vision_challenge(*, organizer: User, say: Callable[[str], None]) -> Challen
             description=f"{name} on the digit scenes",
         )
         say(f"  {VISION}: submitted {name}")
+    return challenge
+
+
+def _text_challenge(*, organizer: User, say: Callable[[str], None]) -> Challenge:
+    """Translating Django's interface strings into a few languages: a chrF task per language, with entries
+    from a translation memory, a learned word lexicon, both combined, and copying the source (see
+    ``leaderboard.demo.text``)."""
+    say("reading Django's translation catalogs and running the translation systems ...")
+    tasks = {lang: language_task(lang) for lang in LANGUAGES}
+    with transaction.atomic():
+        challenge = challenge_create(
+            organizer=organizer,
+            slug=TEXT,
+            title="Django's interface strings: English to German, French and Spanish",
+            description=(
+                "The human translations Django ships for its own interface (the .po catalogs of django/conf "
+                "and of each contrib app). A fifth of the English messages are the test segments; systems "
+                "learn from the rest. Scored by corpus chrF (sacreBLEU); the bootstrap resamples whole "
+                "catalogs (each catalog is a document)."
+            ),
+            rules="One plain-text file per language: one translated segment per line, in the task's order.",
+            daily_limit=10,
+        )
+        for lang, t in tasks.items():
+            task_create(
+                challenge=challenge,
+                slug=lang,
+                title=f"English to {LANGUAGES[lang]} ({t.n_test} messages)",
+                metric="chrf",
+                truth=t.truth_jsonl,
+                truth_name=f"django-{lang}-test.jsonl",
+                decimals=1,
+            )
+    participants = {name: _user(name) for name, baseline in SYSTEMS if not baseline}
+    for name, baseline in SYSTEMS:
+        submission_create(
+            challenge=challenge,
+            user=organizer if baseline else participants[name],
+            name=name,
+            files={lang: [_upload(f"{name}-{lang}.txt", t.outputs[name])] for lang, t in tasks.items()},
+            is_baseline=baseline,
+            description=f"{name}, learned from the training messages",
+        )
+        say(f"  {TEXT}: submitted {name}")
     return challenge

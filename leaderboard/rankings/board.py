@@ -297,6 +297,13 @@ def build_board(
     positives = task_minority_count(task=task, split=split) if metric.rank_based else None
     edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
     edge_warnings += undefined_warning(undefined, resamples_stored)
+    edge_warnings += get_kind(task.kind).board_warnings(
+        task,
+        names=[e.name for e in entries],
+        values=values,
+        item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
+        groups=group_codes,
+    )
     board = (stats_build_board if cache is None else cache.build)(
         names=keys,
         values=values,

@@ -35,6 +35,8 @@ ITEMS_LISTED = 500
 #: The label set is drawn as a full confusion matrix up to this many classes (the pairs list serves above).
 MATRIX_MAX_CLASSES = 30
 CACHE_SECONDS = 3600
+#: Worst items listed on the entry page (text tasks).
+WORST_LISTED = 20
 
 
 @dataclass
@@ -153,3 +155,49 @@ def class_breakdown(
         items = [(str(ids[i]), str(predictions[mask][i]), str(labels_all[mask][i])) for i in shown]
         result = Breakdown(**{**result.__dict__, "misclassified": items})
     return result
+
+
+@dataclass
+class WorstSegment:
+    item: str
+    value: float
+    prediction: str | None = None  # organizers only
+    truth: str | None = None  # organizers only
+
+
+@dataclass
+class WorstSegments:
+    n_items: int
+    higher_is_better: bool
+    segments: list[WorstSegment]
+
+
+def worst_segments(
+    *, submission_id: int, task: Task, split: str, with_text: bool = False
+) -> WorstSegments | None:
+    """The entry's worst items by their own metric value (``TaskKind.segment_values``: text tasks' segment
+    scores from the stored statistics), or None for a kind without them or an entry without statistics.
+
+    ``with_text``: also each listed item's prediction and truth (the references are hidden: only for a
+    caller that checked the reader is an organizer). Who sees the list at all is the entry page's rule
+    (organizers, and everyone after the reveal), as for the per-class breakdown."""
+    kind = get_kind(task.kind)
+    score = Score.objects.filter(submission_id=submission_id, task=task, split=split).first()
+    stats_rows = None if score is None else score.item_statistics_array()
+    values = None if stats_rows is None else kind.segment_values(task, stats_rows)
+    if values is None:
+        return None
+    higher = engine.metric_higher_is_better(task.metric)
+    finite = np.flatnonzero(np.isfinite(values))
+    order = finite[np.argsort(values[finite] if higher else -values[finite], kind="stable")][:WORST_LISTED]
+    ids = list(task.item_ids)
+    rows = [WorstSegment(str(ids[i]), float(values[i])) for i in order]
+    if with_text:
+        files = list(SubmissionFile.objects.filter(submission_id=submission_id, task=task).order_by("run"))
+        if files:
+            texts = kind.segment_texts(
+                task, task_truth_get(task=task), submission_file_bytes(files[0]), files[0].original_name
+            )
+            for row, i in zip(rows, order, strict=True):
+                row.prediction, row.truth = texts[i]
+    return WorstSegments(n_items=len(values), higher_is_better=higher, segments=rows)

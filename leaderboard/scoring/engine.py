@@ -46,8 +46,7 @@ def metric_higher_is_better(name: str) -> bool:
 def metric_choices() -> list[tuple[str, str]]:
     from stats.metrics import METRICS
 
-    # text metrics (stats.text) wait for the service's text task kind (issue 20) before organizers see them
-    return [(name, name.replace("_", " ")) for name in sorted(METRICS) if METRICS[name].task_kind != "text"]
+    return [(name, name.replace("_", " ")) for name in sorted(METRICS)]
 
 
 def input_error(exc: stats_io.InputError) -> ApplicationError:

@@ -10,6 +10,7 @@ every kind below (a new kind: one module, one line here).
 from leaderboard.scoring.kinds import tabular  # noqa: F401  (registration)
 from leaderboard.scoring.kinds import detection  # noqa: F401
 from leaderboard.scoring.kinds import segmentation  # noqa: F401
+from leaderboard.scoring.kinds import text  # noqa: F401
 
 # isort: on
 from leaderboard.scoring.kinds.base import (

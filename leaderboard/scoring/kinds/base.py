@@ -159,9 +159,32 @@ class TaskKind(ABC):
             return "percentile"
         return setting
 
+    def board_warnings(
+        self,
+        task: Task,
+        *,
+        names: Sequence[str],
+        values: np.ndarray,
+        item_statistics: Sequence[np.ndarray] | None,
+        groups: np.ndarray | None,
+    ) -> list[str]:
+        """The kind's own warnings about a board's comparisons (text: BLEU's brevity-penalty kink), shown
+        with the board's other warnings; none by default."""
+        return []
+
     def supports_breakdown(self, task: Task) -> bool:
         """Whether an entry's per-class breakdown (confusion matrix) is computed from its predictions."""
         return False
+
+    def segment_values(self, task: Task, item_statistics: np.ndarray) -> np.ndarray | None:
+        """Each item's own value of the metric from an entry's stored item statistics (the entry page's
+        worst items), or ``None`` for a kind that lists none (the default)."""
+        return None
+
+    def segment_texts(self, task: Task, truth: HiddenTruth, data: bytes, name: str) -> list[tuple[str, str]]:
+        """Each item's prediction and truth as text, for an organizer's list of worst items (hidden data:
+        called from ``scoring.breakdown`` only); only kinds whose :meth:`segment_values` gives values."""
+        raise NotImplementedError(f"{self.name} tasks list no items")
 
     # --- the public description -------------------------------------------------------------------------
     @abstractmethod

@@ -9,7 +9,9 @@ Who sees what (tested in tests/service/test_web_entry_page.py):
   everyone once the board is revealed;
 - organizers during the challenge, everyone after the reveal: the per-class breakdown and the confusion
   matrix (before the reveal, per-class figures of a hidden split are a channel to its labels);
-- organizers only: the misclassified items with their predicted and true labels.
+- organizers only: the misclassified items with their predicted and true labels;
+- organizers during the challenge, everyone after the reveal: a text task's worst segments by their own
+  score (segment ids and values; the hypothesis and references to organizers only).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from leaderboard.challenges.models import Task
 from leaderboard.challenges.selectors import private_board_visible, user_is_organizer
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
-from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown
+from leaderboard.scoring.breakdown import class_breakdown, supports_breakdown, worst_segments
 from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import Split
 from leaderboard.submissions.models import Status, Submission
@@ -68,6 +70,11 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
     breakdown, breakdown_note = _entry_breakdown(
         task, submission, split=split, revealed=revealed, organizer=organizer
     )
+    worst = (
+        worst_segments(submission_id=submission.pk, task=task, split=split, with_text=organizer)
+        if revealed
+        else None
+    )
     return render(
         request,
         "web/entry.html",
@@ -90,6 +97,7 @@ def entry(request: HttpRequest, slug: str, task_slug: str, pk: int) -> HttpRespo
             "n_runs": len(files),
             "breakdown": breakdown,
             "breakdown_note": breakdown_note,
+            "worst": worst,
             "decimals": decimals,
         },
     )

@@ -495,8 +495,19 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
             "b": b,
             "pair": pair,
             "view": view,
+            "pair_warnings": _pair_warnings(snapshot, a, b),
         },
     )
+
+
+def _pair_warnings(
+    snapshot: BoardSnapshot | None, a: dict[str, Any] | None, b: dict[str, Any] | None
+) -> list[str]:
+    """The board's warnings about this pair (a text task's brevity-penalty warning names both entries)."""
+    if snapshot is None or a is None or b is None:
+        return []
+    names = (f" {a.get('name')} ", f" {b.get('name')} ")
+    return [w for w in snapshot.signature.get("warnings", []) if all(n in w for n in names)]
 
 
 # --- the shake-up report at the reveal ----------------------------------------------------------------

@@ -1,0 +1,319 @@
+"""Text tasks (issue 20): translation, summarization, speech recognition and entity tagging.
+
+The files and statistics are :mod:`stats.text`'s (docs/text.md): the truth is plain text (one reference
+per line), JSONL or CSV with segment ids (one or several references per segment, optionally a document id
+per segment: the bootstrap then resamples documents), or CoNLL for span F1. An entry's per-segment
+statistics are extracted once (sacreBLEU 2.6.0, jiwer), checked against the library's public corpus
+score, stored as the score's item statistics, and resampled on the task's fixed rows of ``W``; every
+replicate is an exact corpus score. The metric's options are sacreBLEU's defaults, named by the signature
+kept on the task (``Task.vision["signature"]``).
+
+What is stored: the references (or gold tags) as the hidden labels, one entry per segment; the documents
+as the hidden groups; public facts (format, reference count, signature, tokens per sentence) on the task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from django.conf import settings
+
+import stats
+from leaderboard.core.exceptions import ApplicationError
+from leaderboard.scoring.engine import ParsedTruth, PredictionFormat, SplitScore, input_error
+from leaderboard.scoring.kinds.base import ExampleFile, Files, TaskKind, register
+from stats.engine import score_item_statistics
+from stats.io import InputError
+from stats.metrics import Metric, get_metric, truth_kind
+from stats.text.extract import TextMetric, text_metric
+from stats.text.io import (
+    TagTruth,
+    TextTruth,
+    read_hypotheses,
+    read_tag_predictions,
+    read_tag_truth,
+    read_text_truth,
+)
+from stats.text.significance import brevity_check
+
+if TYPE_CHECKING:
+    from leaderboard.challenges.models import Challenge, Task
+    from leaderboard.scoring.selectors import HiddenTruth
+
+#: Segments up to which an extraction is checked against the library's corpus score on the whole corpus;
+#: above it, on a fixed sample of segments (``verify="sample"``: scoring twice would double a TER entry).
+VERIFY_WHOLE_MAX = 2000
+#: Entries of a BLEU board checked against the leader for the brevity-penalty kink (the first by value),
+#: and the resamples of each check's standard errors.
+BREVITY_ENTRIES = 30
+BREVITY_RESAMPLES = 1000
+
+
+def _tags(metric: str) -> bool:
+    return truth_kind(metric) == "tags"
+
+
+def _metric(name: str) -> TextMetric:
+    """The task's metric with sacreBLEU's (jiwer's, conlleval's) defaults: the board's finaliser is the
+    registry's, so the service offers no other options."""
+    return text_metric(name)
+
+
+#: The kind's name (``Task.kind``). Not "text": the settings' own field types include "text", and the seam
+#: test (tests/architecture/test_kinds_seam.py) rightly flags any table keyed by a kind's name.
+KIND_NAME = "text_corpus"
+
+
+class Text(TaskKind):
+    name = KIND_NAME
+    label = "Text (translation, speech recognition, entity tagging): corpus metrics per segment"
+    upload_setting = "UPLOAD_MAX_BYTES"
+    upload_help = "Plain text (one segment per line), JSONL or CSV with segment ids; CoNLL for tagging"
+    upload_accept = ".txt,.jsonl,.json,.csv,.conll,.tsv,text/plain,text/csv"
+    format_template = "web/kinds/text_format.html"
+    example_note = "a placeholder per segment"
+
+    def claims(self, metric: Metric) -> bool:
+        return metric.task_kind == "text"
+
+    # --- the truth --------------------------------------------------------------------------------------
+    def parse_truth(
+        self,
+        data: bytes,
+        *,
+        name: str,
+        metric: str,
+        labels: Sequence[str] | None,
+        group_column: str | None,
+        split_column: str | None,
+        positive: str | None,
+        options: Mapping[str, Any],
+    ) -> ParsedTruth:
+        if group_column or split_column or labels:
+            field = "group_column" if group_column else "split_column" if split_column else "labels"
+            raise ApplicationError(
+                f"{name}: a text task takes its segments, references and documents from the file "
+                "(JSONL `doc`, CSV `doc` column); leave labels, group and split columns empty.",
+                extra={"file": name, "field": field},
+            )
+        try:
+            if _tags(metric):
+                return _parse_tags(data, name=name, metric=metric)
+            return _parse_references(data, name=name, metric=metric)
+        except InputError as exc:
+            raise input_error(exc) from exc
+
+    def replacement_labels(self, task: Task) -> list[str] | None:
+        return None  # the entity types come from the file
+
+    def validate_predictions(self, data: bytes, *, name: str, task: Task) -> None:
+        try:
+            _read_run(data, name=name, task=task)
+        except InputError as exc:
+            raise input_error(exc) from exc
+
+    # --- scoring ----------------------------------------------------------------------------------------
+    def score_files(
+        self, *, task: Task, truth: HiddenTruth, files: Files, challenge: Challenge
+    ) -> list[SplitScore]:
+        runs = [_statistics(task, truth, data, name) for data, name, _fmt in files]
+        metric = get_metric(task.metric)
+        scores = score_item_statistics(
+            runs,
+            metric=metric,
+            resamples=challenge.resamples,
+            seed=challenge.seed,
+            groups=None if truth.groups is None else np.asarray(truth.groups),
+            cache_dir=settings.RESAMPLE_CACHE_DIR,
+        )
+        for s in scores:
+            if not np.isfinite(s.value):
+                raise ApplicationError(f"{task.metric} is undefined on this entry and test set.")
+        return [
+            SplitScore(
+                split="public",
+                value=float(np.mean([s.value for s in scores])),
+                replicates=np.mean([s.replicates for s in scores], axis=0),
+                jackknife=np.mean([s.jackknife for s in scores], axis=0),
+                item_statistics=runs[0] if len(runs) == 1 else None,
+                run_values=[float(s.value) for s in scores],
+                resamples=challenge.resamples,
+                seed=challenge.seed,
+                engine_version=stats.__version__,
+            )
+        ]
+
+    # --- the board: BLEU's brevity-penalty kink ---------------------------------------------------------
+    def board_warnings(
+        self,
+        task: Task,
+        *,
+        names: Sequence[str],
+        values: np.ndarray,
+        item_statistics: Sequence[np.ndarray] | None,
+        groups: np.ndarray | None,
+    ) -> list[str]:
+        """For BLEU: each entry compared with the leader whose pooled length ratios hyp/ref lie on both
+        sides of 1, or within two standard errors of it (``stats.text.significance.brevity_check``)."""
+        if task.metric != "bleu" or item_statistics is None or len(item_statistics) < 2:
+            return []
+        leader = int(np.nanargmax(values))
+        order = [i for i in np.argsort(-np.asarray(values), kind="stable") if i != leader][:BREVITY_ENTRIES]
+        out = []
+        for i in order:
+            check = brevity_check(
+                [item_statistics[leader], item_statistics[i]],
+                names=(names[leader], names[i]),
+                resamples=BREVITY_RESAMPLES,
+                groups=groups,
+            )
+            if check.warning:
+                out.append(f"Brevity penalty: {check.warning}.")
+        return out
+
+    # --- the entry page: per-segment results ------------------------------------------------------------
+    def segment_values(self, task: Task, item_statistics: np.ndarray) -> np.ndarray | None:
+        """Each segment's own metric value (sentence BLEU with exp smoothing, segment chrF, TER, WER...)
+        from the stored statistics: the finaliser applied row by row."""
+        values = get_metric(task.metric).finalize(np.asarray(item_statistics, dtype=np.float64))
+        return np.asarray(values, dtype=np.float64)
+
+    def segment_texts(self, task: Task, truth: HiddenTruth, data: bytes, name: str) -> list[tuple[str, str]]:
+        """Each segment's hypothesis and reference(s) as text (organizers only: references are hidden)."""
+        if _tags(task.metric):
+            pred = read_tag_predictions(data, _public_tag_truth(task), name=name)
+            gold: list[list[str]] = truth.labels  # type: ignore[assignment]
+            return [(" ".join(p), " ".join(g)) for p, g in zip(pred, gold, strict=True)]
+        hyps = read_hypotheses(data, _public_text_truth(task), name=name)
+        segments: list[list[str | None]] = truth.labels  # type: ignore[assignment]
+        refs = [" | ".join(r for r in seg if r is not None) for seg in segments]
+        return list(zip(hyps, refs, strict=True))
+
+    # --- the public description -------------------------------------------------------------------------
+    def prediction_format(self, metric: str) -> PredictionFormat:
+        m = get_metric(metric)
+        tags = _tags(metric)
+        return PredictionFormat(
+            metric=m.name,
+            description=m.description,
+            higher_is_better=m.higher_is_better,
+            kind=m.prediction_kind,
+            columns=["token", "tag"] if tags else ["id", "text"],
+            probabilities=False,
+        )
+
+    def format_text(self, fmt: PredictionFormat) -> str:
+        if fmt.kind == "tags":
+            return (
+                "CoNLL: one token per line with its predicted tag in the last column (BIO/IOB/IOBES), a blank "
+                "line between sentences, the task's sentences in order with the same token counts"
+            )
+        return (
+            "the system's output: plain text with one segment per line in the task's order (as sacreBLEU "
+            'reads it), or JSONL {"id": ..., "text": ...} or CSV id,text naming every segment id once'
+        )
+
+    def api_format(self, task: Task, fmt: PredictionFormat) -> dict[str, Any]:
+        return {
+            "file_types": ["conll"] if fmt.kind == "tags" else ["txt", "jsonl", "csv"],
+            "columns": fmt.columns,
+            "prediction_kind": fmt.kind,
+            "segments": task.n_items,
+            "signature": task.vision.get("signature", ""),
+            "note": self.format_text(fmt) + ".",
+        }
+
+    def example_file(self, task: Task) -> ExampleFile:
+        """A placeholder per segment (plain text), or every token tagged ``O`` (CoNLL, tag column only)."""
+        if _tags(task.metric):
+            body = "\n\n".join("\n".join(["O"] * n) for n in task.vision["tokens"]) + "\n"
+            return ExampleFile(f"{task.slug}-example.conll", "text/plain; charset=utf-8", body.encode())
+        body = "".join("example\n" for _ in task.item_ids)
+        return ExampleFile(f"{task.slug}-example.txt", "text/plain; charset=utf-8", body.encode())
+
+
+# --- reading ---------------------------------------------------------------------------------------------
+def _parse_references(data: bytes, *, name: str, metric: str) -> ParsedTruth:
+    truth = read_text_truth([data], names=[name])
+    tm = _metric(metric)
+    segments = [[stream[i] for stream in truth.references] for i in range(len(truth.ids))]
+    while all(seg and seg[-1] is None for seg in segments):
+        segments = [seg[:-1] for seg in segments]
+    if tm.name in ("wer", "cer"):
+        if truth.n_refs != 1:
+            raise InputError(f"{metric.upper()} takes one reference per segment, the file gives {truth.n_refs}",
+                             file=name)  # fmt: skip
+        if not any((seg[0] or "").strip() for seg in segments):
+            raise InputError(f"every reference is empty: {metric.upper()} is undefined", file=name)
+    elif not any((r or "").strip() for seg in segments for r in seg):
+        raise InputError(f"every reference is empty: {metric} is undefined on this test set", file=name)
+    return ParsedTruth(
+        ids=truth.ids,
+        labels=segments,
+        label_set=[],
+        groups=truth.documents,
+        private=None,
+        kind=KIND_NAME,
+        vision={"truth": "references", "n_refs": truth.n_refs, "signature": tm.signature(truth.n_refs)},
+    )
+
+
+def _parse_tags(data: bytes, *, name: str, metric: str) -> ParsedTruth:
+    truth = read_tag_truth(data, name=name)
+    types = truth.types()
+    if not types:
+        raise InputError("the truth names no entity (every tag is O): span F1 is undefined", file=name)
+    documents = truth.documents if len(set(truth.documents)) > 1 else None
+    return ParsedTruth(
+        ids=truth.ids,
+        labels=truth.tags,
+        label_set=types,
+        groups=documents,
+        private=None,
+        kind=KIND_NAME,
+        vision={
+            "truth": "tags",
+            "tokens": [len(t) for t in truth.tags],
+            "signature": _metric(metric).signature(1),
+        },
+    )
+
+
+def _public_text_truth(task: Task) -> TextTruth:
+    """The task's segment ids with no reference: what a hypothesis file is read against."""
+    return TextTruth(f"of task '{task.slug}'", list(task.item_ids), [[""] * task.n_items], None)
+
+
+def _public_tag_truth(task: Task) -> TagTruth:
+    """The task's sentence lengths with placeholder tags and no tokens."""
+    lengths = task.vision["tokens"]
+    return TagTruth(
+        f"of task '{task.slug}'", [[""] * n for n in lengths], [["O"] * n for n in lengths], [], []
+    )
+
+
+def _read_run(data: bytes, *, name: str, task: Task) -> list[str] | list[list[str]]:
+    if _tags(task.metric):
+        return read_tag_predictions(data, _public_tag_truth(task), name=name)
+    return read_hypotheses(data, _public_text_truth(task), name=name)
+
+
+def _statistics(task: Task, truth: HiddenTruth, data: bytes, name: str) -> np.ndarray:
+    """One run's per-segment statistics, checked against the library's corpus score."""
+    tm = _metric(task.metric)
+    try:
+        run = _read_run(data, name=name, task=task)
+    except InputError as exc:  # validated at upload; only a changed task gets here
+        raise input_error(exc) from exc
+    if _tags(task.metric):
+        return tm.span_statistics(truth.labels, run, types=list(task.labels)).matrix  # type: ignore[arg-type]
+    segments: list[list[str | None]] = truth.labels  # type: ignore[assignment]
+    n_refs = max(len(seg) for seg in segments)
+    refs = [[seg[r] if r < len(seg) else None for seg in segments] for r in range(n_refs)]
+    verify: bool | str = True if len(run) <= VERIFY_WHOLE_MAX else "sample"
+    return tm.statistics(run, refs, verify=verify).matrix  # type: ignore[arg-type]
+
+
+TEXT = register(Text())
