@@ -3,7 +3,8 @@
 Called once the changing transaction commits, through ``challenges.ports.notices`` (scoring and
 challenges sit below this app). Each event is one :class:`Notice` per recipient, unique by ``(user, key)``:
 a retried task or a second call notifies nobody twice, and the e-mail goes out only with the row that was
-created. A notice about a score says what the participant's own status page says, read through the read
+created; so a re-score tells nobody again that a submission was scored (one that had failed and now scores
+is news, and is told). The notices are made in a task (``notifications.tasks``). A notice about a score says what the participant's own status page says, read through the read
 policy (``rankings.selectors.reader_view``): the board's precision, never an exact score a Ladder board
 withholds, never a private score before the reveal, never a hidden label.
 """
@@ -157,14 +158,28 @@ def notices_mark_read(*, user: User, ids: list[int] | None = None) -> int:
     return qs.update(read_at=timezone.now())
 
 
+def _send(event: str, object_id: int) -> None:
+    """Make the event's notices in a task (``notifications.tasks.notify``; in-process in the embedded
+    default), or here when the broker cannot be reached: a notice is late rather than lost."""
+    from leaderboard.notifications.tasks import notify  # the tasks module imports this one
+
+    try:
+        notify.apply_async(args=[event, object_id])
+    except Exception:  # kombu/redis raise many types when the broker is unreachable
+        logger.warning("broker unreachable; notices of %s %s made here", event, object_id, exc_info=True)
+        notify(event, object_id)
+
+
 class _Notices:
     """The implementation of ``challenges.ports.notices``."""
 
     def submission_finished(self, *, submission_id: int) -> object:
-        return submission_finished(submission_id=submission_id)
+        _send("submission", submission_id)
+        return None
 
     def board_revealed(self, *, challenge_id: int) -> object:
-        return board_revealed(challenge_id=challenge_id)
+        _send("revealed", challenge_id)
+        return None
 
 
 NOTICES = _Notices()

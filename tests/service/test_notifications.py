@@ -222,3 +222,22 @@ def test_a_plain_board_notice_has_the_public_score_and_no_private_one(
     public = Score.objects.get(submission=sub, split="public").value
     assert f"Main task (public): {public:.3f}" in body
     assert "(private)" not in body
+
+
+def test_a_mail_server_down_loses_the_email_not_the_scoring_or_the_notice(
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.notifications import services
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionRefusedError("no SMTP server")
+
+    monkeypatch.setattr(services, "send_mail", refuse)
+    challenge, ids, truth = _challenge()
+    alice = user("alice", email="alice@example.org")
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = _submit(challenge, alice, "first", ids, truth, seed=1)
+    sub.refresh_from_db()
+    assert sub.status == Status.SCORED
+    notice = Notice.objects.get(user=alice)
+    assert (notice.kind, notice.emailed) == ("scored", False)
