@@ -836,5 +836,69 @@ def notices(ctx: click.Context, everything: bool, mark_read: bool, output: str) 
         click.echo(f"{marked} marked as read.", err=True)
 
 
+# --- teams and approved participation ------------------------------------------------------------------
+@cli.command()
+@click.argument("challenge")
+@click.option("--found", "found", metavar="NAME", help="Found a team of this name and become its member.")
+@click.option("--join", "join", metavar="CODE", help="Join the team whose invite code you were given.")
+@click.pass_context
+def team(ctx: click.Context, challenge: str, found: str | None, join: str | None) -> None:
+    """Your team in CHALLENGE, with its invite code; or found one, or join one (as the site's Team page).
+    Limits count per team, so a team that has submissions cannot be left (the API says so)."""
+    api = api_of(ctx)
+    api.require_token()
+    if found and join:
+        fail("say --found or --join, not both.", CANNOT_PROCEED)
+    base = f"/api/challenges/{challenge}/teams/"
+    if found:
+        mine = api.json("POST", base, json={"name": found})
+    elif join:
+        mine = api.json("POST", base + "join/", json={"invite_code": join})
+    else:
+        mine = api.json("GET", base + "mine/")
+    click.echo(f"Team '{mine['name']}': {', '.join(mine['members'])}.")
+    click.echo(f"Invite code (give it to the people who should join): {mine['invite_code']}")
+
+
+@cli.command()
+@click.argument("challenge")
+@click.pass_context
+def participate(ctx: click.Context, challenge: str) -> None:
+    """Ask to take part in CHALLENGE (challenges that take approved participants only)."""
+    api = api_of(ctx)
+    api.require_token()
+    api.json("POST", f"/api/challenges/{challenge}/participation/")
+    click.echo("You asked to take part; you may submit once an organizer approves you.")
+
+
+@cli.command()
+@click.argument("challenge")
+@click.option("--waiting", is_flag=True, help="Only those not approved yet.")
+@click.pass_context
+def participants(ctx: click.Context, challenge: str, waiting: bool) -> None:
+    """Who asked to take part in CHALLENGE, and who is approved (organizers)."""
+    api = api_of(ctx)
+    api.require_token()
+    items = api.json(
+        "GET", f"/api/challenges/{challenge}/participants/", params={"approved": "false"} if waiting else {}
+    )
+    items = items["results"] if isinstance(items, dict) else items
+    columns = [("username", "user"), ("approved", "approved"), ("requested_at", "asked")]
+    click.echo(table(items, columns) if items else "No one has asked yet.")
+
+
+@cli.command()
+@click.argument("challenge")
+@click.argument("username")
+@click.option("--revoke", is_flag=True, help="Withdraw the approval, or turn the request down.")
+@click.pass_context
+def approve(ctx: click.Context, challenge: str, username: str, revoke: bool) -> None:
+    """Approve USERNAME in CHALLENGE, so they may submit (organizers); --revoke withdraws it."""
+    api = api_of(ctx)
+    api.require_token()
+    api.request("DELETE" if revoke else "POST", f"/api/challenges/{challenge}/participants/{username}/")
+    click.echo(f"{username} may no longer submit." if revoke else f"{username} is approved and may submit.")
+
+
 if __name__ == "__main__":  # pragma: no cover
     cli()

@@ -207,3 +207,34 @@ def test_a_participant_submits_runs_lists_selects_cancels_and_reads_notices(env,
     assert not Notice.objects.filter(user__username="alice", read_at__isnull=True).exists()
     assert lb("notices").output.strip() == "No unread notices."
     assert f"Submission #{second.pk} scored" in lb("notices", "--all").output
+
+
+def test_teams_and_approved_participation_from_the_command_line(env, monkeypatch) -> None:
+    from tests.service.factories import user
+
+    user("bob")
+    as_user(monkeypatch, "org")
+    assert lb("update-challenge", "toy", "--requires-approval").exit_code == 0
+    as_user(monkeypatch, "alice")
+    before = lb("submit", "toy", write(env, "a.csv", 0.8, 1))
+    assert before.exit_code == 1  # not approved yet: the API's refusal
+    r = lb("participate", "toy")
+    assert r.exit_code == 0 and "you may submit once an organizer approves you" in r.output
+    as_user(monkeypatch, "org")
+    waiting = lb("participants", "toy", "--waiting")
+    assert waiting.exit_code == 0 and "alice" in waiting.output, waiting.output
+    assert lb("approve", "toy", "alice").output.strip() == "alice is approved and may submit."
+    assert lb("approve", "toy", "bob").exit_code == 0
+    assert lb("participants", "toy", "--waiting").output.strip() == "No one has asked yet."
+
+    as_user(monkeypatch, "alice")
+    founded = lb("team", "toy", "--found", "Owls")
+    assert founded.exit_code == 0 and "Team 'Owls': alice." in founded.output, founded.output
+    code = founded.output.rsplit(": ", 1)[1].strip()
+    as_user(monkeypatch, "bob")
+    joined = lb("team", "toy", "--join", code)
+    assert joined.exit_code == 0 and "Team 'Owls': alice, bob." in joined.output, joined.output
+    assert lb("team", "toy", "--join", "not-a-code").exit_code == 1
+    assert lb("submit", "toy", write(env, "b.csv", 0.8, 2), "--wait").exit_code == 0
+    as_user(monkeypatch, "org")
+    assert lb("approve", "toy", "bob", "--revoke").output.strip() == "bob may no longer submit."
