@@ -300,10 +300,18 @@ def challenges(ctx: click.Context, output: str) -> None:
 
 @cli.command()
 @click.argument("challenge")
-@click.argument(
-    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--task", "-t", help="The task the files are for (needed when the challenge has several).")
+@click.option(
+    "--task-file",
+    "task_files",
+    nargs=2,
+    multiple=True,
+    type=(str, click.Path(exists=True, dir_okay=False, path_type=Path)),
+    metavar="TASK FILE",
+    help="A file for one task of a several-task challenge; repeat it for each task (and each run), as the "
+    "site's form takes every task's files in one submission.",
+)
 @click.option("--message", "-m", default="", help="A description of the submission.")
 @click.option("--name", "-n", help="The entry's name on the board (default: the message or the file name).")
 @click.option("--link", default="", help="Link to code or paper.")
@@ -316,6 +324,7 @@ def submit(
     challenge: str,
     files: tuple[Path, ...],
     task: str | None,
+    task_files: tuple[tuple[str, Path], ...],
     message: str,
     name: str | None,
     link: str,
@@ -323,15 +332,12 @@ def submit(
     timeout: float,
     interval: float,
 ) -> None:
-    """Submit predictions FILES (several files: several runs) to CHALLENGE."""
+    """Submit predictions FILES (several files: several runs) to CHALLENGE; several tasks at once with
+    --task-file TASK FILE."""
     api = api_of(ctx)
     api.require_token()
     about = api.json("GET", f"/api/challenges/{challenge}/")
-    if not task and len(about["tasks"]) > 1:
-        fail(
-            f"{challenge} has several tasks ({', '.join(about['tasks'])}): say which with --task.",
-            CANNOT_PROCEED,
-        )
+    parts = upload_parts(about, files=files, task=task, task_files=task_files)
     if about.get("replaces"):  # the web form's warning (issue 22, M8)
         replaced = about["replaces"]
         click.echo(
@@ -339,12 +345,11 @@ def submit(
             f"({about['entry_selection']} rule), even if it scores worse.",
             err=True,
         )
-    field = f"file:{task}" if task else "file"
-    name = name or (message.splitlines()[0][:120] if message else files[0].stem)
+    name = name or (message.splitlines()[0][:120] if message else parts[0][1].stem)
     sub = api.upload(
         f"/api/challenges/{challenge}/submissions/",
         data={"name": name, "description": message, "link": link},
-        files=[(field, path) for path in files],
+        files=parts,
     )
     click.echo(f"Submission {sub['id']} accepted ({sub['status']}).")
     if not wait:
@@ -364,6 +369,26 @@ def submit(
             click.echo(board_table(rows))
         else:
             click.echo("  (not your team's entry on this board, by the challenge's entry rule)")
+
+
+def upload_parts(
+    about: dict[str, Any],
+    *,
+    files: tuple[Path, ...],
+    task: str | None,
+    task_files: tuple[tuple[str, Path], ...],
+) -> list[tuple[str, Path]]:
+    """The multipart fields of an upload: ``file`` (one-task challenge), ``file:<task>`` per file."""
+    if not files and not task_files:
+        fail("give the predictions files (or --task-file TASK FILE).", CANNOT_PROCEED)
+    if files and not task and len(about["tasks"]) > 1:
+        fail(
+            f"{about['slug']} has several tasks ({', '.join(about['tasks'])}): say which with --task. (Or "
+            "give each task's files with --task-file TASK FILE.)",
+            CANNOT_PROCEED,
+        )
+    field = f"file:{task}" if task else ("file" if not task_files else f"file:{about['tasks'][0]}")
+    return [(field, path) for path in files] + [(f"file:{t}", path) for t, path in task_files]
 
 
 def shown_value(score: dict[str, Any]) -> str:

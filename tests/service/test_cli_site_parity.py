@@ -238,3 +238,35 @@ def test_teams_and_approved_participation_from_the_command_line(env, monkeypatch
     assert lb("submit", "toy", write(env, "b.csv", 0.8, 2), "--wait").exit_code == 0
     as_user(monkeypatch, "org")
     assert lb("approve", "toy", "bob", "--revoke").output.strip() == "bob may no longer submit."
+
+
+def test_one_submission_carries_files_of_several_tasks(env, monkeypatch) -> None:
+    """The site's form takes every task's files in one submission; so does ``lb submit --task-file``."""
+    as_user(monkeypatch, "org")
+    r = lb(
+        "add-task",
+        "toy",
+        split_truth(env),
+        "--slug",
+        "second",
+        "--metric",
+        "accuracy",
+        "--split-column",
+        "part",
+    )
+    assert r.exit_code == 0, r.output
+    as_user(monkeypatch, "alice")
+    a, b, c = (write(env, f"{k}.csv", 0.8, k) for k in range(3))
+    several = lb("submit", "toy", a)
+    assert several.exit_code == 2 and "--task-file TASK FILE" in several.output
+    assert lb("submit", "toy").exit_code == 2
+    r = lb("submit", "toy", "--task-file", "main", a, "--task-file", "second", b, "--task-file", "second", c,
+           "-n", "both", "--wait")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    sub = Submission.objects.get(name="both")
+    assert sorted((f.task.slug, f.run) for f in sub.files.all()) == [
+        ("main", 0),
+        ("second", 0),
+        ("second", 1),
+    ]
+    assert "main (public):" in r.output and "second (public):" in r.output
