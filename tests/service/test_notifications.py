@@ -113,6 +113,11 @@ def test_the_site_lists_counts_and_marks_notices_read(django_capture_on_commit_c
     page = web.get("/notices/").content.decode()
     assert f"Submission #{sub.pk} scored" in page and f"Submission #{second.pk} scored" in page
     one = Notice.objects.get(user=alice, key=f"scored:{sub.pk}")
+    mallory = Client()
+    mallory.force_login(user("mallory"))
+    mallory.post("/notices/read/", {"id": one.pk})  # another user's notice: untouched
+    mallory.post("/notices/read/")
+    assert Notice.objects.filter(user=alice, read_at__isnull=True).count() == 2
     web.post("/notices/read/", {"id": one.pk})
     assert 'class="count">1</span>' in web.get("/").content.decode()
     web.post("/notices/read/")
