@@ -315,6 +315,7 @@ def challenges(ctx: click.Context, output: str) -> None:
 @click.option("--message", "-m", default="", help="A description of the submission.")
 @click.option("--name", "-n", help="The entry's name on the board (default: the message or the file name).")
 @click.option("--link", default="", help="Link to code or paper.")
+@click.option("--baseline", is_flag=True, help="Organizers: mark the entry as a baseline.")
 @click.option("--wait", is_flag=True, help="Follow scoring, then print the entry's row of the board.")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds to wait with --wait.")
 @click.option("--interval", default=1.0, hidden=True)
@@ -328,6 +329,7 @@ def submit(
     message: str,
     name: str | None,
     link: str,
+    baseline: bool,
     wait: bool,
     timeout: float,
     interval: float,
@@ -348,7 +350,12 @@ def submit(
     name = name or (message.splitlines()[0][:120] if message else parts[0][1].stem)
     sub = api.upload(
         f"/api/challenges/{challenge}/submissions/",
-        data={"name": name, "description": message, "link": link},
+        data={
+            "name": name,
+            "description": message,
+            "link": link,
+            **({"is_baseline": "true"} if baseline else {}),
+        },
         files=parts,
     )
     click.echo(f"Submission {sub['id']} accepted ({sub['status']}).")

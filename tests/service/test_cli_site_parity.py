@@ -102,6 +102,8 @@ def test_an_organizer_sets_a_tasks_board_mode_replaces_labels_and_rescores(env, 
         "part",
     )
     assert r.exit_code == 0, r.output
+    r = lb("submit", "toy", "-t", "main", write(env, "base.csv", 0.5, 4), "-n", "majority", "--baseline")
+    assert r.exit_code == 0 and Submission.objects.get(name="majority").is_baseline, r.output
     r = lb("update-task", "toy", "final", "--public-mode", "ladder", "--ladder-eta", "0.02")
     assert r.exit_code == 0, r.output
     task = Task.objects.get(slug="final")
