@@ -4,6 +4,8 @@
   submission's files are checked and limited by their task's kind (``scoring.kinds``, the registry).
 - ``boards_rebuild`` (rankings): a task's boards changed (an entry scored, selected or re-scored);
   ``submissions`` and ``scoring`` call it, ``rankings.services.boards_rebuild_dispatch`` answers.
+- ``notices`` (notifications): a submission scored or failed (scoring), a private board revealed
+  (challenges); ``notifications.services`` notifies the participants.
 """
 
 from __future__ import annotations
@@ -75,3 +77,15 @@ class BoardsRebuild(Protocol):
 
 
 boards_rebuild: Port[BoardsRebuild] = Port("board rebuild", provider="leaderboard.rankings")
+
+
+class Notices(Protocol):
+    """Tell participants of an event (``notifications.services``): called once the change committed."""
+
+    def submission_finished(self, *, submission_id: int) -> object: ...
+    def board_revealed(self, *, challenge_id: int) -> object: ...
+
+
+#: Notices (e-mail and the site's list): scoring tells of a submission scored or failed, challenges of a
+#: revealed private board; ``leaderboard.notifications`` registers it.
+notices: Port[Notices] = Port("notices", provider="leaderboard.notifications")

@@ -20,7 +20,7 @@ from leaderboard.challenges.models import (
     Team,
     default_decimals,
 )
-from leaderboard.challenges.ports import task_kind_registry
+from leaderboard.challenges.ports import notices, task_kind_registry
 from leaderboard.challenges.selectors import require_organizer
 from leaderboard.challenges.settings_spec import (
     CHALLENGE,
@@ -106,6 +106,7 @@ def challenge_reveal_private(
     ends submissions now and reveals; ``while_open`` reveals and leaves it open, knowing that each new
     submission then shows its team the private score (issue 22, M5)."""
     fields = ["private_revealed"]
+    newly = not challenge.private_revealed
     if challenge.is_open and not challenge.private_revealed:
         if close:
             challenge.end = timezone.now()
@@ -115,6 +116,9 @@ def challenge_reveal_private(
             raise ConflictError(REVEAL_WHILE_OPEN.format(until=until))
     challenge.private_revealed = True
     challenge.save(update_fields=fields)
+    if newly:  # participants are told once it is committed (notifications, through a port)
+        pk = challenge.pk
+        transaction.on_commit(lambda: notices().board_revealed(challenge_id=pk), robust=True)
     return challenge
 
 

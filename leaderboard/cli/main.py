@@ -1,12 +1,14 @@
-"""``lb``: log in, list challenges, submit predictions, follow scoring, read boards, from a terminal.
+"""``lb``: log in, list challenges, submit predictions, follow scoring, read boards, from a terminal; and
+everything else the site lets a participant or an organizer do (docs/api.md, "The ``lb`` client"), with the
+site's warnings and confirmations.
 
 Everything goes through the REST API (``/api/...``) of one host: ``lb --host`` (or ``lb login --host``),
 else ``LB_HOST``, else the host of the last ``lb login``, else http://127.0.0.1:8000. The token comes from
 ``LB_TOKEN`` or from ``lb login``, which stores it, and remembers the host, in the user's config directory
 (``click.get_app_dir("lb")/config.json``, readable by the user only).
 
-Exit codes: 0 done; 1 the API refused (its message is printed); 2 a usage error, no token, or the host
-cannot be reached.
+Exit codes: 0 done; 1 the API refused (its message is printed); 2 a usage error, no token, the host
+cannot be reached, or a confirmation was declined.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import click
 import httpx
 
 # The one Python module of the service lb imports: the settings declaration, pure Python (no Django).
-from leaderboard.challenges.settings_spec import TASK_SETTINGS, Setting
+from leaderboard.challenges.settings_spec import CHALLENGE_SETTINGS_SPEC, TASK, TASK_SETTINGS, Setting
 
 DEFAULT_HOST = "http://127.0.0.1:8000"
 CONFIG_NAME = "config.json"
@@ -298,13 +300,22 @@ def challenges(ctx: click.Context, output: str) -> None:
 
 @cli.command()
 @click.argument("challenge")
-@click.argument(
-    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--task", "-t", help="The task the files are for (needed when the challenge has several).")
+@click.option(
+    "--task-file",
+    "task_files",
+    nargs=2,
+    multiple=True,
+    type=(str, click.Path(exists=True, dir_okay=False, path_type=Path)),
+    metavar="TASK FILE",
+    help="A file for one task of a several-task challenge; repeat it for each task (and each run), as the "
+    "site's form takes every task's files in one submission.",
+)
 @click.option("--message", "-m", default="", help="A description of the submission.")
 @click.option("--name", "-n", help="The entry's name on the board (default: the message or the file name).")
 @click.option("--link", default="", help="Link to code or paper.")
+@click.option("--baseline", is_flag=True, help="Organizers: mark the entry as a baseline.")
 @click.option("--wait", is_flag=True, help="Follow scoring, then print the entry's row of the board.")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds to wait with --wait.")
 @click.option("--interval", default=1.0, hidden=True)
@@ -314,22 +325,21 @@ def submit(
     challenge: str,
     files: tuple[Path, ...],
     task: str | None,
+    task_files: tuple[tuple[str, Path], ...],
     message: str,
     name: str | None,
     link: str,
+    baseline: bool,
     wait: bool,
     timeout: float,
     interval: float,
 ) -> None:
-    """Submit predictions FILES (several files: several runs) to CHALLENGE."""
+    """Submit predictions FILES (several files: several runs) to CHALLENGE; several tasks at once with
+    --task-file TASK FILE."""
     api = api_of(ctx)
     api.require_token()
     about = api.json("GET", f"/api/challenges/{challenge}/")
-    if not task and len(about["tasks"]) > 1:
-        fail(
-            f"{challenge} has several tasks ({', '.join(about['tasks'])}): say which with --task.",
-            CANNOT_PROCEED,
-        )
+    parts = upload_parts(about, files=files, task=task, task_files=task_files)
     if about.get("replaces"):  # the web form's warning (issue 22, M8)
         replaced = about["replaces"]
         click.echo(
@@ -337,12 +347,16 @@ def submit(
             f"({about['entry_selection']} rule), even if it scores worse.",
             err=True,
         )
-    field = f"file:{task}" if task else "file"
-    name = name or (message.splitlines()[0][:120] if message else files[0].stem)
+    name = name or (message.splitlines()[0][:120] if message else parts[0][1].stem)
     sub = api.upload(
         f"/api/challenges/{challenge}/submissions/",
-        data={"name": name, "description": message, "link": link},
-        files=[(field, path) for path in files],
+        data={
+            "name": name,
+            "description": message,
+            "link": link,
+            **({"is_baseline": "true"} if baseline else {}),
+        },
+        files=parts,
     )
     click.echo(f"Submission {sub['id']} accepted ({sub['status']}).")
     if not wait:
@@ -362,6 +376,26 @@ def submit(
             click.echo(board_table(rows))
         else:
             click.echo("  (not your team's entry on this board, by the challenge's entry rule)")
+
+
+def upload_parts(
+    about: dict[str, Any],
+    *,
+    files: tuple[Path, ...],
+    task: str | None,
+    task_files: tuple[tuple[str, Path], ...],
+) -> list[tuple[str, Path]]:
+    """The multipart fields of an upload: ``file`` (one-task challenge), ``file:<task>`` per file."""
+    if not files and not task_files:
+        fail("give the predictions files (or --task-file TASK FILE).", CANNOT_PROCEED)
+    if files and not task and len(about["tasks"]) > 1:
+        fail(
+            f"{about['slug']} has several tasks ({', '.join(about['tasks'])}): say which with --task. (Or "
+            "give each task's files with --task-file TASK FILE.)",
+            CANNOT_PROCEED,
+        )
+    field = f"file:{task}" if task else ("file" if not task_files else f"file:{about['tasks'][0]}")
+    return [(field, path) for path in files] + [(f"file:{t}", path) for t, path in task_files]
 
 
 def shown_value(score: dict[str, Any]) -> str:
@@ -444,11 +478,15 @@ def status(ctx: click.Context, submission_id: int, output: str) -> None:
             )
 
 
-def _click_option(setting: Setting) -> Callable[[F], F]:
-    """``lb add-task``'s option for a declared task setting: its range checked by click before any upload,
-    the declared help text, and the declared default shown (the server applies it when the option is
-    left out)."""
-    kwargs: dict[str, Any] = {"help": setting.help, "default": None}
+def _click_option(setting: Setting, *, update: bool = False) -> Callable[[F], F]:
+    """The option of a declared setting (``lb add-task``, ``lb create-challenge``, ``lb update-challenge``):
+    its range checked by click before any upload, the declared help text, and the declared default shown
+    (the server applies it when the option is left out). ``update``: nothing is required, and a switch has
+    both forms (``--requires-approval/--no-requires-approval``), so that left out means unchanged."""
+    kwargs: dict[str, Any] = {"help": setting.help or setting.verbose_label, "default": None}
+    if setting.kind == "bool" and update:
+        name = setting.option[2:]
+        return click.option(f"--{name}/--no-{name}", setting.name, default=None, help=kwargs["help"])
     if setting.kind == "bool":
         kwargs.update(is_flag=True, default=False)
     elif setting.kind == "choice":
@@ -462,10 +500,10 @@ def _click_option(setting: Setting) -> Callable[[F], F]:
         kwargs["type"] = click.FloatRange(
             0.0 if setting.positive else setting.minimum, setting.maximum, min_open=setting.positive
         )
-    # The title defaults to the slug here: only the slug and the metric must be given.
-    kwargs["required"] = setting.required and setting.name != "title"
-    if setting.default not in (None, "", False) and not setting.required:
-        kwargs["help"] = f"{setting.help} [default: {setting.default}]"
+    # The title defaults to the slug (a task) and the start to now (a challenge): not required here.
+    kwargs["required"] = setting.required and setting.name not in ("title", "start") and not update
+    if setting.default not in (None, "", False) and not setting.required and not update:
+        kwargs["help"] = f"{kwargs['help']} [default: {setting.default}]"
     return click.option(setting.option, setting.name, **kwargs)
 
 
@@ -474,6 +512,17 @@ def task_setting_options(func: F) -> F:
     for setting in reversed([s for s in TASK_SETTINGS if s.cli]):
         func = _click_option(setting)(func)
     return func
+
+
+def challenge_setting_options(*, update: bool) -> Callable[[F], F]:
+    """Every declared challenge setting as an option (``challenges.settings_spec.CHALLENGE_SETTINGS_SPEC``)."""
+
+    def decorate(func: F) -> F:
+        for setting in reversed(CHALLENGE_SETTINGS_SPEC):
+            func = _click_option(setting, update=update)(func)
+        return func
+
+    return decorate
 
 
 def _form_value(value: Any) -> str:
@@ -534,6 +583,353 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     sig = board["signature"]
     if sig.get("signature_text"):
         click.echo(sig["signature_text"])
+
+
+# --- organizers: challenges, labels, re-score, reveal -------------------------------------------------
+def _json_value(setting_name: str, value: Any) -> Any:
+    """A datetime option is sent as given (ISO 8601, the API parses it); ``--end none`` clears the end."""
+    if setting_name == "end" and isinstance(value, str) and value.lower() in ("", "none"):
+        return None
+    return value
+
+
+def _challenge_payload(settings: dict[str, Any], *, update: bool) -> dict[str, Any]:
+    skip = (None,) if update else (None, False)
+    return {k: _json_value(k, v) for k, v in settings.items() if v not in skip}
+
+
+def _print_challenge(challenge: dict[str, Any], verb: str) -> None:
+    state = "open" if challenge["is_open"] else "closed"
+    end = challenge.get("end") or "no end"
+    click.echo(f"Challenge '{challenge['slug']}' {verb} ({challenge['visibility']}, {state}, ends: {end}).")
+
+
+@cli.command("create-challenge")
+@click.option("--slug", help="In addresses (default: made from the title).")
+@challenge_setting_options(update=False)
+@click.pass_context
+def create_challenge(ctx: click.Context, slug: str | None, **settings: Any) -> None:
+    """Create a challenge; you become its organizer. Every setting of the site's form is an option (the
+    same declaration: ``challenges/settings_spec.py``); then add tasks with ``lb add-task``."""
+    api = api_of(ctx)
+    api.require_token()
+    if not settings.get("title"):
+        fail("say the challenge's title with --title.", CANNOT_PROCEED)
+    payload = _challenge_payload(settings, update=False)
+    if slug:
+        payload["slug"] = slug
+    challenge = api.json("POST", "/api/challenges/", json=payload)
+    _print_challenge(challenge, "created; you organize it")
+    click.echo(f"Next: lb add-task {challenge['slug']} TRUTH --slug TASK --metric METRIC")
+
+
+@cli.command("update-challenge")
+@click.argument("challenge")
+@challenge_setting_options(update=True)
+@click.pass_context
+def update_challenge(ctx: click.Context, challenge: str, **settings: Any) -> None:
+    """Change settings of CHALLENGE (organizers); options left out stay as they are. The statistics
+    settings are frozen once a submission was scored (the API's message says so). ``--end none``: no end."""
+    api = api_of(ctx)
+    api.require_token()
+    payload = _challenge_payload(settings, update=True)
+    if not payload:
+        fail("nothing to change: give at least one setting (lb update-challenge --help).", CANNOT_PROCEED)
+    updated = api.json("PATCH", f"/api/challenges/{challenge}/", json=payload)
+    _print_challenge(updated, "updated")
+    click.echo("Changed: " + ", ".join(f"{k}={_said(updated.get(k))}" for k in payload))
+
+
+def _said(value: Any) -> str:
+    """A setting's value in a sentence: a switch as yes/no, nothing as "none"."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "none" if value is None else fmt(value)
+
+
+@cli.command("update-task")
+@click.argument("challenge")
+@click.argument("task")
+@click.option(
+    "--public-mode",
+    type=click.Choice(TASK["public_mode"].values),
+    required=True,
+    help=TASK["public_mode"].help,
+)
+@click.option("--ladder-eta", type=click.FloatRange(0, min_open=True), help=TASK["ladder_eta"].help)
+@click.option("--ladder-z", type=click.FloatRange(0, TASK["ladder_z"].maximum), help=TASK["ladder_z"].help)
+@click.pass_context
+def update_task(
+    ctx: click.Context,
+    challenge: str,
+    task: str,
+    public_mode: str,
+    ladder_eta: float | None,
+    ladder_z: float | None,
+) -> None:
+    """Change TASK's public board mode (organizers; frozen once the task has submissions). Its hidden
+    labels: ``lb replace-labels``."""
+    api = api_of(ctx)
+    api.require_token()
+    payload = {"public_mode": public_mode, "ladder_eta": ladder_eta, "ladder_z": ladder_z}
+    data = api.json("PATCH", f"/api/challenges/{challenge}/tasks/{task}/", json=payload)
+    click.echo(f"Task '{data['slug']}': public board {data.get('public_mode', public_mode)}.")
+
+
+@cli.command("replace-labels")
+@click.argument("challenge")
+@click.argument("task")
+@click.argument("truth", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--split-column", default="", help=TASK["split_column"].help)
+@click.option("--group-column", default="", help=TASK["group_column"].help)
+@click.pass_context
+def replace_labels(
+    ctx: click.Context, challenge: str, task: str, truth: Path, split_column: str, group_column: str
+) -> None:
+    """Replace TASK's hidden labels with TRUTH, the same items (organizers; for fixing labelling errors).
+    Scores keep the old labels until the task is re-scored (``lb rescore``), as on the site."""
+    api = api_of(ctx)
+    api.require_token()
+    with truth.open("rb") as handle:
+        data = api.json(
+            "PUT",
+            f"/api/challenges/{challenge}/tasks/{task}/truth/",
+            data={"split_column": split_column, "group_column": group_column},
+            files=[("truth", (truth.name, handle))],
+        )
+    click.echo(f"Labels of '{data['slug']}' replaced ({data['n_items']} items).")
+    click.echo(
+        f"Existing scores keep the old labels until you re-score the task: lb rescore {challenge} {task}",
+        err=True,
+    )
+
+
+RESCORE_PROMPT = "Score every submission of '{task}' again (the board is rebuilt once, at the end)?"
+
+
+@cli.command()
+@click.argument("challenge")
+@click.argument("task")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (the site's confirmation box).")
+@click.option("--wait", is_flag=True, help="Follow the re-score to its end.")
+@click.option("--timeout", default=1800.0, show_default=True, help="Seconds to wait with --wait.")
+@click.option("--interval", default=1.0, hidden=True)
+@click.pass_context
+def rescore(
+    ctx: click.Context, challenge: str, task: str, yes: bool, wait: bool, timeout: float, interval: float
+) -> None:
+    """Re-score every submission of TASK (organizers), after its labels were replaced; asks first."""
+    api = api_of(ctx)
+    api.require_token()
+    if not yes and not click.confirm(RESCORE_PROMPT.format(task=task), err=True):
+        fail("not re-scored (answer yes, or pass --yes).", CANNOT_PROCEED)
+    path = f"/api/challenges/{challenge}/tasks/{task}/rescore/"
+    job = api.json("POST", path)
+    click.echo(
+        f"Re-score {job['id']} of '{job['task']}' started: {job['done']} of {job['total']} submissions."
+    )
+    deadline = time.monotonic() + timeout
+    while wait and job["state"] != "done":
+        if time.monotonic() > deadline:
+            fail(f"still {job['state']} after {timeout:.0f}s.", CANNOT_PROCEED)
+        time.sleep(interval)
+        job = api.json("GET", path)
+        click.echo(f"  {job['done']} of {job['total']} ({job['state']})", err=True)
+    if wait:
+        click.echo(f"Re-score {job['id']} done: {job['done']} of {job['total']} submissions re-scored.")
+
+
+REVEAL_OPEN = (
+    "The challenge is still open{until}. After the reveal, every new submission shows its team its private "
+    "score: one exact reading of the private labels per submission."
+)
+
+
+@cli.command()
+@click.argument("challenge")
+@click.option("--close", is_flag=True, help="Close submissions now, then reveal (an open challenge).")
+@click.option("--while-open", is_flag=True, help="Reveal and keep the challenge open (an open challenge).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (the site's confirmation box).")
+@click.pass_context
+def reveal(ctx: click.Context, challenge: str, close: bool, while_open: bool, yes: bool) -> None:
+    """Reveal CHALLENGE's private board to everyone who can see it (organizers; cannot be undone). An open
+    challenge needs --close or --while-open, as the site asks."""
+    api = api_of(ctx)
+    api.require_token()
+    if close and while_open:
+        fail("say --close or --while-open, not both.", CANNOT_PROCEED)
+    about = api.json("GET", f"/api/challenges/{challenge}/")
+    if about["private_revealed"]:
+        click.echo(f"The private board of '{challenge}' is already revealed.")
+        return
+    if about["is_open"]:
+        until = f" until {about['end']}" if about.get("end") else " (it has no end)"
+        click.echo(f"Warning: {REVEAL_OPEN.format(until=until)}", err=True)
+        if not (close or while_open):
+            fail("say --close (close submissions now, then reveal) or --while-open.", CANNOT_PROCEED)
+    if not yes and not click.confirm(
+        "Reveal the private board to everyone? This cannot be undone.", err=True
+    ):
+        fail("not revealed (answer yes, or pass --yes).", CANNOT_PROCEED)
+    done = api.json(
+        "POST", f"/api/challenges/{challenge}/reveal/", json={"close": close, "while_open": while_open}
+    )
+    closed = " Submissions are closed." if close and not done["is_open"] else ""
+    click.echo(f"The private board is now visible to everyone who can see the challenge.{closed}")
+
+
+# --- participants: my submissions, select, cancel, notices --------------------------------------------
+def _all_pages(api: Api, path: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    page: dict[str, Any] = api.json("GET", path, params={**params, "limit": 100})
+    items = list(page["results"])
+    while page.get("next"):
+        page = api.json("GET", page["next"])
+        items += page["results"]
+    return items
+
+
+SUBMISSION_COLUMNS = [("id", "id"), ("name", "name"), ("status", "status"), ("counted", "selected"),
+                      ("shown", "scores"), ("created_at", "submitted")]  # fmt: skip
+
+
+@cli.command()
+@click.argument("challenge")
+@click.option("--status", "wanted", type=click.Choice(["queued", "running", "scored", "failed", "cancelled"]))
+@click.option("--task", "-t", help="Only submissions with files of this task.")
+@click.option("--format", "output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.pass_context
+def submissions(
+    ctx: click.Context, challenge: str, wanted: str | None, task: str | None, output: str
+) -> None:
+    """Your team's submissions to CHALLENGE, newest first (organizers: everyone's), with the scores as
+    the status page shows them."""
+    api = api_of(ctx)
+    api.require_token()
+    params = {
+        "ordering": "-created_at",
+        **({"status": wanted} if wanted else {}),
+        **({"task": task} if task else {}),
+    }
+    items = _all_pages(api, f"/api/challenges/{challenge}/submissions/", params)
+    if output == "json":
+        click.echo(json.dumps(items, indent=2))
+        return
+    for sub in items:
+        sub["counted"] = sub.get("selected")
+        sub["shown"] = "; ".join(f"{s['task']} ({s['split']}) {shown_value(s)}" for s in sub["scores"])
+        sub["created_at"] = f"{sub['created_at'][:16].replace('T', ' ')} UTC"
+    click.echo(table(items, SUBMISSION_COLUMNS) if items else "No submissions.")
+
+
+@cli.command()
+@click.argument("submission_id", type=int)
+@click.pass_context
+def select(ctx: click.Context, submission_id: int) -> None:
+    """Make SUBMISSION_ID your team's counted entry (challenges whose entries the teams select)."""
+    api = api_of(ctx)
+    api.require_token()
+    sub = api.json("POST", f"/api/submissions/{submission_id}/select/")
+    click.echo(f"Submission #{sub['id']} ({sub['name']}) now counts as your team's entry.")
+
+
+@cli.command()
+@click.argument("submission_id", type=int)
+@click.pass_context
+def cancel(ctx: click.Context, submission_id: int) -> None:
+    """Cancel a queued submission (it is not counted against your team's limits)."""
+    api = api_of(ctx)
+    api.require_token()
+    sub = api.json("DELETE", f"/api/submissions/{submission_id}/")
+    click.echo(f"Submission #{sub['id']} ({sub['name']}) {sub['status']}; not counted against your limits.")
+
+
+@cli.command()
+@click.option("--all", "everything", is_flag=True, help="Also the notices already read.")
+@click.option("--mark-read", is_flag=True, help="Mark the notices shown as read.")
+@click.option("--format", "output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.pass_context
+def notices(ctx: click.Context, everything: bool, mark_read: bool, output: str) -> None:
+    """Your notices (unread ones; --all for every one): a submission scored or failed, a board revealed."""
+    api = api_of(ctx)
+    api.require_token()
+    items = _all_pages(api, "/api/notices/", {} if everything else {"unread": "true"})
+    if output == "json":
+        click.echo(json.dumps(items, indent=2))
+    elif not items:
+        click.echo("No notices." if everything else "No unread notices.")
+    for n in items if output == "table" else []:
+        mark = "" if n["read"] else "* "
+        click.echo(f"{mark}{n['created_at'][:16].replace('T', ' ')}  {n['subject']}")
+        click.echo("  " + n["body"].replace("\n", "\n  "))
+        if n["url"]:
+            click.echo(f"  {api.host}{n['url']}")
+    if mark_read and items:
+        marked = api.json("POST", "/api/notices/read/", json={"ids": [n["id"] for n in items]})["marked"]
+        click.echo(f"{marked} marked as read.", err=True)
+
+
+# --- teams and approved participation ------------------------------------------------------------------
+@cli.command()
+@click.argument("challenge")
+@click.option("--found", "found", metavar="NAME", help="Found a team of this name and become its member.")
+@click.option("--join", "join", metavar="CODE", help="Join the team whose invite code you were given.")
+@click.pass_context
+def team(ctx: click.Context, challenge: str, found: str | None, join: str | None) -> None:
+    """Your team in CHALLENGE, with its invite code; or found one, or join one (as the site's Team page).
+    Limits count per team, so a team that has submissions cannot be left (the API says so)."""
+    api = api_of(ctx)
+    api.require_token()
+    if found and join:
+        fail("say --found or --join, not both.", CANNOT_PROCEED)
+    base = f"/api/challenges/{challenge}/teams/"
+    if found:
+        mine = api.json("POST", base, json={"name": found})
+    elif join:
+        mine = api.json("POST", base + "join/", json={"invite_code": join})
+    else:
+        mine = api.json("GET", base + "mine/")
+    click.echo(f"Team '{mine['name']}': {', '.join(mine['members'])}.")
+    click.echo(f"Invite code (give it to the people who should join): {mine['invite_code']}")
+
+
+@cli.command()
+@click.argument("challenge")
+@click.pass_context
+def participate(ctx: click.Context, challenge: str) -> None:
+    """Ask to take part in CHALLENGE (challenges that take approved participants only)."""
+    api = api_of(ctx)
+    api.require_token()
+    api.json("POST", f"/api/challenges/{challenge}/participation/")
+    click.echo("You asked to take part; you may submit once an organizer approves you.")
+
+
+@cli.command()
+@click.argument("challenge")
+@click.option("--waiting", is_flag=True, help="Only those not approved yet.")
+@click.pass_context
+def participants(ctx: click.Context, challenge: str, waiting: bool) -> None:
+    """Who asked to take part in CHALLENGE, and who is approved (organizers)."""
+    api = api_of(ctx)
+    api.require_token()
+    items = api.json(
+        "GET", f"/api/challenges/{challenge}/participants/", params={"approved": "false"} if waiting else {}
+    )
+    items = items["results"] if isinstance(items, dict) else items
+    columns = [("username", "user"), ("approved", "approved"), ("requested_at", "asked")]
+    click.echo(table(items, columns) if items else "No one has asked yet.")
+
+
+@cli.command()
+@click.argument("challenge")
+@click.argument("username")
+@click.option("--revoke", is_flag=True, help="Withdraw the approval, or turn the request down.")
+@click.pass_context
+def approve(ctx: click.Context, challenge: str, username: str, revoke: bool) -> None:
+    """Approve USERNAME in CHALLENGE, so they may submit (organizers); --revoke withdraws it."""
+    api = api_of(ctx)
+    api.require_token()
+    api.request("DELETE" if revoke else "POST", f"/api/challenges/{challenge}/participants/{username}/")
+    click.echo(f"{username} may no longer submit." if revoke else f"{username} is approved and may submit.")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "leaderboard.submissions",
     "leaderboard.scoring",
     "leaderboard.rankings",
+    "leaderboard.notifications",
     "leaderboard.api",
     "leaderboard.web",
     "leaderboard.demo",
@@ -100,6 +101,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "leaderboard.notifications.context_processors.notices",
             ],
         },
     },
@@ -396,9 +398,12 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-# --- Email (password reset links) ---------------------------------------------------------------------
+# --- Email (password reset links, notices) -------------------------------------------------------------
 # The console by default: a local run prints the message instead of sending it. Production sets an SMTP
 # backend (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend, EMAIL_HOST, EMAIL_PORT, ...).
+# Notices (a submission scored or failed, a board revealed; leaderboard.notifications) link to the site at
+# LEADERBOARD_SITE_URL, the address participants reach it by.
+LEADERBOARD_SITE_URL = env.str("LEADERBOARD_SITE_URL", default="http://127.0.0.1:8000")
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
 EMAIL_PORT = env.int("EMAIL_PORT", default=25)

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Task
-from leaderboard.challenges.ports import boards_rebuild
+from leaderboard.challenges.ports import boards_rebuild, notices
 from leaderboard.scoring import engine
 from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.models import RescoreJob, Score
@@ -72,6 +72,7 @@ def submission_claim(*, submission_id: int) -> bool:
     )
     if gave_up:
         logger.error("submission %s: giving up after %s interrupted attempts", submission_id, MAX_ATTEMPTS)
+        _notify_on_commit(submission_id)
         return False
     now = timezone.now()
     claimed = active.filter(attempts__lt=MAX_ATTEMPTS).update(
@@ -204,6 +205,7 @@ def scores_store(
         task_ids = sorted({task.pk for task, _, _ in results})
         if rebuild:
             transaction.on_commit(lambda: _after_scoring(task_ids))
+        _notify_on_commit(submission_id)  # after the rebuild: an eager one has released Ladder values
     logger.info("submission %s scored on tasks %s", submission_id, task_ids)
     return task_ids
 
@@ -214,11 +216,19 @@ def _after_scoring(task_ids: list[int]) -> None:
         rescore_job_refresh(job=job)
 
 
+def _notify_on_commit(submission_id: int) -> None:
+    """Tell the team (``notifications``, through ``challenges.ports.notices``) once the outcome is committed;
+    ``robust``: a notice that cannot be made never undoes or fails the scoring. Idempotent there."""
+    transaction.on_commit(lambda: notices().submission_finished(submission_id=submission_id), robust=True)
+
+
 def submission_fail(*, submission_id: int, message: str = SCORER_CRASHED) -> None:
     """End a submission as failed for a platform fault: the team is not charged."""
-    Submission.objects.filter(pk=submission_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
+    failed = Submission.objects.filter(pk=submission_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
         status=Status.FAILED, error=message, charged=False, finished_at=timezone.now()
     )
+    if failed:
+        _notify_on_commit(submission_id)
 
 
 def broker_started_at() -> datetime | None:

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web.views import account, entries, organizer, participant, public, teams
+from leaderboard.web.views import account, entries, notices, organizer, participant, public, teams
 
 urlpatterns = [
     path("", public.home, name="home"),
@@ -11,6 +11,9 @@ urlpatterns = [
     path("accounts/signup/", account.signup, name="signup"),
     path("accounts/", account.account, name="account"),
     path("accounts/token/", account.token_regenerate, name="token_regenerate"),
+    path("accounts/notices/", notices.notice_preferences, name="notice_preferences"),
+    path("notices/", notices.notices, name="notices"),
+    path("notices/read/", notices.notices_read, name="notices_read"),
     path("accounts/password-reset/", account.password_reset, name="password_reset"),
     path("accounts/password-reset/sent/", account.password_reset_done, name="password_reset_done"),
     path(

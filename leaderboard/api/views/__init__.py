@@ -9,6 +9,7 @@ from leaderboard.api.views.accounts import RegisterView, TokenView
 from leaderboard.api.views.boards import CriticalDifferenceView, LeaderboardView, SummaryView
 from leaderboard.api.views.challenges import ChallengeDetailView, ChallengeListView, ChallengeRevealView
 from leaderboard.api.views.common import ERROR_RESPONSES, FirstRendererNegotiation, JSONErrorsMixin
+from leaderboard.api.views.notices import NoticeListView, NoticeReadView
 from leaderboard.api.views.submissions import SubmissionDetailView, SubmissionListView, SubmissionSelectView
 from leaderboard.api.views.tasks import (
     TaskDetailView,
@@ -36,6 +37,8 @@ __all__ = [
     "JSONErrorsMixin",
     "LeaderboardView",
     "MyTeamView",
+    "NoticeListView",
+    "NoticeReadView",
     "ParticipantDetailView",
     "ParticipantListView",
     "ParticipationView",

@@ -18,6 +18,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.accounts.services import api_token_get_or_create, api_token_regenerate
 from leaderboard.core.throttles import SignupAddressThrottle, SignupGlobalThrottle
+from leaderboard.notifications.services import preference_of
 from leaderboard.web.forms import SignupForm
 
 TOO_MANY_ATTEMPTS = "Too many attempts from your address; try again in {wait} seconds."
@@ -86,7 +87,11 @@ def account(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "web/account.html",
-        {"token": token.key, "host": request.build_absolute_uri("/").rstrip("/")},
+        {
+            "token": token.key,
+            "host": request.build_absolute_uri("/").rstrip("/"),
+            "notice_preference": preference_of(request.user),  # type: ignore[arg-type]
+        },
     )
 
 
