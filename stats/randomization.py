@@ -323,9 +323,12 @@ def randomization_max_t(
     adjusted_sorted = np.maximum.accumulate(_p(joint, total, exact))
     marginal_sorted = _p(single, total, exact)
     rejected = adjusted_sorted <= alpha
-    # the critical value of the last step: the max over the pairs still undecided (a suffix of the order)
+    # the critical value of the last step: the max over the pairs still undecided (a suffix of the order);
+    # when every pair is decided, that of the step that decided the last pair (as the bootstrap max-t's
+    # stats.compare_ranks keeps it), never the max over no pair (0: zero-width intervals)
     last = int(np.count_nonzero(rejected))
-    critical = _critical_value(permuted_values, pair_stats, last, total=total, exact=exact, alpha=alpha)
+    start = max(0, min(last, order.size - 1))
+    critical = _critical_value(permuted_values, pair_stats, start, total=total, exact=exact, alpha=alpha)
     sign = 1.0 if higher_is_better else -1.0
     adjusted = np.ones((k, k))
     marginal = np.ones((k, k))

@@ -298,3 +298,29 @@ def test_a_board_of_one_entry_has_nothing_to_decide() -> None:
     board = _board(truth, [truth.copy()])
     assert board.verdict_test == BOOTSTRAP_MAX_T and board.verdict_warning is None
     assert board.rows[0].verdict == "best" or board.rows[0].verdict == "could be the best"
+
+
+def test_a_board_whose_pairs_are_all_decided_keeps_intervals_of_positive_width() -> None:
+    """The last step's critical value when every pair is decided is that of the step that decided the last
+    pair, as in the bootstrap max-t; the max over no pair (0) gave zero-width difference intervals."""
+    from stats.board import build_board
+    from stats.metrics import get_metric
+
+    rng = np.random.default_rng(0)
+    n = 200
+    y = rng.integers(0, 2, n)
+    preds = [np.where(rng.random(n) < q, y, 1 - y) for q in (0.95, 0.7, 0.5)]
+    metric = get_metric("accuracy")
+    stats_list = [metric.item_statistics(y, p) for p in preds]
+    values = [float(metric.finalize(s.sum(axis=0)[None, :])[0]) for s in stats_list]
+    weights = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(500)]).astype(float)
+    theta = np.column_stack([metric.finalize(weights @ s) for s in stats_list])
+    board = build_board(
+        names=["a", "b", "c"], values=values, replicates=theta, higher_is_better=True,
+        metric_name="accuracy", seed=0, item_statistics=stats_list, finalize=metric.finalize,
+        zero_one=True, n_items=n,
+    )  # fmt: skip
+    assert board.verdict_test == "randomization max-t over items"
+    for row in board.rows:
+        if row.difference is not None and row.verdict == "worse than the best":
+            assert row.difference_interval.low < row.difference_interval.high, row
