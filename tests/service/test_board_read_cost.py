@@ -83,7 +83,7 @@ def test_the_whole_distribution_is_a_bounded_cached_image(client, django_capture
     response = client.get(url)
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
     assert response.content.startswith(b"\x89PNG")
-    assert caches["boards"].get(f"ranks-png:{snap.pk}:{snap.created_at.isoformat()}") == response.content
+    assert caches["boards"].get(f"ranks-png:{snap.pk}:{snap.created_at.isoformat()}:plain:tied") == response.content
     big = rank_image(np.eye(2 * RANK_IMAGE_BINS * 5), title="big")  # binned: the image does not grow
     assert len(big) < 300_000
 

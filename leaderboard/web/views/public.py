@@ -310,8 +310,9 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
         SimpleLazyObject(
             lambda: boards.rank_plot(
                 rows=reader.rows(snapshot),
-                distribution=reader.distribution(_rank_distribution(snapshot)),
+                distribution=reader.distribution(snapshot, _rank_distribution(snapshot)),
                 page=page,
+                decimals=reader.p_decimals,
             )
         )
         if snapshot
@@ -348,11 +349,11 @@ def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     snapshot = _board(request, task, split)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
-    key = f"ranks-png:{snapshot.pk}:{snapshot.created_at.isoformat()}"
+    key = f"ranks-png:{snapshot.pk}:{snapshot.created_at.isoformat()}:{reader.cache_key}"
     image = caches["boards"].get(key)
     if image is None:
-        matrix = _rank_distribution(snapshot)
-        if matrix.size == 0:
+        matrix = reader.distribution(snapshot, _rank_distribution(snapshot))
+        if not matrix:
             raise Http404("This snapshot stores no rank distribution.")
         image = boards.rank_image(matrix, title=f"{task.title}: {split} board #{snapshot.sequence}")
         caches["boards"].set(key, image, BOARD_CACHE_SECONDS)
@@ -475,7 +476,7 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     if snapshot is not None and ia is not None and ib is not None:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
         # Organizers see the exact counts of discordant items; everyone else the rounded table.
-        pair = boards.pair_view(pairwise=reader.pairwise(snapshot.pairwise or {}), a=ia, b=ib)
+        pair = boards.pair_view(pairwise=reader.pairwise(snapshot), a=ia, b=ib)
     view = (
         boards.board_view(rows=[r for r in (a, b) if r], signature=reader.signature(snapshot))
         if snapshot
