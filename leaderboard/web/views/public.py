@@ -164,7 +164,9 @@ def _bibtex(
     )
 
 
-@cached_for_anonymous(["task", "split", "sort", "page", "rows"], values={"split": Split.values})
+@cached_for_anonymous(
+    ["task", "split", "sort", "page", "rows", "q", "sequence"], values={"split": Split.values, "q": [""]}
+)
 @require_GET
 def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
@@ -291,8 +293,7 @@ def _rank_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int:
     return min(max(page, 1), boards.rank_pages(snapshot.entry_count if snapshot else 0))
 
 
-@throttled_anonymous_reads
-@cached_for_anonymous(["split", "page"], values={"split": Split.values})
+@cached_for_anonymous(["split", "page"], values={"split": Split.values})  # throttles what it renders
 @require_GET
 def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """One page of entries (``?page=N``, 25 a page) with the ranks around theirs; the whole K x K
@@ -335,8 +336,7 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
     )
 
 
-@throttled_anonymous_reads
-@cached_for_anonymous(["split"], values={"split": Split.values})
+@cached_for_anonymous(["split"], values={"split": Split.values})  # throttles what it renders
 @require_GET
 def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """The whole rank distribution of the latest snapshot as a PNG, drawn once per snapshot and cached."""
