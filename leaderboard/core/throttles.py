@@ -7,7 +7,7 @@ import logging
 import math
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from redis.exceptions import RedisError
 from rest_framework.request import Request
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
@@ -107,8 +107,11 @@ def anonymous_read_refusal(request: HttpRequest) -> HttpResponse | None:
     if allowed:
         return None
     wait = max(1, math.ceil(throttle.wait() or 1))
-    response = HttpResponse(
-        TOO_MANY_READS.format(wait=wait), status=429, content_type="text/plain; charset=utf-8"
-    )
+    message = TOO_MANY_READS.format(wait=wait)
+    response: HttpResponse
+    if request.path.startswith("/api/"):  # the API's one error shape (its schema documents the 429)
+        response = JsonResponse({"message": message, "extra": {"wait": wait}}, status=429)
+    else:
+        response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(wait)
     return response
