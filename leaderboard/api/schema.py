@@ -2,7 +2,8 @@
 
 Every error of the API has one JSON shape, ``{"message", "extra"}`` (leaderboard/api/exception_handlers.py),
 and some errors can come from any operation: 401 (a wrong or revoked token is refused before the view
-runs, also on public reads), 503 (the database or the rate counters unreachable), 400 (an invalid query
+runs, also on public reads), 429 (a rate: writes, sign-up and log-in, anonymous reads that render; with
+``Retry-After``), 503 (the database or the rate counters unreachable), 400 (an invalid query
 or body) where the operation takes parameters or a body, 404 where its path names an object. This hook
 adds those answers where a view did not document them, and gives every error answer the shape's schema, so
 schemathesis' conformance checks hold for every answer (tests/reliability/test_fuzz.py).
@@ -25,8 +26,10 @@ _DESCRIPTIONS = {
     "400": "Invalid input: {message, extra}",
     "401": "Missing, wrong or revoked credentials: {message, extra}",
     "404": "Not found or not visible: {message, extra}",
+    "429": "Too many requests from this client; try again after Retry-After seconds: {message, extra}",
     "503": "The service cannot answer right now; try again later: {message, extra}",
 }
+_RETRY_AFTER = {"description": "Seconds to wait before the next try.", "schema": {"type": "integer"}}
 _METHODS = ("get", "put", "post", "patch", "delete")
 
 
@@ -40,7 +43,7 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             if operation is None:
                 continue
             parameters = operation.get("parameters", []) + item.get("parameters", [])
-            codes = ["401", "503"]
+            codes = ["401", "429", "503"]
             if parameters or "requestBody" in operation:
                 codes.append("400")
             if "{" in path:
@@ -48,6 +51,7 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             responses = operation.setdefault("responses", {})
             for code in codes:
                 responses.setdefault(code, {"description": _DESCRIPTIONS[code]})
+            responses["429"].setdefault("headers", {}).setdefault("Retry-After", _RETRY_AFTER)
             for code, response in responses.items():
                 if code[:1] in ("4", "5") and "content" not in response:
                     response["content"] = {"application/json": {"schema": ref}}

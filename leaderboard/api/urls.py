@@ -43,7 +43,8 @@ urlpatterns = [
         "challenges/<slug:slug>/leaderboard/",
         # anonymous JSON reads are answered from the per-process cache (leaderboard/rankings/read_cache.py)
         cached_for_anonymous(
-            ["task", "split", "sequence", "limit", "offset"], values={"split": Split.values}
+            ["task", "split", "sequence", "limit", "offset", "format"],
+            values={"split": Split.values, "format": ["json"]},
         )(views.LeaderboardView.as_view()),
         name="leaderboard",
     ),

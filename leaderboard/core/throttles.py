@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from redis.exceptions import RedisError
 from rest_framework.request import Request
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 
 from leaderboard.core.exceptions import ServiceUnavailableError
 
@@ -79,3 +81,37 @@ class SignupGlobalThrottle(SignupAddressThrottle):
 
     def get_cache_key(self, request: Request, view: Any) -> str:
         return self.cache_format % {"scope": self.scope, "ident": "all"}
+
+
+class AnonymousReadThrottle(SimpleRateThrottle):
+    """``LEADERBOARD_THROTTLE_ANON_READ`` per client address, for anonymous reads that render (every
+    answer not served from the anonymous answer cache, ``rankings.read_cache``; issue 21, item 10)."""
+
+    scope = "anon_read"
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+TOO_MANY_READS = "Too many requests from your address; try again in {wait} seconds, or log in."
+
+
+def anonymous_read_refusal(request: HttpRequest) -> HttpResponse | None:
+    """``None`` when this anonymous read may render now; else the 429 (with ``Retry-After``) to answer.
+    With the shared cache unreachable the read goes through (answers are cached per snapshot)."""
+    throttle = AnonymousReadThrottle()
+    try:
+        allowed = throttle.allow_request(request, None)  # type: ignore[arg-type]
+    except (RedisError, OSError):
+        allowed = True
+    if allowed:
+        return None
+    wait = max(1, math.ceil(throttle.wait() or 1))
+    message = TOO_MANY_READS.format(wait=wait)
+    response: HttpResponse
+    if request.path.startswith("/api/"):  # the API's one error shape (its schema documents the 429)
+        response = JsonResponse({"message": message, "extra": {"wait": wait}}, status=429)
+    else:
+        response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(wait)
+    return response

@@ -50,6 +50,10 @@ from leaderboard.rankings.board import LadderBoard, ladder_board
 from leaderboard.rankings.exports import board_csv
 from leaderboard.rankings.models import BoardSnapshot, LadderRelease
 from leaderboard.rankings.precision import (
+    p_decimals,
+    participant_distribution,
+    participant_pairwise,
+    participant_rows,
     public_distribution,
     public_pairwise,
     public_rows,
@@ -106,13 +110,30 @@ class BoardMode:
     def exact_rows(
         self, view: ReaderView, snapshot: BoardSnapshot, start: int, stop: int | None
     ) -> list[Any]:
+        if view.tied:
+            return participant_rows(snapshot.rows, task_decimals(view.task))[start:stop]
         return list(public_rows(snapshot.rows[start:stop], task_decimals(view.task)))
 
     def exact_signature(self, view: ReaderView, snapshot: BoardSnapshot | None) -> dict[str, Any]:
         return public_signature(snapshot.signature, task_decimals(view.task)) if snapshot is not None else {}
 
     def exact_csv(self, view: ReaderView, snapshot: BoardSnapshot | None) -> str:
-        return board_csv(snapshot.rows if snapshot is not None else [], task_decimals(view.task))
+        rows = snapshot.rows if snapshot is not None else []
+        if view.tied:
+            rows = participant_rows(rows, task_decimals(view.task))
+        return board_csv(rows, task_decimals(view.task))
+
+    def exact_pairwise(self, view: ReaderView, stored: Mapping[str, Any], rows: list[Any]) -> dict[str, Any]:
+        if view.organizer:
+            return dict(stored)
+        if view.tied:
+            return participant_pairwise(stored, rows, task_decimals(view.task))
+        return public_pairwise(stored, task_decimals(view.task))
+
+    def exact_distribution(self, view: ReaderView, matrix: Any, rows: list[Any]) -> list[list[float]]:
+        if view.tied:
+            return participant_distribution(matrix, rows, task_decimals(view.task))
+        return public_distribution(matrix, task_decimals(view.task))
 
     def exact_number(self, view: ReaderView, value: Any) -> Any:
         return round_to(value, task_decimals(view.task))
@@ -120,7 +141,7 @@ class BoardMode:
     def cache_key(self, view: ReaderView) -> str:
         """What the rendered board depends on besides the snapshot (the site's and the API's caches of a
         drawn board are keyed by it): a rule that depends on who reads must make this say so."""
-        return f"{self.name}:{'exact' if view.exact else 'released'}"
+        return f"{self.name}:{'tied' if view.tied else 'exact' if view.exact else 'released'}"
 
     # --- what a reader who may not read exactly reads (modes that withhold) ---------------------------
     def decimals(self, task: Task) -> int:
@@ -284,6 +305,14 @@ class ReaderView:
         counts of discordant items); asked only by the pages that do."""
         return user_is_organizer(challenge=self.task.challenge, user=self.user)
 
+    @cached_property
+    def tied(self) -> bool:
+        """The reader reads no more than the board's rounded values (issue 21): everyone but the
+        challenge's organizers before the reveal. Entries whose values are equal at the board's precision
+        share one rank, are listed by name and show the same figures (``rankings.precision.participant_rows``);
+        after the reveal every reader reads the exact order."""
+        return self.exact and not self.task.challenge.private_revealed and not self.organizer
+
     @property
     def refusal(self) -> str:
         return self.mode.refusal
@@ -291,6 +320,11 @@ class ReaderView:
     @property
     def decimals(self) -> int:
         return task_decimals(self.task) if self.exact else self.mode.decimals(self.task)
+
+    @property
+    def p_decimals(self) -> int:
+        """Decimals of p-values and shares of resamples (rank probabilities) as this reader reads them."""
+        return p_decimals(self.decimals)
 
     def allows(self, channel: Channel) -> bool:
         return self.exact or self.mode.allows_released(channel)
@@ -309,13 +343,15 @@ class ReaderView:
         """One number computed from the scores (a submission's score) as this reader reads it."""
         return self.mode.exact_number(self, value)
 
-    def pairwise(self, stored: Mapping[str, Any]) -> dict[str, Any]:
-        """The snapshot's pairwise table: in full for organizers, else as ``rankings.precision`` shows it."""
-        return dict(stored) if self.organizer else public_pairwise(stored, task_decimals(self.task))
+    def pairwise(self, snapshot: BoardSnapshot) -> dict[str, Any]:
+        """The snapshot's pairwise table, in the order of :meth:`rows`: in full for organizers, else as
+        ``rankings.precision`` shows it."""
+        return self.mode.exact_pairwise(self, snapshot.pairwise or {}, snapshot.rows)
 
-    def distribution(self, matrix: Any) -> list[list[float]]:
-        """The rank distribution (shares of resamples), rounded like p-values."""
-        return public_distribution(matrix, task_decimals(self.task))
+    def distribution(self, snapshot: BoardSnapshot, matrix: Any) -> list[list[float]]:
+        """The rank distribution (shares of resamples; ``matrix``: the snapshot's, as stored), in the order of
+        :meth:`rows`, rounded like p-values."""
+        return self.mode.exact_distribution(self, matrix, snapshot.rows)
 
     def entry_count(self, snapshot: BoardSnapshot | None) -> int:
         if not self.exact:

@@ -151,3 +151,203 @@ def public_shakeup(data: Mapping[str, Any], decimals: int) -> dict[str, Any]:
     if "p_reference_le_observed" in out:
         out["p_reference_le_observed"] = round_to(out["p_reference_le_observed"], p_decimals(decimals))
     return out
+
+
+# --- ties at the board's precision (issue 21, item 8) ---------------------------------------------------
+#: Row fields that a tie group shows as the envelope of its members: the lowest lower bound, the highest
+#: upper bound, the largest spread and p-value (each member's own figure lies inside what the group shows).
+_GROUP_MIN = ("low", "diff_low", "rank_low", "rank_sim_low")
+_GROUP_MAX = (
+    "high",
+    "diff_high",
+    "rank_high",
+    "rank_sim_high",
+    "diff_se",
+    "seed_sd",
+    "test_set_sd",
+    "p_value",
+    "p_adjusted",
+    "items_needed",
+)
+_GROUP_ANY = ("in_best_set", "in_best_set_max_t", "in_best_set_holm")
+
+
+def _tie_groups(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[list[Mapping[str, Any]]]:
+    """The rows (in the board's order) in groups of equal shown value, each group by name (the neutral
+    order: a name says nothing about the labels), then submission id."""
+    groups: list[list[Mapping[str, Any]]] = []
+    shown_before: object = object()
+    for r in rows:
+        shown = round_to(r.get("value"), decimals)
+        if not groups or shown != shown_before:
+            groups.append([])
+            shown_before = shown
+        groups[-1].append(r)
+    return [sorted(g, key=_neutral) for g in groups]
+
+
+def _neutral(row: Mapping[str, Any]) -> tuple[str, int]:
+    return str(row.get("name", "")).casefold(), int(row.get("submission_id") or 0)
+
+
+def tie_order(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[list[int]]:
+    """The positions (in the stored board's order) of each tie group's rows, in the order
+    :func:`participant_rows` lists them."""
+    position = {id(r): i for i, r in enumerate(rows)}
+    return [[position[id(r)] for r in group] for group in _tie_groups(rows, decimals)]
+
+
+def _envelope(group: list[Mapping[str, Any]], key: str, pick: Any) -> Any:
+    values = [
+        r[key] for r in group if isinstance(r.get(key), int | float) and not isinstance(r.get(key), bool)
+    ]
+    return pick(values) if values else group[0].get(key)
+
+
+def _group_verdict(group: list[Mapping[str, Any]]) -> Any:
+    """A group's one verdict: a member's own when alone; else the least decisive of its members' ("could be
+    the best" unless every member is "worse than the best"; "best" is one entry's)."""
+    verdicts = {r.get("verdict") for r in group}
+    if len(group) == 1 or (len(verdicts) == 1 and "best" not in verdicts):
+        return group[0].get("verdict")
+    return "worse than the best" if verdicts == {"worse than the best"} else "could be the best"
+
+
+def _group_figures(group: list[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: _envelope(group, k, min) for k in _GROUP_MIN if any(k in r for r in group)}
+    out.update({k: _envelope(group, k, max) for k in _GROUP_MAX if any(k in r for r in group)})
+    out.update({k: any(bool(r.get(k)) for r in group) for k in _GROUP_ANY if any(k in r for r in group)})
+    if any("verdict" in r for r in group):
+        out["verdict"] = _group_verdict(group)
+    warnings = sorted({str(r["interval_warning"]) for r in group if r.get("interval_warning")})
+    if any("interval_warning" in r for r in group):
+        out["interval_warning"] = "; ".join(warnings) or None
+    return out
+
+
+def participant_rows(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[SnapshotRow]:
+    """The board as a participant reads it before the reveal: no more than its rounded values (issue 21).
+
+    Rows (stored, in the board's exact order) whose values are equal at the board's precision form one tie
+    group: they share one rank (one plus the number of entries shown better, "1, 2, 2, 4"), are listed by
+    name, and show the same figures: the group's interval, difference interval and rank interval are the
+    envelopes of its members', its spreads, p-values and items needed the largest, its best-set flags true
+    when any member's is, its verdict the least decisive (:func:`_group_verdict`). The difference is the
+    shown value minus the leading group's shown value (for a leading group of one: minus the next group's),
+    compared with the first entry of the leading group; its interval covers it. Then every number is
+    rounded like every reader's (:func:`public_row`). The stored rows are untouched.
+
+    What is left: a group's figures are those of its extreme members at the board's precision, so a group
+    of one entry shows its own interval, p-value and difference interval rounded (docs/reliability.md)."""
+    groups = _tie_groups(rows, decimals)
+    if not groups:
+        return []
+    top = groups[0]
+    reference = top[0]
+    runner = groups[1][0] if len(groups) > 1 else None
+    out: list[SnapshotRow] = []
+    rank = 1
+    for g_index, group in enumerate(groups):
+        figures = _group_figures(group)
+        shown = round_to(group[0].get("value"), decimals)
+        versus = runner if g_index == 0 and len(top) == 1 else reference
+        versus_value = round_to(versus.get("value"), decimals) if versus is not None else None
+        diff = _shown_diff(shown, versus_value)
+        for member in group:
+            row = dict(member)
+            row.update(figures)
+            row["rank"] = rank
+            row["is_leader"] = member is reference
+            if "diff" in member and versus is not None:
+                row["diff"] = diff
+                row.update(_covering(figures, diff))
+            if "compared_with" in member:
+                other = versus if versus is not None and member is not versus else None
+                row["compared_with"] = None if other is None else other.get("name")
+                row["compared_with_key"] = None if other is None else other.get("key")
+                row["compared_with_submission_id"] = None if other is None else other.get("submission_id")
+            out.append(public_row(row, decimals))
+        rank += len(group)
+    return out
+
+
+def _shown_diff(shown: Any, versus: Any) -> float | None:
+    if not isinstance(shown, int | float) or not isinstance(versus, int | float):
+        return None
+    return float(shown) - float(versus)
+
+
+def _covering(figures: Mapping[str, Any], diff: float | None) -> dict[str, Any]:
+    """The group's difference interval, widened to cover the shown difference."""
+    out: dict[str, Any] = {}
+    low, high = figures.get("diff_low"), figures.get("diff_high")
+    if diff is not None and isinstance(low, int | float):
+        out["diff_low"] = min(float(low), diff)
+    if diff is not None and isinstance(high, int | float):
+        out["diff_high"] = max(float(high), diff)
+    return out
+
+
+def participant_pairwise(
+    pairwise: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], decimals: int
+) -> dict[str, Any]:
+    """The pairwise table as a participant reads it before the reveal, in :func:`participant_rows`'s order:
+    every pair of two tie groups shows the same figures (the difference of the shown values, the envelope of
+    the pairs' intervals, significant only when every pair is, the largest McNemar p), then rounded like
+    :func:`public_pairwise`. A stored table that does not match the rows is not shown."""
+    groups = tie_order(rows, decimals)
+    order = [i for g in groups for i in g]
+    names = pairwise.get("names")
+    if not isinstance(names, list) or len(names) != len(rows):
+        return {}
+    shown = [round_to(r.get("value"), decimals) for r in rows]
+    out: dict[str, Any] = {k: v for k, v in pairwise.items() if k not in PAIRWISE_HIDDEN}
+    out["names"] = [names[i] for i in order]
+    tables = {k: pairwise.get(k) for k in ("difference", "low", "high", "significant", "mcnemar_p")}
+    blocks = {(gi, gj): _pairs(g, h) for gi, g in enumerate(groups) for gj, h in enumerate(groups)}
+    group_of = {i: gi for gi, g in enumerate(groups) for i in g}
+    for key, table in tables.items():
+        if not isinstance(table, list):
+            continue
+        out[key] = [
+            [_block_cell(key, table, blocks[(group_of[i], group_of[j])], i, j, shown) for j in order]
+            for i in order
+        ]
+    return public_pairwise(out, decimals)
+
+
+def _pairs(g: list[int], h: list[int]) -> list[tuple[int, int]]:
+    pairs = [(i, j) for i in g for j in h if i != j]
+    return pairs or [(g[0], h[0])]
+
+
+def _block_cell(
+    key: str, table: list[Any], pairs: list[tuple[int, int]], i: int, j: int, shown: list[Any]
+) -> Any:
+    if i == j:
+        return table[i][j]
+    cells = [table[a][b] for a, b in pairs]
+    numbers = [c for c in cells if isinstance(c, int | float) and not isinstance(c, bool)]
+    if key == "difference":
+        a, b = shown[i], shown[j]
+        return float(a) - float(b) if isinstance(a, int | float) and isinstance(b, int | float) else None
+    if key == "significant":
+        return all(bool(c) for c in cells)
+    if not numbers:
+        return None
+    return min(numbers) if key == "low" else max(numbers)
+
+
+def participant_distribution(
+    distribution: Any, rows: Sequence[Mapping[str, Any]], decimals: int
+) -> list[list[float]]:
+    """The rank distribution as a participant reads it before the reveal: rows in :func:`participant_rows`'s
+    order, each tie group's rows replaced by their mean (one line per group), rounded like p-values."""
+    matrix = [list(map(float, line)) for line in distribution]
+    if len(matrix) != len(rows):
+        return []
+    out: list[list[float]] = []
+    for group in tie_order(rows, decimals):
+        mean = [sum(matrix[i][c] for i in group) / len(group) for c in range(len(matrix[0]) if matrix else 0)]
+        out.extend([mean] * len(group))
+    return public_distribution(out, decimals)

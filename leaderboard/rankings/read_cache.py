@@ -7,8 +7,13 @@ version*: a token in the shared cache (Redis in production) that every change of
 on commit (signals on Challenge, Task, BoardSnapshot, ChallengeSummary). A cached read then costs one
 shared-cache GET and one local lookup: no ORM query, no template (docs/reliability.md, "Load").
 
-- Only GETs by visitors with no session, no token and no pending message; only the query parameters a
-  view reads (others, and unknown values, go the ordinary way); only 200 answers that set no cookie.
+- Only GETs by visitors with no session, no token and no pending message; only 200 answers that set no
+  cookie. Query parameters a view does not read are dropped before the view runs (so ``&x=N`` neither
+  makes a new answer nor reaches the page); a value not cached (a split that does not exist, a repeated
+  parameter, another media type) goes the ordinary way.
+- Every anonymous answer that is not served from here is throttled first
+  (``core.throttles.anonymous_read_refusal``: 429 with ``Retry-After`` past ``LEADERBOARD_THROTTLE_ANON_READ``
+  per address), so no query makes the service draw a page unthrottled (issue 21, item 10).
 - Answers live ``ANSWER_SECONDS`` at most, so what depends on the clock (a challenge's phase) and a lost
   version change (Redis down at that moment) are stale for at most that long.
 - With the shared cache unreachable, reads go the ordinary way (and the next try waits ``RETRY_SECONDS``),
@@ -27,8 +32,10 @@ from typing import Any
 
 from django.core.cache import caches
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
 from redis.exceptions import RedisError
+
+from leaderboard.core.throttles import anonymous_read_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -92,22 +99,23 @@ def cached_for_anonymous(
     def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-            key = _key(request, allowed, allowed_values, kwargs)
-            if key is None:
-                return view(request, *args, **kwargs)
-            version = reads_version(str(kwargs.get("slug", "")))
-            if version is None:
-                return view(request, *args, **kwargs)
-            key = f"{version}:{key}"
-            answers = caches["answers"]
-            hit = answers.get(key)
+            _drop_unread(request, allowed)
+            anonymous = _anonymous(request)
+            key = _key(request, allowed, allowed_values, kwargs) if anonymous else None
+            version = reads_version(str(kwargs.get("slug", ""))) if key is not None else None
+            hit = caches["answers"].get(f"{version}:{key}") if version is not None else None
             if hit is not None:
                 content, headers = hit
                 cached = HttpResponse(content)
                 for name, value in headers:
                     cached[name] = value
                 return cached
+            refusal = anonymous_read_refusal(request) if anonymous else None
+            if refusal is not None:
+                return refusal
             response = view(request, *args, **kwargs)
+            if version is None:
+                return response
             render = getattr(response, "render", None)
             if callable(render):
                 response = render()
@@ -118,12 +126,26 @@ def cached_for_anonymous(
                 and not response.has_header("Cache-Control")
             ):
                 headers = [(h, response[h]) for h in _KEPT_HEADERS if response.has_header(h)]
-                answers.set(key, (response.content, headers), ANSWER_SECONDS)
+                caches["answers"].set(f"{version}:{key}", (response.content, headers), ANSWER_SECONDS)
             return response
 
         return wrapper
 
     return decorate
+
+
+def _drop_unread(request: HttpRequest, allowed: frozenset[str]) -> None:
+    """Drop the query parameters the view does not read (from ``GET`` and the query string the page
+    links to), before anything is keyed or rendered."""
+    if all(name in allowed for name in request.GET):
+        return
+    kept = QueryDict(mutable=True)
+    for name in request.GET:
+        if name in allowed:
+            kept.setlist(name, request.GET.getlist(name))
+    kept._mutable = False
+    request.GET = kept  # type: ignore[assignment]
+    request.META["QUERY_STRING"] = kept.urlencode()
 
 
 def _key(

@@ -589,9 +589,12 @@ def rank_pages(entries: int) -> int:
     return max(1, -(-entries // RANK_PAGE_ROWS))
 
 
-def rank_plot(*, rows: Sequence[Mapping[str, Any]], distribution: Any, page: int = 1) -> RankPlot | None:
+def rank_plot(
+    *, rows: Sequence[Mapping[str, Any]], distribution: Any, page: int = 1, decimals: int = 2
+) -> RankPlot | None:
     """A heat-map of one page of the stored K x K rank distribution (row i = the snapshot's i-th row, column
-    r = rank r+1): the page's entries and the ranks around theirs.
+    r = rank r+1): the page's entries and the ranks around theirs. Each cell's share (its text and its
+    shade) at ``decimals``, the reader's precision of rank probabilities (issue 21, item 9).
 
     Counts or shares are both accepted: each row is drawn as shares of its own total.
     """
@@ -615,8 +618,8 @@ def rank_plot(*, rows: Sequence[Mapping[str, Any]], distribution: Any, page: int
         cells = [
             RankCell(
                 rank=j + 1,
-                share=float(line[j]),
-                percent=_percent(float(line[j])),
+                share=round(float(line[j]), decimals),
+                percent=_percent(round(float(line[j]), decimals)),
                 x=label_width + (j - lo) * cell,
                 y=top + i * cell,
                 size=cell - 2,

@@ -63,3 +63,33 @@ def test_the_board_rows_are_typed_in_the_schema_by_the_stored_row(client) -> Non
     assert list(row) == list(ROW_FIELDS) and set(LADDER_COLUMNS) <= set(row)
     assert row["value"]["type"] == "number" and row["rank"]["type"] == "integer"
     assert row["is_baseline"]["type"] == "boolean" and row["verdict"]["type"] == "string"
+
+
+def test_every_operation_documents_the_429_it_can_answer_and_answers_it_in_the_error_shape(
+    client, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 21, item 11: a 429 on POST /api/auth/register/ (and any throttled operation) was undocumented."""
+    from django.core.cache import cache
+    from rest_framework.throttling import SimpleRateThrottle
+
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for path, item in schema["paths"].items():
+        for method, op in item.items():
+            if method != "parameters":
+                assert "Retry-After" in op["responses"]["429"]["headers"], (method, path)
+    cache.clear()
+    monkeypatch.setattr(
+        SimpleRateThrottle, "THROTTLE_RATES", {**SimpleRateThrottle.THROTTLE_RATES, "signup": "1/hour"}
+    )
+    register = [
+        client.post("/api/auth/register/", {"username": f"u{k}", "password": "a long pass phrase 7"})
+        for k in range(2)
+    ]
+    assert [r.status_code for r in register] == [201, 429]
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon_read": "1/min"})
+    reads = [client.get("/api/challenges/none/leaderboard/", {"split": "nonsense"}) for _ in range(2)]
+    assert reads[1].status_code == 429
+    for answer in (register[1], reads[1]):
+        assert answer["Content-Type"] == "application/json" and int(answer["Retry-After"]) > 0
+        assert set(answer.json()) == {"message", "extra"}
+    cache.clear()

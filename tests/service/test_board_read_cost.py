@@ -83,7 +83,10 @@ def test_the_whole_distribution_is_a_bounded_cached_image(client, django_capture
     response = client.get(url)
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
     assert response.content.startswith(b"\x89PNG")
-    assert caches["boards"].get(f"ranks-png:{snap.pk}:{snap.created_at.isoformat()}") == response.content
+    assert (
+        caches["boards"].get(f"ranks-png:{snap.pk}:{snap.created_at.isoformat()}:plain:tied")
+        == response.content
+    )
     big = rank_image(np.eye(2 * RANK_IMAGE_BINS * 5), title="big")  # binned: the image does not grow
     assert len(big) < 300_000
 
@@ -126,7 +129,8 @@ def test_expensive_anonymous_reads_are_throttled_per_address(
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon_read": "3/min"})
     board = ws.make_board(django_capture_on_commit_callbacks)
     url = reverse("ranks", args=[board.challenge.slug, board.task.slug])
-    statuses = [client.get(url).status_code for _ in range(3)]
+    # three renders (a cached answer is not counted: each page is drawn once, then served)
+    statuses = [client.get(url, {"page": page}).status_code for page in (1, 2, 3)]
     refused = client.get(reverse("ranks_png", args=[board.challenge.slug, board.task.slug]))
     assert statuses == [200, 200, 200]
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
@@ -135,4 +139,33 @@ def test_expensive_anonymous_reads_are_throttled_per_address(
     assert client.get(pair).status_code == 429
     client.force_login(board.alice)  # signed-in users are not throttled here
     assert all(client.get(url).status_code == 200 for _ in range(4))
+    cache.clear()
+
+
+def test_junk_parameters_are_dropped_and_every_anonymous_render_is_throttled(
+    client, monkeypatch, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 21, item 10: ``&x=N`` made a fresh, unthrottled drawing of the board for anonymous clients."""
+    from django.core.cache import cache
+    from rest_framework.throttling import SimpleRateThrottle
+
+    cache.clear()
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon_read": "3/min"})
+    board = ws.make_board(django_capture_on_commit_callbacks)
+    page = reverse("challenge", args=[board.challenge.slug])
+    api = f"/api/challenges/{board.challenge.slug}/leaderboard/"
+    # unread parameters are dropped before the view: one drawing, then cached answers (no throttle count)
+    answers = [client.get(page, {"x": n}) for n in range(10)]
+    assert [a.status_code for a in answers] == [200] * 10
+    assert "%3Fx%3D" not in answers[0].content.decode()  # nor reflected in the login link (?next=)
+    assert all(client.get(api, {"x": n}).status_code == 200 for n in range(10))
+    # values that are not cached render, and are throttled: 1 page + 1 API drawing above, then 1 more
+    assert client.get(page, {"q": "alpha"}).status_code == 200
+    refused = client.get(page, {"q": "beta"})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert client.get(api, {"split": "nonsense"}).status_code == 429
+    assert client.get(api, {"format": "csv"}).status_code == 429
+    assert client.get(page, {"x": 99}).status_code == 200  # still served from the cache
+    client.force_login(board.alice)  # signed-in readers are not throttled here
+    assert all(client.get(page, {"q": f"q{n}"}).status_code == 200 for n in range(5))
     cache.clear()

@@ -118,6 +118,10 @@ def _reads(slug: str, pks: list[int], readers: dict) -> dict[str, str]:  # type:
         if reader is not None:
             web.force_login(reader)
         api = client_for(reader)
+        if reader is not None:
+            # a session, as a browser or ``lb`` has: ``force_authenticate`` alone is invisible to the
+            # anonymous answer cache (``rankings.read_cache``), which would serve the anonymous answer
+            api.force_login(reader)
         for split in ("public", "private"):
             for fmt in ("csv", "json"):
                 url = reverse("board_download", args=[slug, "main", fmt]) + f"?split={split}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -12,12 +11,12 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
-from redis.exceptions import RedisError
-from rest_framework.throttling import SimpleRateThrottle
 
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import challenge_get, require_organizer, task_get
 from leaderboard.core.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
+from leaderboard.core.throttles import TOO_MANY_READS as TOO_MANY_READS  # the 429's words
+from leaderboard.core.throttles import anonymous_read_refusal
 from leaderboard.core.uploads import SizeLimitedUploadHandler
 from leaderboard.scoring.kinds import stream_limit
 
@@ -109,19 +108,6 @@ def error_context(exc: ApplicationError) -> dict[str, Any]:
     return {"message": exc.message, "where": ", ".join(where), "extra": extra}
 
 
-class _AnonymousReadThrottle(SimpleRateThrottle):
-    """``LEADERBOARD_THROTTLE_ANON_READ`` per client address, for anonymous reads whose cost grows with
-    the board (rank distribution, pairwise, downloads)."""
-
-    scope = "anon_read"
-
-    def get_cache_key(self, request: Any, view: Any) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
-
-
-TOO_MANY_READS = "Too many requests from your address; try again in {wait} seconds, or log in."
-
-
 def throttled_anonymous_reads(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     """Anonymous visitors get 429 with ``Retry-After`` past the rate; signed-in users are not throttled
     here. With the shared cache unreachable the read goes through (the pages are cached per snapshot, so a
@@ -130,18 +116,9 @@ def throttled_anonymous_reads(view: Callable[..., HttpResponseBase]) -> Callable
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
-            throttle = _AnonymousReadThrottle()
-            try:
-                allowed = throttle.allow_request(request, None)  # type: ignore[arg-type]
-            except (RedisError, OSError):
-                allowed = True
-            if not allowed:
-                wait = max(1, math.ceil(throttle.wait() or 1))
-                response = HttpResponse(
-                    TOO_MANY_READS.format(wait=wait), status=429, content_type="text/plain; charset=utf-8"
-                )
-                response["Retry-After"] = str(wait)
-                return response
+            refusal = anonymous_read_refusal(request)
+            if refusal is not None:
+                return refusal
         return view(request, *args, **kwargs)
 
     return wrapper

@@ -164,7 +164,9 @@ def _bibtex(
     )
 
 
-@cached_for_anonymous(["task", "split", "sort", "page", "rows"], values={"split": Split.values})
+@cached_for_anonymous(
+    ["task", "split", "sort", "page", "rows", "q", "sequence"], values={"split": Split.values, "q": [""]}
+)
 @require_GET
 def challenge_detail(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = challenge_for(request, slug)
@@ -291,8 +293,7 @@ def _rank_page(request: HttpRequest, snapshot: BoardSnapshot | None) -> int:
     return min(max(page, 1), boards.rank_pages(snapshot.entry_count if snapshot else 0))
 
 
-@throttled_anonymous_reads
-@cached_for_anonymous(["split", "page"], values={"split": Split.values})
+@cached_for_anonymous(["split", "page"], values={"split": Split.values})  # throttles what it renders
 @require_GET
 def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """One page of entries (``?page=N``, 25 a page) with the ranks around theirs; the whole K x K
@@ -310,8 +311,9 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
         SimpleLazyObject(
             lambda: boards.rank_plot(
                 rows=reader.rows(snapshot),
-                distribution=reader.distribution(_rank_distribution(snapshot)),
+                distribution=reader.distribution(snapshot, _rank_distribution(snapshot)),
                 page=page,
+                decimals=reader.p_decimals,
             )
         )
         if snapshot
@@ -334,8 +336,7 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
     )
 
 
-@throttled_anonymous_reads
-@cached_for_anonymous(["split"], values={"split": Split.values})
+@cached_for_anonymous(["split"], values={"split": Split.values})  # throttles what it renders
 @require_GET
 def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """The whole rank distribution of the latest snapshot as a PNG, drawn once per snapshot and cached."""
@@ -348,11 +349,11 @@ def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     snapshot = _board(request, task, split)
     if snapshot is None:
         raise Http404("This board has not been built yet.")
-    key = f"ranks-png:{snapshot.pk}:{snapshot.created_at.isoformat()}"
+    key = f"ranks-png:{snapshot.pk}:{snapshot.created_at.isoformat()}:{reader.cache_key}"
     image = caches["boards"].get(key)
     if image is None:
-        matrix = _rank_distribution(snapshot)
-        if matrix.size == 0:
+        matrix = reader.distribution(snapshot, _rank_distribution(snapshot))
+        if not matrix:
             raise Http404("This snapshot stores no rank distribution.")
         image = boards.rank_image(matrix, title=f"{task.title}: {split} board #{snapshot.sequence}")
         caches["boards"].set(key, image, BOARD_CACHE_SECONDS)
@@ -475,7 +476,7 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     if snapshot is not None and ia is not None and ib is not None:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
         # Organizers see the exact counts of discordant items; everyone else the rounded table.
-        pair = boards.pair_view(pairwise=reader.pairwise(snapshot.pairwise or {}), a=ia, b=ib)
+        pair = boards.pair_view(pairwise=reader.pairwise(snapshot), a=ia, b=ib)
     view = (
         boards.board_view(rows=[r for r in (a, b) if r], signature=reader.signature(snapshot))
         if snapshot
