@@ -14,6 +14,7 @@ paired) and the point values (K,):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,14 +217,52 @@ class SimultaneousRanks:
     confidence: float
 
 
+def _gram_bits(b: int) -> int:
+    """Bits kept per deviation by :func:`_gram_operand` for ``b`` resamples: ``2 s + ceil(log2 b) <= 53``,
+    so a sum of ``b`` products of two such numbers is an integer of at most 53 bits (19 for b = 10,000)."""
+    return (53 - max(1, math.ceil(math.log2(max(b, 2))))) // 2
+
+
+def _gram_operand(y: FloatArray) -> FloatArray:
+    """``y`` rounded, column by column, to a grid that makes ``z^T z`` exact: a copy.
+
+    Column ``j`` is rounded to the nearest multiple of ``q_j = 2^(e_j - s)``, where ``2^e_j`` is the
+    smallest power of two above ``max |y_j|`` and ``s`` is :func:`_gram_bits` (19 at B = 10,000): each
+    element is ``m q_j`` with an integer ``|m| <= 2^s``, every product ``z_bi z_bj`` is an integer multiple
+    of ``q_i q_j`` below ``2^(2s)`` of them and every partial sum of ``b`` products is below ``2^53`` of
+    them, so **the BLAS computes every element of ``z^T z`` exactly, in any order, with any kernel, in any
+    blocking**: the Gram matrix is a function of the two columns alone (issue 24: the incremental board's
+    Gram matrix no longer depends on how a BLAS rounds; under OpenBLAS's SkylakeX kernels it did). The
+    rounding moves each deviation by at most ``2^-(s+1)`` of its column's largest one (about 4e-6 of its
+    standard deviation at B = 10,000), far below the bootstrap's own Monte-Carlo error of a standard error
+    (about ``1 / sqrt(2 B)``, 0.7%); the rule depends on the column only (its maximum is exact in any order).
+    """
+    s = _gram_bits(y.shape[0])
+    top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
+    _, e = np.frexp(top)  # top = f 2^e with 0.5 <= f < 1 (0 for a zero column)
+    z = y * np.ldexp(1.0, s - e)  # exact: a power of two
+    np.rint(z, out=z)
+    z *= np.ldexp(1.0, e - s)
+    return z
+
+
+def _exact_gram(y: FloatArray) -> FloatArray:
+    """``z^T z`` of :func:`_gram_operand`: every element exact (the same bits from any BLAS)."""
+    z = _gram_operand(y)
+    return z.T @ z
+
+
 def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Bootstrap standard errors of all pairwise differences and of every entry, from one Gram matrix.
 
     ``y`` is (B, K), the replicates minus any fixed per-entry shift (the point values): the covariance is
     ``(y^T y - B m m^T) / (B - 1)`` with ``m`` the column means, which loses nothing to cancellation
     because ``m`` (the bootstrap bias) is small next to the spread, and needs no centred copy of ``y``.
+    The Gram matrix is the exact one of ``y`` rounded as :func:`_gram_operand` says, and ``m`` the means of
+    the same rounded columns.
     """
-    return _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
+    z = _gram_operand(y)
+    return _standard_errors_from_gram(z.T @ z, z.mean(axis=0), y.shape[0], in_place=True)
 
 
 def _standard_errors_from_gram(
@@ -636,7 +675,7 @@ def _simultaneous(
 ) -> tuple[SimultaneousRanks, MaxTState | None]:
     """:func:`simultaneous_ranks` on checked arrays; with ``keep`` also the state for the next board.
 
-    ``deviations`` (``y = x - p``), ``standard_errors`` (``_standard_errors_from_gram(y.T @ y, ...)``
+    ``deviations`` (``y = x - p``), ``standard_errors`` (:func:`_pair_standard_errors` of ``y``
     computed by the caller with the same calls) and ``preload`` (an exceedance list of the first step over all pairs)
     replace their computation; neither changes a number.
     """
@@ -648,7 +687,7 @@ def _simultaneous(
     if standard_errors is not None:
         se, sd = standard_errors
     else:
-        se, sd = _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
+        se, sd = _pair_standard_errors(y)
     # |t| of every pair, in place (K = 5,000: every K x K float temporary is 200 MB): |d| / se with
     # d = p_j - p_k, which is |d / se| to the bit (and |sign d| = |d|); a zero se gives inf for d != 0
     # and 0/0 = nan, read as 0, for d == 0. The signed difference is never stored: d != 0 is p_j != p_k
