@@ -324,6 +324,15 @@ _CANDIDATE_CHUNK = 1 << 21
 _ROW_BLOCK = 512
 #: Rows of the standard-error matrix read per block when the pruned search is prepared.
 _PREPARE_ROWS = 128
+#: Resamples on which the prepared search counts the entries in the tails (to choose the dense pairs).
+_PREPARE_SAMPLE = 256
+#: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
+#: computation (the candidate is generated, gathered and filtered by fancy indexing; measured 4-10x).
+_CANDIDATE_COST = 8.0
+#: Statistics of the pairs computed densely per block (256 KiB of float64).
+_SPECIAL_CHUNK = 1 << 15
+#: The pairs computed densely are kept down to this fraction of the first search's level.
+_SPECIAL_MARGIN = 0.85
 
 
 def _dense_maxima(y: FloatArray, se: FloatArray, active: BoolArray) -> FloatArray:
@@ -373,59 +382,87 @@ class _Exceedances:
         self.level = np.inf
         self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
         self.z = np.empty(0)
+        self.dense_all = False
+        self._special: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
 
-    def _prepare(self) -> None:
+    def _prepare(self, level: float) -> None:
         """The bound ``gamma``, the pairs computed densely and the pairs the bound searches (once).
 
-        The ratios ``se_jk / (sd_j + sd_k)`` of the upper-triangle pairs with ``se > 0`` are computed in
-        row blocks (at K = 5,000 the flat arrays of all 12.5 million pairs took 0.5 GB and over a
-        second): per block the smallest ``2 K + 1`` ratios are kept, which hold the ``2 K``-th smallest
-        ratio of the board and every ratio below it, so ``gamma`` and the pairs computed densely are the
-        ones of the flat computation, in the same (row-major) order.
+        The ratios ``r_jk = se_jk / (sd_j + sd_k)`` of the upper-triangle pairs with ``se > 0`` are
+        computed in row blocks and counted on fixed bins (no list of all K^2/2 ratios). A threshold ``g``
+        splits the pairs: those with ``r < g`` are computed densely (``B`` statistics each), the others are
+        searched with ``gamma = g`` (their ratio is at least ``g``, so the bound holds). The search crosses,
+        per resample, the entries in the upper tail with those in the lower tail at ``h = level g``; their
+        number is counted on a sample of resamples for every threshold, and the threshold of the smallest
+        estimated work is taken (issue 24): where entries are nearly identical or nested (a small ``g``
+        puts almost every entry in both tails, 175 s at K = 1,000 before), the close pairs go to the dense
+        computation instead, and where nothing prunes, every pair does (the dense computation). Which pairs
+        go where changes no number: the list holds exactly the statistics ``>= level`` either way.
         """
         y, se, sd = self.y, self.se, self.sd
-        k = y.shape[1]
-        budget = 2 * k
+        b, k = y.shape
         tiny = np.finfo(float).tiny
-        gamma = 1.0
-        n_ratios = 0
-        kept_i: list[IntArray] = []
-        kept_j: list[IntArray] = []
-        kept_r: list[FloatArray] = []
+        edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 61)])
+        hist = np.zeros(edges.size, dtype=np.int64)  # hist[i]: ratios in [edges[i], edges[i+1]); last: >= 1
+        gamma_min = np.inf
         for r0 in range(0, k, _PREPARE_ROWS):
             r1 = min(k, r0 + _PREPARE_ROWS)
-            block = se[r0:r1]
-            ok = block > 0
+            ok = se[r0:r1] > 0
             ok &= np.arange(k)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
             bi, bj = np.nonzero(ok)
             if bi.size == 0:
                 continue
             bi += r0
             ratio = se[bi, bj] / np.maximum(sd[bi] + sd[bj], tiny)
-            gamma = min(gamma, float(ratio.min()))
-            n_ratios += ratio.size
-            if ratio.size > budget + 1:
-                smallest = np.argpartition(ratio, budget)[: budget + 1]
-                smallest.sort()  # row-major order within the block
-                bi, bj, ratio = bi[smallest], bj[smallest], ratio[smallest]
-            kept_i.append(bi)
-            kept_j.append(bj)
-            kept_r.append(ratio)
-        iu = np.concatenate(kept_i) if kept_i else np.empty(0, dtype=np.intp)
-        ju = np.concatenate(kept_j) if kept_j else np.empty(0, dtype=np.intp)
-        ratio = np.concatenate(kept_r) if kept_r else np.empty(0)
-        special = np.zeros(ratio.shape, dtype=bool)
-        if n_ratios > budget:
-            typical = float(np.partition(ratio, budget)[budget])
-            if gamma < 0.75 * typical:
-                gamma = typical
-                special = ratio < typical
+            gamma_min = min(gamma_min, float(ratio.min()))
+            hist += np.bincount(np.searchsorted(edges, ratio, side="right") - 1, minlength=edges.size)
+        n_pairs = int(hist.sum())
+        below = np.concatenate([[0], np.cumsum(hist)])  # below[i]: ratios < edges[i] (i <= size - 1)
+        # thresholds: the smallest ratio (no dense pair), every bin edge above it, and "all dense"
+        options = [(gamma_min, 0)] if np.isfinite(gamma_min) else []
+        options += [(float(e), int(below[i])) for i, e in enumerate(edges) if e > gamma_min and below[i] > 0]
+        sample = y[:: max(1, b // _PREPARE_SAMPLE)]
+        best_cost, gamma, threshold = float(b) * n_pairs, 1.0, np.inf  # all dense
+        for g, n_dense in options:
+            if n_dense >= n_pairs:
+                break
+            h = level * g * (1 - 1e-9) ** 2
+            up = sample - h * sd
+            low = sample + h * sd
+            n_up = (up >= low.min(axis=1)[:, None]).sum(axis=1)
+            n_low = (low <= up.max(axis=1)[:, None]).sum(axis=1)
+            crossed = float((n_up * n_low).sum()) * b / sample.shape[0]
+            cost = float(b) * n_dense + _CANDIDATE_COST * crossed
+            if cost < best_cost:
+                best_cost, gamma, threshold = cost, g, g if n_dense else -np.inf
+        # the pairs below the threshold, in row-major order
+        parts_i: list[IntArray] = []
+        parts_j: list[IntArray] = []
+        if threshold > -np.inf:
+            for r0 in range(0, k, _PREPARE_ROWS):
+                r1 = min(k, r0 + _PREPARE_ROWS)
+                ok = se[r0:r1] > 0
+                ok &= np.arange(k)[None, :] > np.arange(r0, r1)[:, None]
+                bi, bj = np.nonzero(ok)
+                if bi.size == 0:
+                    continue
+                bi += r0
+                ratio = se[bi, bj] / np.maximum(sd[bi] + sd[bj], tiny)
+                low_ratio = ratio < threshold
+                parts_i.append(bi[low_ratio])
+                parts_j.append(bj[low_ratio])
+        empty = np.empty(0, dtype=np.intp)
+        self.special_j = np.concatenate(parts_i) if parts_i else empty
+        self.special_k = np.concatenate(parts_j) if parts_j else empty
         self.gamma = gamma * (1 - 1e-9)
-        self.special_j, self.special_k = iu[special], ju[special]
+        self.dense_all = threshold == np.inf
         eligible = se > 0
         np.fill_diagonal(eligible, False)
-        eligible[self.special_j, self.special_k] = False
-        eligible[self.special_k, self.special_j] = False
+        if self.dense_all:
+            eligible[:] = False
+        else:
+            eligible[self.special_j, self.special_k] = False
+            eligible[self.special_k, self.special_j] = False
         self.eligible = eligible
         self.prepared = True
 
@@ -444,14 +481,14 @@ class _Exceedances:
         so the list serves them too. Raises :class:`_TooMany` past :data:`_MAX_EXCEEDANCES` entries.
         """
         if not self.prepared:
-            self._prepare()
+            self._prepare(level)
         y, se, sd = self.y, self.se, self.sd
         b = y.shape[0]
         h = level * self.gamma * (1 - 1e-9)
         pairs_ok = self.eligible & (active | active.T)
         found = 0
         parts_j, parts_k, parts_b, parts_z = [], [], [], []
-        for r0 in range(0, b, _ROW_BLOCK):
+        for r0 in range(0, b if not self.dense_all else 0, _ROW_BLOCK):
             yc = y[r0 : r0 + _ROW_BLOCK]
             up = yc - h * sd
             low = yc + h * sd
@@ -485,23 +522,21 @@ class _Exceedances:
                     parts_b.append(bb[hit] + r0)
                     parts_z.append(z[hit])
                 first = last
-        yt = np.ascontiguousarray(y.T) if self.special_j.size else y.T
-        for start in range(0, self.special_j.size, 256):
-            sj = self.special_j[start : start + 256]
-            sk = self.special_k[start : start + 256]
-            on = active[sj, sk]
-            sj, sk = sj[on], sk[on]
-            block = yt[sj] - yt[sk]
-            np.abs(block, out=block)
-            block /= se[sj, sk][:, None]
-            pi, bi = np.nonzero(block >= level)
-            found += pi.size
-            if found > _MAX_EXCEEDANCES:
-                raise _TooMany
-            parts_j.append(sj[pi])
-            parts_k.append(sk[pi])
-            parts_b.append(bi)
-            parts_z.append(block[pi, bi])
+        # the pairs computed densely: kept down to a lower level, so that a search at a lower level (the
+        # critical value came out below the first one) reads them instead of computing them again
+        cache = self._special
+        if cache is None or level < cache[0]:
+            cache = self._dense_special(level * _SPECIAL_MARGIN if cache is None else level, active)
+            self._special = cache
+        _, cj, ck, cb, cz = cache
+        hit = (cz >= level) & active[cj, ck]
+        found += int(hit.sum())
+        if found > _MAX_EXCEEDANCES:
+            raise _TooMany
+        parts_j.append(cj[hit])
+        parts_k.append(ck[hit])
+        parts_b.append(cb[hit])
+        parts_z.append(cz[hit])
         pair_j = np.concatenate(parts_j) if parts_j else np.empty(0, dtype=np.intp)
         pair_k = np.concatenate(parts_k) if parts_k else np.empty(0, dtype=np.intp)
         self.pair_j = np.minimum(pair_j, pair_k)
@@ -509,6 +544,49 @@ class _Exceedances:
         self.rows = np.concatenate(parts_b) if parts_b else np.empty(0, dtype=np.intp)
         self.z = np.concatenate(parts_z) if parts_z else np.empty(0)
         self.level = level
+
+    def _dense_special(
+        self, level: float, active: BoolArray
+    ) -> tuple[float, IntArray, IntArray, IntArray, FloatArray]:
+        """Every (pair, resample) statistic ``>= level`` of the active pairs computed densely."""
+        y, se = self.y, self.se
+        b = y.shape[0]
+        yt = np.ascontiguousarray(y.T) if self.special_j.size else y.T
+        parts_j, parts_k, parts_b, parts_z = [], [], [], []
+        found = 0
+        step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
+        for start in range(0, self.special_j.size, step):
+            sj = self.special_j[start : start + step]
+            sk = self.special_k[start : start + step]
+            on = active[sj, sk]
+            sj, sk = sj[on], sk[on]
+            block = yt[sj]
+            block -= yt[sk]
+            np.abs(block, out=block)
+            # |d| >= level se (1 - 1e-12) is necessary for |d| / se >= level (the product and the quotient
+            # round differently); the statistic itself is then divided as the full computation divides it
+            bound = (level * (1 - 1e-12)) * se[sj, sk]
+            rows = np.flatnonzero(block.max(axis=1) >= bound)  # the few pairs with a hit at all
+            pi, bi = np.nonzero(block[rows] >= bound[rows, None])
+            pi = rows[pi]
+            z = block[pi, bi] / se[sj[pi], sk[pi]]
+            hit = z >= level
+            pi, bi, z = pi[hit], bi[hit], z[hit]
+            found += pi.size
+            if found > _MAX_EXCEEDANCES:
+                raise _TooMany
+            parts_j.append(sj[pi])
+            parts_k.append(sk[pi])
+            parts_b.append(bi)
+            parts_z.append(z)
+        empty = np.empty(0, dtype=np.intp)
+        return (
+            level,
+            np.concatenate(parts_j) if parts_j else empty,
+            np.concatenate(parts_k) if parts_k else empty,
+            np.concatenate(parts_b) if parts_b else empty,
+            np.concatenate(parts_z) if parts_z else np.empty(0),
+        )
 
     def maxima(self, active: BoolArray) -> FloatArray:
         """Per resample, the max over active pairs of the statistics ``>= level`` (0 where none).
