@@ -327,10 +327,18 @@ _PREPARE_ROWS = 128
 #: Resamples on which the prepared search counts the entries in the tails (to choose the dense pairs).
 _PREPARE_SAMPLE = 256
 #: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
-#: computation (the candidate is generated, gathered and filtered by fancy indexing; measured 4-10x).
-_CANDIDATE_COST = 8.0
+#: computation (the candidate is generated, gathered and filtered by fancy indexing; about 40x at K = 1,000).
+_CANDIDATE_COST = 40.0
 #: Statistics of the pairs computed densely per block (256 KiB of float64).
 _SPECIAL_CHUNK = 1 << 15
+#: Work of finding the tails of one (resample, entry) of a part, in statistics of the dense computation.
+_TAIL_COST = 6.0
+#: Groups of entries (consecutive in value) of the referenced parts, and their smallest size.
+_GROUPS = 8
+_GROUP_MIN = 32
+#: The referenced parts are tried when the plan without a reference costs more than this share of the
+#: dense computation.
+_REFERENCE_WHEN = 0.02
 #: The pairs computed densely are kept down to this fraction of the first search's level.
 _SPECIAL_MARGIN = 0.85
 
@@ -358,112 +366,181 @@ class _TooMany(Exception):
     """The pruned search found more exceedances than it may hold."""
 
 
+@dataclass
+class _Part:
+    """A set of pairs searched with one bound: the pairs among ``cols`` that ``mask`` holds (local indices,
+    symmetric), shifted by the reference entry ``ref`` (``-1``: no shift), whose standard deviations of
+    ``y_j - y_ref`` are ``sdv``; every pair held has ``se_jk >= gamma (sdv_j + sdv_k)``."""
+
+    cols: IntArray
+    ref: int
+    sdv: FloatArray
+    gamma: float
+    mask: BoolArray
+
+
 class _Exceedances:
     """Every (pair, resample) whose max-t statistic reaches a level, found without visiting all pairs.
 
     For a pair ``(j, k)`` and resample ``b`` the statistic is ``z = (y_bj - y_bk) / se_jk`` (ordered, so
-    ``|z|`` is covered by the two orders). Write ``sd_j`` for the bootstrap standard deviation of entry
-    ``j`` and ``gamma`` for a lower bound of ``se_jk / (sd_j + sd_k)`` over the pairs searched. Then
-    ``z >= level`` implies ``(y_bj - h sd_j) >= (y_bk + h sd_k)`` with ``h = level * gamma``: entry ``j``
+    ``|z|`` is covered by the two orders). For any reference column ``r`` (or none: ``y_r = 0``) write
+    ``s_j`` for the bootstrap standard deviation of ``y_j - y_r`` (``se_jr``, or ``sd_j``) and ``gamma``
+    for a lower bound of ``se_jk / (s_j + s_k)`` over the pairs searched. Then ``z >= level`` implies
+    ``(y'_bj - h s_j) >= (y'_bk + h s_k)`` with ``y' = y - y_r`` and ``h = level * gamma``: entry ``j``
     must lie in the upper tail of resample ``b`` and ``k`` in its lower tail, so per resample only the
-    entries with ``y_bj - h sd_j >= min_k (y_bk + h sd_k)`` and ``y_bk + h sd_k <= max_j (y_bj - h sd_j)``
-    are crossed, and the crossed pairs are checked exactly in float64. Pairs for which ``gamma`` would be
-    small (nearly identical entries, whose difference varies far less than either entry) are left out of
-    the bound and computed densely over all resamples. Nothing is approximated: the list holds exactly
-    the (pair, resample) statistics ``>= level``.
+    entries with ``y'_bj - h s_j >= min_k (y'_bk + h s_k)`` and ``y'_bk + h s_k <= max_j (y'_bj - h s_j)``
+    are crossed, and the crossed pairs are checked exactly in float64 (on ``y`` itself). Without a
+    reference ``gamma`` is large for entries that vary independently; for entries that share most of their
+    variation (fine-tunes of one model, whose errors are nested) every ``se_jk`` is small next to ``sd_j``
+    and the bound crosses almost everything, but with a reference between them in the order of their
+    values it holds again (issue 24: ``gamma`` went from 0.10 to 0.41 on the load test's board). So the
+    pairs are split into parts (all pairs without a reference, or the pairs between groups of entries
+    consecutive in value, each with a reference in the middle), and within each part pairs for which
+    ``gamma`` would be small (nearly identical entries) are computed densely over all resamples; the split
+    of least estimated work is taken, up to every pair dense. Nothing is approximated: the list holds
+    exactly the (pair, resample) statistics ``>= level``.
     """
 
-    def __init__(self, y: FloatArray, se: FloatArray, sd: FloatArray) -> None:
+    def __init__(self, y: FloatArray, se: FloatArray, sd: FloatArray, order: IntArray | None = None) -> None:
         self.y = y
         self.se = se
         self.sd = sd
+        #: the entries in the order of their values (the groups of the referenced parts)
+        self.order = order
         self.prepared = False
         self._sorted_for: FloatArray | None = None
         self.level = np.inf
         self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
         self.z = np.empty(0)
         self.dense_all = False
+        self.parts: list[_Part] = []
+        self.special_j = self.special_k = np.empty(0, dtype=np.intp)
         self._special: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
 
-    def _prepare(self, level: float) -> None:
-        """The bound ``gamma``, the pairs computed densely and the pairs the bound searches (once).
+    def _plan(
+        self, level: float, cols: IntArray, ref: int, cover: BoolArray | None
+    ) -> tuple[float, _Part | None, IntArray, IntArray]:
+        """The split of least estimated work of the pairs among ``cols`` (all pairs with ``se > 0``, or
+        those ``cover`` holds: local, upper triangle) between the bound with reference ``ref`` and the
+        dense computation: (work, the part or None, the dense pairs as global (j < k) index arrays).
 
-        The ratios ``r_jk = se_jk / (sd_j + sd_k)`` of the upper-triangle pairs with ``se > 0`` are
-        computed in row blocks and counted on fixed bins (no list of all K^2/2 ratios). A threshold ``g``
-        splits the pairs: those with ``r < g`` are computed densely (``B`` statistics each), the others are
-        searched with ``gamma = g`` (their ratio is at least ``g``, so the bound holds). The search crosses,
-        per resample, the entries in the upper tail with those in the lower tail at ``h = level g``; their
-        number is counted on a sample of resamples for every threshold, and the threshold of the smallest
-        estimated work is taken (issue 24): where entries are nearly identical or nested (a small ``g``
-        puts almost every entry in both tails, 175 s at K = 1,000 before), the close pairs go to the dense
-        computation instead, and where nothing prunes, every pair does (the dense computation). Which pairs
-        go where changes no number: the list holds exactly the statistics ``>= level`` either way.
+        The ratios ``se_jk / (s_j + s_k)`` are computed in row blocks and counted on fixed bins (no list
+        of all pairs). A threshold ``g`` sends the pairs with ratio ``< g`` to the dense computation (``B``
+        statistics each) and searches the others with ``gamma = g``; the entries the search crosses at
+        ``h = level g`` are counted on a sample of resamples for every threshold.
         """
         y, se, sd = self.y, self.se, self.sd
-        b, k = y.shape
+        b = y.shape[0]
+        c = cols.size
         tiny = np.finfo(float).tiny
+        sdv = sd[cols] if ref < 0 else se[cols, ref]
+        sub = se[np.ix_(cols, cols)] if c < se.shape[0] else se
         edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 61)])
-        hist = np.zeros(edges.size, dtype=np.int64)  # hist[i]: ratios in [edges[i], edges[i+1]); last: >= 1
+        hist = np.zeros(edges.size, dtype=np.int64)
         gamma_min = np.inf
-        for r0 in range(0, k, _PREPARE_ROWS):
-            r1 = min(k, r0 + _PREPARE_ROWS)
-            ok = se[r0:r1] > 0
-            ok &= np.arange(k)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
+
+        def pairs(r0: int, r1: int) -> tuple[IntArray, IntArray, FloatArray]:
+            ok = sub[r0:r1] > 0
+            ok &= np.arange(c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
+            if cover is not None:
+                ok &= cover[r0:r1]
             bi, bj = np.nonzero(ok)
-            if bi.size == 0:
-                continue
             bi += r0
-            ratio = se[bi, bj] / np.maximum(sd[bi] + sd[bj], tiny)
-            gamma_min = min(gamma_min, float(ratio.min()))
-            hist += np.bincount(np.searchsorted(edges, ratio, side="right") - 1, minlength=edges.size)
+            return bi, bj, sub[bi, bj] / np.maximum(sdv[bi] + sdv[bj], tiny)
+
+        for r0 in range(0, c, _PREPARE_ROWS):
+            _, _, ratio = pairs(r0, min(c, r0 + _PREPARE_ROWS))
+            if ratio.size:
+                gamma_min = min(gamma_min, float(ratio.min()))
+                hist += np.bincount(np.searchsorted(edges, ratio, side="right") - 1, minlength=edges.size)
         n_pairs = int(hist.sum())
-        below = np.concatenate([[0], np.cumsum(hist)])  # below[i]: ratios < edges[i] (i <= size - 1)
-        # thresholds: the smallest ratio (no dense pair), every bin edge above it, and "all dense"
-        options = [(gamma_min, 0)] if np.isfinite(gamma_min) else []
-        options += [(float(e), int(below[i])) for i, e in enumerate(edges) if e > gamma_min and below[i] > 0]
-        sample = y[:: max(1, b // _PREPARE_SAMPLE)]
-        best_cost, gamma, threshold = float(b) * n_pairs, 1.0, np.inf  # all dense
+        empty = np.empty(0, dtype=np.intp)
+        if n_pairs == 0:
+            return 0.0, None, empty, empty
+        below = np.concatenate([[0], np.cumsum(hist)])  # below[i]: ratios < edges[i]
+        options = [(gamma_min, 0)] + [
+            (float(e), int(below[i])) for i, e in enumerate(edges) if e > gamma_min and below[i] > 0
+        ]
+        sample = y[:: max(1, b // _PREPARE_SAMPLE)][:, cols]
+        if ref >= 0:
+            sample = sample - y[:: max(1, b // _PREPARE_SAMPLE), ref : ref + 1]
+        best_cost, threshold = float(b) * n_pairs, np.inf  # all dense
         for g, n_dense in options:
             if n_dense >= n_pairs:
                 break
             h = level * g * (1 - 1e-9) ** 2
-            up = sample - h * sd
-            low = sample + h * sd
+            up = sample - h * sdv
+            low = sample + h * sdv
             n_up = (up >= low.min(axis=1)[:, None]).sum(axis=1)
             n_low = (low <= up.max(axis=1)[:, None]).sum(axis=1)
             crossed = float((n_up * n_low).sum()) * b / sample.shape[0]
-            cost = float(b) * n_dense + _CANDIDATE_COST * crossed
+            cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
             if cost < best_cost:
-                best_cost, gamma, threshold = cost, g, g if n_dense else -np.inf
-        # the pairs below the threshold, in row-major order
-        parts_i: list[IntArray] = []
-        parts_j: list[IntArray] = []
-        if threshold > -np.inf:
-            for r0 in range(0, k, _PREPARE_ROWS):
-                r1 = min(k, r0 + _PREPARE_ROWS)
-                ok = se[r0:r1] > 0
-                ok &= np.arange(k)[None, :] > np.arange(r0, r1)[:, None]
-                bi, bj = np.nonzero(ok)
-                if bi.size == 0:
-                    continue
-                bi += r0
-                ratio = se[bi, bj] / np.maximum(sd[bi] + sd[bj], tiny)
-                low_ratio = ratio < threshold
-                parts_i.append(bi[low_ratio])
-                parts_j.append(bj[low_ratio])
-        empty = np.empty(0, dtype=np.intp)
-        self.special_j = np.concatenate(parts_i) if parts_i else empty
-        self.special_k = np.concatenate(parts_j) if parts_j else empty
-        self.gamma = gamma * (1 - 1e-9)
-        self.dense_all = threshold == np.inf
-        eligible = se > 0
-        np.fill_diagonal(eligible, False)
-        if self.dense_all:
-            eligible[:] = False
-        else:
-            eligible[self.special_j, self.special_k] = False
-            eligible[self.special_k, self.special_j] = False
-        self.eligible = eligible
+                best_cost, threshold = cost, g if n_dense else -np.inf
+        dense_i: list[IntArray] = []
+        dense_j: list[IntArray] = []
+        mask = np.zeros((c, c), dtype=bool)
+        for r0 in range(0, c, _PREPARE_ROWS):
+            bi, bj, ratio = pairs(r0, min(c, r0 + _PREPARE_ROWS))
+            low_ratio = ratio < threshold
+            dense_i.append(cols[bi[low_ratio]])
+            dense_j.append(cols[bj[low_ratio]])
+            mask[bi[~low_ratio], bj[~low_ratio]] = True
+        gi = np.concatenate(dense_i)
+        gj = np.concatenate(dense_j)
+        special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)
+        if threshold == np.inf:
+            return best_cost, None, special_j, special_k
+        mask |= mask.T
+        gamma = (gamma_min if threshold == -np.inf else threshold) * (1 - 1e-9)
+        return best_cost, _Part(cols=cols, ref=ref, sdv=sdv, gamma=gamma, mask=mask), special_j, special_k
+
+    def _prepare(self, level: float) -> None:
+        """The parts and the pairs computed densely (once): the plan without a reference over all pairs,
+        or, when the entries share their variation and the order of their values is known, the plan of
+        the pairs between groups of entries consecutive in value with references, whichever is cheaper."""
+        k = self.y.shape[1]
+        everything = np.arange(k)
+        cost, part, sj, sk = self._plan(level, everything, -1, None)
+        plan = ([part] if part is not None else [], [sj], [sk])
+        n_pairs = k * (k - 1) / 2
+        if (
+            self.order is not None
+            and k >= 2 * _GROUP_MIN
+            and cost > _REFERENCE_WHEN * self.y.shape[0] * n_pairs
+        ):
+            groups = np.array_split(np.asarray(self.order), max(2, min(_GROUPS, k // _GROUP_MIN)))
+            total = 0.0
+            parts: list[_Part] = []
+            dense_j: list[IntArray] = []
+            dense_k: list[IntArray] = []
+            for g1 in range(len(groups)):
+                for g2 in range(g1, len(groups)):
+                    cols = groups[g1] if g1 == g2 else np.concatenate([groups[g1], groups[g2]])
+                    span = np.concatenate(groups[g1 : g2 + 1])
+                    ref = int(span[span.size // 2])
+                    cover = None
+                    if g1 != g2:
+                        n1 = groups[g1].size
+                        cover = np.zeros((cols.size, cols.size), dtype=bool)
+                        cover[:n1, n1:] = True
+                        cover[n1:, :n1] = True
+                    order_cols = np.argsort(cols, kind="stable")  # local columns in global order
+                    cols = cols[order_cols]
+                    if cover is not None:
+                        cover = cover[np.ix_(order_cols, order_cols)]
+                    c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
+                    total += c_cost
+                    if c_part is not None:
+                        parts.append(c_part)
+                    dense_j.append(c_j)
+                    dense_k.append(c_k)
+            if total < cost:
+                plan = (parts, dense_j, dense_k)
+        self.parts = plan[0]
+        self.special_j = np.concatenate(plan[1])
+        self.special_k = np.concatenate(plan[2])
+        self.dense_all = not self.parts
         self.prepared = True
 
     def preload(
@@ -482,16 +559,67 @@ class _Exceedances:
         """
         if not self.prepared:
             self._prepare(level)
-        y, se, sd = self.y, self.se, self.sd
-        b = y.shape[0]
-        h = level * self.gamma * (1 - 1e-9)
-        pairs_ok = self.eligible & (active | active.T)
         found = 0
-        parts_j, parts_k, parts_b, parts_z = [], [], [], []
-        for r0 in range(0, b if not self.dense_all else 0, _ROW_BLOCK):
+        parts_j: list[IntArray] = []
+        parts_k: list[IntArray] = []
+        parts_b: list[IntArray] = []
+        parts_z: list[FloatArray] = []
+        sym = active | active.T
+        for part in self.parts:
+            found = self._cross(part, level, sym, found, parts_j, parts_k, parts_b, parts_z)
+        # the pairs computed densely: kept down to a lower level, so that a search at a lower level (the
+        # critical value came out below the first one) reads them instead of computing them again
+        cache = self._special
+        if cache is None or level < cache[0]:
+            cache = self._dense_special(level * _SPECIAL_MARGIN if cache is None else level, active)
+            self._special = cache
+        _, cj, ck, cb, cz = cache
+        hit = (cz >= level) & active[cj, ck]
+        found += int(hit.sum())
+        if found > _MAX_EXCEEDANCES:
+            raise _TooMany
+        parts_j.append(cj[hit])
+        parts_k.append(ck[hit])
+        parts_b.append(cb[hit])
+        parts_z.append(cz[hit])
+        pair_j = np.concatenate(parts_j)
+        pair_k = np.concatenate(parts_k)
+        self.pair_j = np.minimum(pair_j, pair_k)
+        self.pair_k = np.maximum(pair_j, pair_k)
+        self.rows = np.concatenate(parts_b)
+        self.z = np.concatenate(parts_z)
+        self.level = level
+
+    def _cross(
+        self,
+        part: _Part,
+        level: float,
+        sym: BoolArray,
+        found: int,
+        parts_j: list[IntArray],
+        parts_k: list[IntArray],
+        parts_b: list[IntArray],
+        parts_z: list[FloatArray],
+    ) -> int:
+        """The statistics ``>= level`` of the part's pairs, by the tails of each resample."""
+        y, se = self.y, self.se
+        b = y.shape[0]
+        cols = part.cols
+        whole = cols.size == y.shape[1]
+        pairs_ok = part.mask & (sym if whole else sym[np.ix_(cols, cols)])
+        h = level * part.gamma * (1 - 1e-9)
+        hs = h * part.sdv
+        for r0 in range(0, b, _ROW_BLOCK):
             yc = y[r0 : r0 + _ROW_BLOCK]
-            up = yc - h * sd
-            low = yc + h * sd
+            shifted = yc if whole else yc[:, cols]
+            if part.ref >= 0:
+                shifted = shifted - yc[:, part.ref : part.ref + 1]
+            # the shift and the tails round: a margin of a few units in the last place of the largest
+            # terms widens the candidates (each is then checked exactly)
+            slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
+            up = shifted - hs
+            up += slack
+            low = shifted + hs
             j_rows, j_cols = np.nonzero(up >= low.min(axis=1)[:, None])
             k_rows, k_cols = np.nonzero(low <= up.max(axis=1)[:, None])
             n_k = np.bincount(k_rows, minlength=yc.shape[0])
@@ -511,7 +639,7 @@ class _Exceedances:
                     within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
                     kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
                     keep = (up[bb, jj] >= low[bb, kk]) & pairs_ok[jj, kk]
-                    jj, kk, bb = jj[keep], kk[keep], bb[keep]
+                    jj, kk, bb = cols[jj[keep]], cols[kk[keep]], bb[keep]
                     z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
                     hit = z >= level
                     found += int(hit.sum())
@@ -522,28 +650,7 @@ class _Exceedances:
                     parts_b.append(bb[hit] + r0)
                     parts_z.append(z[hit])
                 first = last
-        # the pairs computed densely: kept down to a lower level, so that a search at a lower level (the
-        # critical value came out below the first one) reads them instead of computing them again
-        cache = self._special
-        if cache is None or level < cache[0]:
-            cache = self._dense_special(level * _SPECIAL_MARGIN if cache is None else level, active)
-            self._special = cache
-        _, cj, ck, cb, cz = cache
-        hit = (cz >= level) & active[cj, ck]
-        found += int(hit.sum())
-        if found > _MAX_EXCEEDANCES:
-            raise _TooMany
-        parts_j.append(cj[hit])
-        parts_k.append(ck[hit])
-        parts_b.append(cb[hit])
-        parts_z.append(cz[hit])
-        pair_j = np.concatenate(parts_j) if parts_j else np.empty(0, dtype=np.intp)
-        pair_k = np.concatenate(parts_k) if parts_k else np.empty(0, dtype=np.intp)
-        self.pair_j = np.minimum(pair_j, pair_k)
-        self.pair_k = np.maximum(pair_j, pair_k)
-        self.rows = np.concatenate(parts_b) if parts_b else np.empty(0, dtype=np.intp)
-        self.z = np.concatenate(parts_z) if parts_z else np.empty(0)
-        self.level = level
+        return found
 
     def _dense_special(
         self, level: float, active: BoolArray
@@ -781,7 +888,11 @@ def _simultaneous(
             np.arange(min(k, r0 + _PREPARE_ROWS))[None, :]
             > np.arange(r0, min(k, r0 + _PREPARE_ROWS))[:, None]
         )
-    search = None if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd)
+    search = (
+        None
+        if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS
+        else _Exceedances(y, se, sd, order=np.argsort(p, kind="stable"))
+    )
     if search is not None and preload is not None:
         search.preload(*preload)
     zero = se == 0

@@ -106,8 +106,10 @@ def test_blocked_parts_equal_the_whole_array_forms(seed: int, k: int, higher: bo
     se, sd = cr._pair_standard_errors(y)
     search = cr._Exceedances(y, se, sd)
     search._prepare(4.0)
-    ratio = se / np.maximum(sd[:, None] + sd[None, :], np.finfo(float).tiny)
-    assert np.all(ratio[search.eligible] >= search.gamma)
+    for part in search.parts:
+        local = se[np.ix_(part.cols, part.cols)]
+        ratio = local / np.maximum(part.sdv[:, None] + part.sdv[None, :], np.finfo(float).tiny)
+        assert np.all(ratio[part.mask] >= part.gamma)
 
 
 @pytest.mark.parametrize("higher", [True, False])

@@ -49,9 +49,10 @@ def test_the_families_have_their_shape() -> None:
 
 
 @pytest.mark.parametrize("family", families.FAMILIES)
-@pytest.mark.parametrize("candidate_cost", [0.0, 8.0, 1e12, np.inf])
+@pytest.mark.parametrize("candidate_cost", [0.0, 40.0, 1e12, np.inf])
+@pytest.mark.parametrize("reference_when", [0.0, 1e9])
 def test_the_max_t_sets_equal_the_dense_computation(
-    family: str, candidate_cost: float, monkeypatch: pytest.MonkeyPatch
+    family: str, candidate_cost: float, reference_when: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Candidate cost 0: every pair searched by the bound; 8: the chosen split; 1e12: the dense computation
     wherever anything is crossed; infinite: every pair dense (nan costs never win)."""
@@ -60,6 +61,7 @@ def test_the_max_t_sets_equal_the_dense_computation(
         _dense(m)
         want = simultaneous_ranks(theta, point, higher_is_better=True)
     _pruned(monkeypatch, candidate_cost)
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
     got = simultaneous_ranks(theta, point, higher_is_better=True)
     assert got.critical_value == want.critical_value  # bit for bit
     assert got.steps == want.steps
@@ -69,25 +71,36 @@ def test_the_max_t_sets_equal_the_dense_computation(
 
 
 @pytest.mark.parametrize("family", families.FAMILIES)
-def test_the_split_keeps_the_bound_true(family: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every pair the bound searches has se_jk >= gamma (sd_j + sd_k); the others are listed densely."""
+@pytest.mark.parametrize("reference_when", [0.0, 1e9])
+def test_the_split_keeps_the_bound_true(
+    family: str, reference_when: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pair is in exactly one part or in the dense list; every pair a part searches has
+    se_jk >= gamma (s_j + s_k), s the standard deviations of the part's shifted entries."""
     theta, point = _board(family, 90)
     y = theta - point
     se, sd = cr._pair_standard_errors(y)
-    for cost in (0.0, 8.0, 1e12, np.inf):
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
+    for cost in (0.0, 40.0, 1e12, np.inf):
         monkeypatch.setattr(cr, "_CANDIDATE_COST", cost)
-        search = cr._Exceedances(y, se, sd)
+        search = cr._Exceedances(y, se, sd, order=np.argsort(point, kind="stable"))
         search._prepare(4.0)
         upper = np.triu(se > 0, 1)
-        special = np.zeros_like(upper)
-        special[search.special_j, search.special_k] = True
-        assert not (special & ~upper).any()
-        searched = upper & ~special
-        assert np.array_equal(searched | searched.T, search.eligible)
-        ratio = se / np.maximum(sd[:, None] + sd[None, :], np.finfo(float).tiny)
-        assert np.all(ratio[searched] >= search.gamma)
+        covered = np.zeros(se.shape, dtype=np.int64)
+        np.add.at(covered, (search.special_j, search.special_k), 1)
+        assert np.all(search.special_j < search.special_k)
+        for part in search.parts:
+            local = np.triu(part.mask, 1) if np.all(np.diff(part.cols) > 0) else part.mask
+            li, lj = np.nonzero(local)
+            gj, gk = part.cols[li], part.cols[lj]
+            np.add.at(covered, (np.minimum(gj, gk), np.maximum(gj, gk)), 1)
+            ratio = se[gj, gk] / np.maximum(part.sdv[li] + part.sdv[lj], np.finfo(float).tiny)
+            assert np.all(ratio >= part.gamma)
+            s_expected = sd[part.cols] if part.ref < 0 else se[part.cols, part.ref]
+            assert np.array_equal(part.sdv, s_expected)
+        assert np.array_equal(covered, upper.astype(np.int64))  # every pair exactly once
         if cost == np.inf:
-            assert search.dense_all and np.array_equal(special, upper)
+            assert search.dense_all
 
 
 def _options(n: int) -> dict[str, Any]:
@@ -112,7 +125,7 @@ def test_the_board_and_the_incremental_board_on_every_family(
         _dense(m)
         want_k = build_board(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(300))
         want = build_board(names=names, values=point, replicates=theta, **_options(300))
-    _pruned(monkeypatch, 8.0)
+    _pruned(monkeypatch, 40.0)
     got_k = build_board(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(300))
     assert got_k.as_dict() == want_k.as_dict()
     cache = BoardCache()
