@@ -334,7 +334,7 @@ _SPECIAL_CHUNK = 1 << 15
 #: Work of finding the tails of one (resample, entry) of a part, in statistics of the dense computation.
 _TAIL_COST = 6.0
 #: Groups of entries (consecutive in value) of the referenced parts, and their smallest size.
-_GROUPS = 8
+_GROUPS = 4
 _GROUP_MIN = 32
 #: The referenced parts are tried when the plan without a reference costs more than this share of the
 #: dense computation.
@@ -617,8 +617,7 @@ class _Exceedances:
             # the shift and the tails round: a margin of a few units in the last place of the largest
             # terms widens the candidates (each is then checked exactly)
             slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
-            up = shifted - hs
-            up += slack
+            up = shifted - (hs - slack)
             low = shifted + hs
             j_rows, j_cols = np.nonzero(up >= low.min(axis=1)[:, None])
             k_rows, k_cols = np.nonzero(low <= up.max(axis=1)[:, None])

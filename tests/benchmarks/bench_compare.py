@@ -255,6 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-loops", action="store_true", help="skip the per-pair loops")
     parser.add_argument("--families", default="all", help="families of section 5: 'all', 'none' or a list")
     parser.add_argument("--family", help="one family for section 5 (and nothing else)")
+    parser.add_argument("--only-families", action="store_true", help="run section 5 only")
     parser.add_argument(
         "--baseline-max",
         type=int,
@@ -282,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
         if family not in families.FAMILIES:
             parser.error(f"unknown family {family!r}; one of {', '.join(families.FAMILIES)}")
     check = args.check == "yes" or (args.check == "auto" and k <= 2000)
-    if args.family is not None or k > 2000:
+    if args.family is not None or args.only_families or k > 2000:
         print(f"comparison benchmark, families of boards: K={k:,} entries, N={n:,} items, B={b:,} resamples")
         print(
             f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}, "
