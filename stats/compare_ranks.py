@@ -439,17 +439,19 @@ class _Exceedances:
         hist = np.zeros(edges.size, dtype=np.int64)
         gamma_min = np.inf
 
-        def pairs(r0: int, r1: int) -> tuple[IntArray, IntArray, FloatArray]:
-            ok = sub[r0:r1] > 0
+        def block(r0: int, r1: int) -> tuple[BoolArray, FloatArray]:
+            """The pairs of rows r0..r1 (upper triangle, se > 0, covered) and their ratios."""
+            rows = sub[r0:r1]
+            ok = rows > 0
             ok &= np.arange(c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
             if cover is not None:
                 ok &= cover[r0:r1]
-            bi, bj = np.nonzero(ok)
-            bi += r0
-            return bi, bj, sub[bi, bj] / np.maximum(sdv[bi] + sdv[bj], tiny)
+            ratio = rows / np.maximum(sdv[r0:r1, None] + sdv[None, :], tiny)
+            return ok, ratio
 
         for r0 in range(0, c, _PREPARE_ROWS):
-            _, _, ratio = pairs(r0, min(c, r0 + _PREPARE_ROWS))
+            ok, ratio_block = block(r0, min(c, r0 + _PREPARE_ROWS))
+            ratio = ratio_block[ok]
             if ratio.size:
                 gamma_min = min(gamma_min, float(ratio.min()))
                 hist += np.bincount(np.searchsorted(edges, ratio, side="right") - 1, minlength=edges.size)
@@ -481,11 +483,13 @@ class _Exceedances:
         dense_j: list[IntArray] = []
         mask = np.zeros((c, c), dtype=bool)
         for r0 in range(0, c, _PREPARE_ROWS):
-            bi, bj, ratio = pairs(r0, min(c, r0 + _PREPARE_ROWS))
-            low_ratio = ratio < threshold
-            dense_i.append(cols[bi[low_ratio]])
-            dense_j.append(cols[bj[low_ratio]])
-            mask[bi[~low_ratio], bj[~low_ratio]] = True
+            r1 = min(c, r0 + _PREPARE_ROWS)
+            ok, ratio_block = block(r0, r1)
+            low_ratio = ok & (ratio_block < threshold)
+            bi, bj = np.nonzero(low_ratio)
+            dense_i.append(cols[bi + r0])
+            dense_j.append(cols[bj])
+            mask[r0:r1] = ok & ~low_ratio
         gi = np.concatenate(dense_i)
         gj = np.concatenate(dense_j)
         special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)

@@ -198,7 +198,10 @@ def _one_family(
     if 0 < k <= baseline_max:
         with _baseline_v2.before_issue_24():
             t_old, old_board = _timed(board)
-        old = f"{t_old:8.2f} s ({t_old / t_board:5.1f}x, same board: {old_board.as_dict() == got.as_dict()})"
+        old = (
+            f"{t_old:8.2f} s (CPU {_CPU[0]:7.2f} s; {t_old / t_board:5.1f}x, same board: "
+            f"{old_board.as_dict() == got.as_dict()})"
+        )
     del got
     cache = BoardCache()
     cache.build(names=entry_names[:k], values=point, replicates=theta, **options)
