@@ -189,18 +189,19 @@ class _Parts:
         prev = self.previous
         key = (confidence, stepdown)
         preload = None
-        y = theta - point  # the deviations, as the full computation forms them
         reuse = prev is not None and theta is self.theta and prev.maxt_key == key
-        z = _gram_operand(
-            y
-        )  # every element of z^T z is exact: the same bits in any product (see "Equal bits")
+        # every element of z^T z is exact: the same bits in any product (see "Equal bits"); z first, then the
+        # deviations, as the full computation does (the two B x K arrays are not held at once)
+        z = _gram_operand(theta - point, in_place=True)
         if reuse and prev is not None and prev.gram is not None:
             gram = _extend_gram(prev.gram, z, self.old, self.new)
         else:
             gram = z.T @ z  # the full computation's product
         self.gram = gram.copy()
-        standard_errors = _standard_errors_from_gram(gram, z.mean(axis=0), y.shape[0], in_place=True)
+        means = z.mean(axis=0)
         del z
+        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
+        y = theta - point  # the deviations, as the full computation forms them
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
             preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
         result, state = _simultaneous(

@@ -223,8 +223,8 @@ def _gram_bits(b: int) -> int:
     return (53 - max(1, math.ceil(math.log2(max(b, 2))))) // 2
 
 
-def _gram_operand(y: FloatArray) -> FloatArray:
-    """``y`` rounded, column by column, to a grid that makes ``z^T z`` exact: a copy.
+def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
+    """``y`` rounded, column by column, to a grid that makes ``z^T z`` exact: a copy (or ``y`` itself).
 
     Column ``j`` is rounded to the nearest multiple of ``q_j = 2^(e_j - s)``, where ``2^e_j`` is the
     smallest power of two above ``max |y_j|`` and ``s`` is :func:`_gram_bits` (19 at B = 10,000): each
@@ -240,7 +240,11 @@ def _gram_operand(y: FloatArray) -> FloatArray:
     s = _gram_bits(y.shape[0])
     top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
     _, e = np.frexp(top)  # top = f 2^e with 0.5 <= f < 1 (0 for a zero column)
-    z = y * np.ldexp(1.0, s - e)  # exact: a power of two
+    if in_place:
+        z = y
+        z *= np.ldexp(1.0, s - e)  # exact: a power of two
+    else:
+        z = y * np.ldexp(1.0, s - e)
     np.rint(z, out=z)
     z *= np.ldexp(1.0, e - s)
     return z
@@ -848,6 +852,25 @@ class MaxTState:
     z: FloatArray
 
 
+def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
+    """``|t_jk| > bound`` for every pair, in row blocks (no K x K float array; K = 10,000: 0.8 GB).
+
+    ``|t| = |d| / se`` with ``d = p_j - p_k``, which is ``|d / se|`` to the bit (and ``|sign d| = |d|``);
+    a zero ``se`` gives inf for ``d != 0`` and ``0/0 = nan``, read as 0, for ``d == 0``. The signed
+    difference is never stored: ``d != 0`` is ``p_j != p_k`` and "j ahead of k" is ``p_j > p_k`` (or ``<``
+    for a lower-is-better metric), exactly.
+    """
+    k = p.size
+    out = np.empty((k, k), dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for r0 in range(0, k, 256):
+            t = np.subtract.outer(p[r0 : r0 + 256], p)
+            np.abs(t, out=t)
+            t /= se[r0 : r0 + 256]
+            np.greater(t, bound, out=out[r0 : r0 + 256])  # nan > bound is False: read as 0
+    return out
+
+
 def _simultaneous(
     x: FloatArray,
     p: FloatArray,
@@ -871,20 +894,15 @@ def _simultaneous(
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
     # deviations from the point values; the sign of the metric does not matter under |.|
-    y = x - p if deviations is None else deviations
     if standard_errors is not None:
         se, sd = standard_errors
     else:
-        se, sd = _pair_standard_errors(y)
-    # |t| of every pair, in place (K = 5,000: every K x K float temporary is 200 MB): |d| / se with
-    # d = p_j - p_k, which is |d / se| to the bit (and |sign d| = |d|); a zero se gives inf for d != 0
-    # and 0/0 = nan, read as 0, for d == 0. The signed difference is never stored: d != 0 is p_j != p_k
-    # and "j ahead of k" is p_j > p_k (or < for a lower-is-better metric), exactly.
-    abs_t = np.subtract.outer(p, p)
-    np.abs(abs_t, out=abs_t)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        abs_t /= se
-    abs_t[np.isnan(abs_t)] = 0.0
+        # the Gram operand first, from its own copy of the deviations, then the deviations: the two B x K
+        # arrays are never held at once with the Gram matrix (K = N = B = 10,000: 0.8 GB each)
+        z = _gram_operand(x - p, in_place=True)
+        se, sd = _standard_errors_from_gram(z.T @ z, z.mean(axis=0), z.shape[0], in_place=True)
+        del z
+    y = x - p if deviations is None else deviations
     upper_pairs = se > 0
     for r0 in range(0, k, _PREPARE_ROWS):  # keep j < k (np.triu builds K x K temporaries)
         upper_pairs[r0 : r0 + _PREPARE_ROWS, : r0 + _PREPARE_ROWS] &= (
@@ -915,7 +933,7 @@ def _simultaneous(
         if steps == 1 and search is not None and np.isfinite(search.level):
             # the list of the first step covers every pair: what the next board starts from
             first = (search.level, search.pair_j, search.pair_k, search.rows, search.z)
-        newly = active & (abs_t > critical * (1 + _TIE))
+        newly = active & _separated_by(p, se, critical * (1 + _TIE))
         if not newly.any():
             break
         separated |= newly | newly.T
