@@ -227,14 +227,30 @@ def _one_family(
 
 
 def families_section(
-    names: list[str], *, k: int, n: int, b: int, seed: int, baseline_max: int, check: bool
+    names: list[str],
+    *,
+    k: int,
+    n: int,
+    b: int,
+    seed: int,
+    baseline_max: int,
+    check: bool,
+    baseline_on: list[str] | None = None,
 ) -> None:
     """Section 5: the board, its memory and a new entry on every family, beside the search of before
     issue 24 on the same board."""
     print(f"5. the board on every family of boards (K={k:,}, N={n:,}, B={b:,}; tests/benchmarks/families.py)")
     print(f"   load average {os.getloadavg()[0]:.1f} at the start of the section")
     table = [
-        _one_family(family, k=k, n=n, b=b, seed=seed, baseline_max=baseline_max, check=check)
+        _one_family(
+            family,
+            k=k,
+            n=n,
+            b=b,
+            seed=seed,
+            baseline_max=baseline_max if baseline_on is None or family in baseline_on else 0,
+            check=check,
+        )
         for family in names
     ]
     if not table:
@@ -259,6 +275,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--families", default="all", help="families of section 5: 'all', 'none' or a list")
     parser.add_argument("--family", help="one family for section 5 (and nothing else)")
     parser.add_argument("--only-families", action="store_true", help="run section 5 only")
+    parser.add_argument(
+        "--baseline-families",
+        default="all",
+        help="families on which section 5 runs the search of before issue 24 ('all' or a list)",
+    )
     parser.add_argument(
         "--baseline-max",
         type=int,
@@ -286,13 +307,23 @@ def main(argv: list[str] | None = None) -> None:
         if family not in families.FAMILIES:
             parser.error(f"unknown family {family!r}; one of {', '.join(families.FAMILIES)}")
     check = args.check == "yes" or (args.check == "auto" and k <= 2000)
+    baseline_on = None if args.baseline_families == "all" else args.baseline_families.split(",")
     if args.family is not None or args.only_families or k > 2000:
         print(f"comparison benchmark, families of boards: K={k:,} entries, N={n:,} items, B={b:,} resamples")
         print(
             f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}, "
             f"load average {os.getloadavg()[0]:.1f} at start"
         )
-        families_section(chosen, k=k, n=n, b=b, seed=args.seed, baseline_max=args.baseline_max, check=check)
+        families_section(
+            chosen,
+            k=k,
+            n=n,
+            b=b,
+            seed=args.seed,
+            baseline_max=args.baseline_max,
+            check=check,
+            baseline_on=baseline_on,
+        )
         return
 
     print(f"comparison benchmark: K={k:,} entries, N={n:,} items, B={b:,} resamples, R={r:,} randomizations")
@@ -534,7 +565,16 @@ def main(argv: list[str] | None = None) -> None:
         )
     print()
     if chosen:
-        families_section(chosen, k=k, n=n, b=b, seed=args.seed, baseline_max=args.baseline_max, check=check)
+        families_section(
+            chosen,
+            k=k,
+            n=n,
+            b=b,
+            seed=args.seed,
+            baseline_max=args.baseline_max,
+            check=check,
+            baseline_on=baseline_on,
+        )
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
