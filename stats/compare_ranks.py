@@ -343,6 +343,8 @@ _GROUP_MIN = 32
 #: The referenced parts are tried when the plan without a reference costs more than this share of the
 #: dense computation.
 _REFERENCE_WHEN = 0.02
+#: Searches down to this fraction of the first level list every pair (see :func:`_critical_value`).
+_COVER_FRACTION = 0.85
 #: The pairs computed densely are kept down to this fraction of the first search's level.
 _SPECIAL_MARGIN = 0.85
 
@@ -420,6 +422,9 @@ class _Exceedances:
         self.parts: list[_Part] = []
         self.special_j = self.special_k = np.empty(0, dtype=np.intp)
         self._special: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
+        #: the level of the first search, and the last list that covers every pair (the next board's start)
+        self.first_level = np.inf
+        self.covered: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
 
     def _plan(
         self, level: float, cols: IntArray, ref: int, cover: BoolArray | None
@@ -558,8 +563,10 @@ class _Exceedances:
         :meth:`search` would have found it (the incremental board, :mod:`stats.board_update`)."""
         self.level = level
         self.pair_j, self.pair_k, self.rows, self.z = pair_j, pair_k, rows, z
+        self.first_level = level
+        self.covered = (level, pair_j, pair_k, rows, z)
 
-    def search(self, level: float, active: BoolArray) -> None:
+    def search(self, level: float, active: BoolArray, *, covers_all: bool = False) -> None:
         """Collect every (active pair, resample) with statistic ``>= level`` (``level > 0``).
 
         ``active`` (upper triangle) are the pairs of the current step; later steps use subsets of them,
@@ -597,6 +604,10 @@ class _Exceedances:
         self.rows = np.concatenate(parts_b)
         self.z = np.concatenate(parts_z)
         self.level = level
+        if not np.isfinite(self.first_level):
+            self.first_level = level
+        if covers_all:
+            self.covered = (level, self.pair_j, self.pair_k, self.rows, self.z)
 
     def _cross(
         self,
@@ -731,6 +742,7 @@ def _critical_value(
     active: BoolArray,
     confidence: float,
     search: _Exceedances | None,
+    cover: BoolArray | None = None,
 ) -> float:
     """The ``confidence`` quantile (``method="higher"``) of the per-resample max over active pairs.
 
@@ -740,14 +752,25 @@ def _critical_value(
     true count). Otherwise the level is lowered and the search repeated; below 1 the dense computation
     takes over. The starting level is Bonferroni's normal quantile for the number of active pairs, just
     below the usual max-t value.
+
+    With ``cover`` (every pair of the board) a search down to :data:`_COVER_FRACTION` of the first level
+    lists every pair, not only the active ones (the maxima still read the active ones): its list is what
+    the next board with one more entry starts from, so that board rarely searches again.
     """
     n_active = int(active.sum())
     if search is None or n_active <= max(_DENSE_MAX_PAIRS, _DENSE_PER_ENTRY * active.shape[0]):
         return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
     guess = 0.95 * float(ndtri(1 - (1 - confidence) / (2 * max(n_active, 1))))
+
+    def run(level: float) -> None:
+        wide = cover is not None and (
+            not np.isfinite(search.first_level) or level >= _COVER_FRACTION * search.first_level
+        )
+        search.search(level, cover if wide and cover is not None else active, covers_all=wide)
+
     try:
         if not np.isfinite(search.level):
-            search.search(max(guess, 1.0), active)
+            run(max(guess, 1.0))
         while True:
             critical = float(np.quantile(search.maxima(active), confidence, method="higher"))
             if critical >= search.level:
@@ -755,7 +778,7 @@ def _critical_value(
             level = min(guess, 0.9 * search.level)
             if level < 1.0:
                 break
-            search.search(level, active)
+            run(level)
     except _TooMany:
         search.level = np.inf  # the list is incomplete: never read it again
         search.pair_j = search.pair_k = search.rows = np.empty(0, dtype=np.intp)
@@ -929,16 +952,15 @@ def _simultaneous(
         steps += 1
         if not active.any():
             break
-        critical = _critical_value(y, se, active, confidence, search)
-        if steps == 1 and search is not None and np.isfinite(search.level):
-            # the list of the first step covers every pair: what the next board starts from
-            first = (search.level, search.pair_j, search.pair_k, search.rows, search.z)
+        critical = _critical_value(y, se, active, confidence, search, upper_pairs)
         newly = active & _separated_by(p, se, critical * (1 + _TIE))
         if not newly.any():
             break
         separated |= newly | newly.T
         if not stepdown:
             break
+    if search is not None and search.covered is not None:
+        first = search.covered  # every pair's statistics at or above its level: the next board's start
     better = separated
     better &= np.greater.outer(p, p) if higher_is_better else np.less.outer(p, p)
     lower = 1 + better.sum(axis=0)

@@ -135,3 +135,25 @@ def test_the_board_and_the_incremental_board_on_every_family(
     assert got.as_dict() == want.as_dict()
     assert np.array_equal(got.pair_standard_errors, want.pair_standard_errors)
     assert got.max_t_critical_value == want.max_t_critical_value
+
+
+@pytest.mark.parametrize("family", ["nested", "mix"])
+def test_the_kept_list_covers_every_pair(family: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state a board leaves for the next one holds every pair's statistics at or above its level (the
+    lowest level searched over every pair), checked against the brute force."""
+    theta, point = _board(family, 60)
+    _pruned(monkeypatch, 40.0)
+    _, state = cr._simultaneous(
+        theta, point, higher_is_better=True, confidence=0.95, stepdown=True, keep=True
+    )
+    assert state is not None and np.isfinite(state.level)
+    y = theta - point
+    se, _ = cr._pair_standard_errors(y)
+    found = set(zip(state.pair_j.tolist(), state.pair_k.tolist(), state.rows.tolist(), strict=True))
+    expected = set()
+    for j in range(60):
+        for m in range(j + 1, 60):
+            if se[j, m] > 0:
+                z = np.abs(y[:, j] - y[:, m]) / se[j, m]
+                expected |= {(j, m, int(r)) for r in np.flatnonzero(z >= state.level)}
+    assert found == expected
