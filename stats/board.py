@@ -754,9 +754,10 @@ def build_board(
         alpha=iv.alpha,
         power=iv.power,
         max_t_critical_value=float(verdicts.decisions.critical_value),
-        rank_probabilities=rd.probabilities[order],
+        # the K x K tables permuted in place (issue 24: not held twice at K = 10,000)
+        rank_probabilities=_permute_in_place(rd.probabilities, order, columns=False),
         signature=signature,
-        pair_standard_errors=_permuted(sim.standard_errors, order),
+        pair_standard_errors=_permute_in_place(sim.standard_errors, order, columns=True),
         better=_permuted(np.asarray(verdicts.decisions.better, dtype=bool), order),
         verdict_test=verdicts.decisions.test,
         verdict_warning=verdicts.decisions.warning,
@@ -1502,6 +1503,31 @@ def _permuted(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:
     for r0 in range(0, index.size, 128):
         out[r0 : r0 + 128] = a[index[r0 : r0 + 128]][:, index]
     return out
+
+
+def _permute_in_place(a: npt.NDArray[Any], order: Sequence[int], *, columns: bool) -> npt.NDArray[Any]:
+    """``a[order]`` (and ``[:, order]`` with ``columns``) in ``a`` itself: the board's K x K tables are
+    not held twice (issue 24: K = 10,000, 0.8 GB each). Rows follow the cycles of the permutation (one
+    row copied aside per cycle), columns are gathered 128 rows at a time; the same values as the copy."""
+    index = np.asarray(order, dtype=np.intp)
+    done = np.zeros(index.size, dtype=bool)
+    for start in range(index.size):
+        if done[start]:
+            continue
+        saved = a[start].copy()
+        i = start
+        while True:
+            done[i] = True
+            j = int(index[i])
+            if j == start:
+                a[i] = saved
+                break
+            a[i] = a[j]
+            i = j
+    if columns:
+        for r0 in range(0, index.size, 128):
+            a[r0 : r0 + 128] = a[r0 : r0 + 128][:, index]
+    return a
 
 
 def _column_sd(x: FloatArray) -> FloatArray:

@@ -28,17 +28,18 @@ K = 1,000, R = 10,000), so a board tested by randomization gains less (keeping e
 the leader stays would need the swap products to round alike for any number of columns, the same
 question as the Gram matrix's below).
 
-**Equal bits.** Every step is the full rebuild's, on the same arrays, but one: the Gram matrix ``y^T y``
-of the pairwise standard errors (O(B K^2) in the full rebuild) is the previous board's plus a column made
-of small products ``z^T z`` of the new column with chunks of 32 others (:func:`_extend_gram`, O(B K)).
-That is exact because OpenBLAS gives an element of ``y^T y`` the same bits in any such product,
-whatever its position and the product's size (tried for B = 100 to 10,000 and K = 65 to 1,500); a column
-of a *general* two-column product ``y^T [y_new, y_new]`` is not (it differed in the last bit for B = 300).
-The property is checked on every board the cache keeps (:func:`_gram_reusable`: a product of 24 shuffled
-columns against the board's matrix); where it fails (another BLAS) the update computes the full product,
-so a BLAS only costs speed, never a number. ``tests/stats/test_board_update.py`` checks the whole board
-against a full rebuild on random boards with ties, both metric directions, the new entry at any
-position, new leaders and BCa intervals.
+**Equal bits.** Every step is the full rebuild's, on the same arrays, but one: the Gram matrix of the
+pairwise standard errors (O(B K^2) in the full rebuild) is the previous board's plus one column, a
+matrix-vector product of the new column with the others (:func:`_extend_gram`, O(B K)). That is exact on
+any BLAS: both products are of the deviations rounded per column to a grid on which every sum of products is
+an integer below 2^53 (:func:`stats.compare_ranks._gram_operand`), so every element is computed exactly,
+whatever the kernel's order of accumulation, blocking or position of the element. (Until issue 24 the
+Gram matrix was of the unrounded deviations and its reuse rested on OpenBLAS rounding an element alike in
+any product; that held for the Haswell and Sandybridge kernels but not for SkylakeX, where the reuse was
+off and even a check that passed did not guarantee the next board's bits.)
+``tests/stats/test_board_update.py`` checks the whole board against a full rebuild on random boards with
+ties, both metric directions, the new entry at any position, new leaders and BCa intervals; CI runs it
+under two OpenBLAS kernels.
 
 Anything else (an entry removed or changed, two new entries, other options, entries with runs, whose
 replicates are resampled per entry) is a full rebuild, which refreshes the cache.
@@ -59,6 +60,7 @@ from stats.compare_ranks import (
     MaxTState,
     RankDistribution,
     SimultaneousRanks,
+    _gram_operand,
     _rank_counts,
     _rank_dtype,
     _rank_table,
@@ -93,7 +95,7 @@ class _State:
     maxt: MaxTState | None
     maxt_key: tuple[float, bool] | None
     jackknife: FloatArray | None
-    gram: FloatArray | None  # y^T y of the board, when the BLAS passed the check of _gram_reusable
+    gram: FloatArray | None  # z^T z of the board (stats.compare_ranks._gram_operand: exact elements)
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -187,15 +189,19 @@ class _Parts:
         prev = self.previous
         key = (confidence, stepdown)
         preload = None
-        y = theta - point  # the deviations, as the full computation forms them
         reuse = prev is not None and theta is self.theta and prev.maxt_key == key
+        # every element of z^T z is exact: the same bits in any product (see "Equal bits"); z first, then the
+        # deviations, as the full computation does (the two B x K arrays are not held at once)
+        z = _gram_operand(theta - point, in_place=True)
         if reuse and prev is not None and prev.gram is not None:
-            gram = _extend_gram(prev.gram, y, self.old, self.new)
+            gram = _extend_gram(prev.gram, z, self.old, self.new)
         else:
-            gram = y.T @ y  # the full computation's call (see "Equal bits")
-        # kept for the next board when the BLAS rounds every element of y^T y alike in any product
-        self.gram = gram.copy() if _gram_reusable(y, gram) else None
-        standard_errors = _standard_errors_from_gram(gram, y.mean(axis=0), y.shape[0], in_place=True)
+            gram = z.T @ z  # the full computation's product
+        self.gram = gram.copy()
+        means = z.mean(axis=0)
+        del z
+        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
+        y = theta - point  # the deviations, as the full computation forms them
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
             preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
         result, state = _simultaneous(
@@ -213,44 +219,20 @@ class _Parts:
         return result
 
 
-#: Columns of the old board per small product of :func:`_extend_gram`.
-_GRAM_CHUNK = 32
-#: Columns of the product that :func:`_gram_reusable` checks against the board's Gram matrix.
-_GRAM_CHECK = 24
-
-
-def _extend_gram(gram: FloatArray, y: FloatArray, old: npt.NDArray[np.intp], new: int) -> FloatArray:
-    """``y^T y`` of the new board from the previous board's (columns ``old``) and small products of the
-    new column with chunks of the others (each ``z^T z`` of a (B, 33) copy: the same call as the full
-    product, whose elements the BLAS rounds alike at any position, see :func:`_gram_reusable`)."""
-    k1 = y.shape[1]
+def _extend_gram(gram: FloatArray, z: FloatArray, old: npt.NDArray[np.intp], new: int) -> FloatArray:
+    """``z^T z`` of the new board from the previous board's (columns ``old``) and one matrix-vector product
+    for the new column. ``z`` is :func:`stats.compare_ranks._gram_operand` of the deviations, whose products
+    the BLAS computes exactly in any shape, so the elements are the full product's bits."""
+    k1 = z.shape[1]
     out = np.empty((k1, k1))
     if np.array_equal(old, np.arange(k1 - 1)):
         out[: k1 - 1, : k1 - 1] = gram
     else:
         out[np.ix_(old, old)] = gram
-    others = np.delete(np.arange(k1), new)
-    for c0 in range(0, others.size, _GRAM_CHUNK):
-        cols = np.append(others[c0 : c0 + _GRAM_CHUNK], new)
-        z = np.ascontiguousarray(y[:, cols])
-        g = z.T @ z
-        out[cols, new] = g[:, -1]
-        out[new, cols] = g[:, -1]
+    column = z.T @ np.ascontiguousarray(z[:, new])
+    out[:, new] = column
+    out[new, :] = column
     return out
-
-
-def _gram_reusable(y: FloatArray, gram: FloatArray) -> bool:
-    """Whether the BLAS gives the elements of ``y^T y`` the same bits in a product of a few shuffled
-    columns as in the full product (true of the project's OpenBLAS for every shape tried, B = 100 to
-    10,000, K = 65 to 1,500; a column of a two-column general product is not). Checked on every board
-    the cache keeps, so another BLAS only costs the reuse, never a number."""
-    k = y.shape[1]
-    if k < 2:
-        return False
-    rng = np.random.default_rng(k)
-    cols = rng.permutation(k)[: min(k, _GRAM_CHECK)]
-    z = np.ascontiguousarray(y[:, cols])
-    return bool(np.array_equal(z.T @ z, gram[np.ix_(cols, cols)]))
 
 
 def _add_rank_column(
@@ -282,7 +264,9 @@ def _add_rank_column(
         else:
             block[:, old] = moved
         block[:, new] = ahead.sum(axis=1)
-        counts += np.bincount((block + offsets).ravel(), minlength=k1 * k1)
+        # unbuffered add, as the full count: a bincount allocates and adds all K^2 counts per chunk (K =
+        # 10,000: 0.8 GB for each of 24 chunks)
+        np.add.at(counts, (block + offsets).ravel(), 1)
     return counts.reshape(k1, k1), out
 
 

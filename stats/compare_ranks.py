@@ -14,6 +14,7 @@ paired) and the point values (K,):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,14 +217,56 @@ class SimultaneousRanks:
     confidence: float
 
 
+def _gram_bits(b: int) -> int:
+    """Bits kept per deviation by :func:`_gram_operand` for ``b`` resamples: ``2 s + ceil(log2 b) <= 53``,
+    so a sum of ``b`` products of two such numbers is an integer of at most 53 bits (19 for b = 10,000)."""
+    return (53 - max(1, math.ceil(math.log2(max(b, 2))))) // 2
+
+
+def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
+    """``y`` rounded, column by column, to a grid that makes ``z^T z`` exact: a copy (or ``y`` itself).
+
+    Column ``j`` is rounded to the nearest multiple of ``q_j = 2^(e_j - s)``, where ``2^e_j`` is the
+    smallest power of two above ``max |y_j|`` and ``s`` is :func:`_gram_bits` (19 at B = 10,000): each
+    element is ``m q_j`` with an integer ``|m| <= 2^s``, every product ``z_bi z_bj`` is an integer multiple
+    of ``q_i q_j`` below ``2^(2s)`` of them and every partial sum of ``b`` products is below ``2^53`` of
+    them, so **the BLAS computes every element of ``z^T z`` exactly, in any order, with any kernel, in any
+    blocking**: the Gram matrix is a function of the two columns alone (issue 24: the incremental board's
+    Gram matrix no longer depends on how a BLAS rounds; under OpenBLAS's SkylakeX kernels it did). The
+    rounding moves each deviation by at most ``2^-(s+1)`` of its column's largest one (about 4e-6 of its
+    standard deviation at B = 10,000), far below the bootstrap's own Monte-Carlo error of a standard error
+    (about ``1 / sqrt(2 B)``, 0.7%); the rule depends on the column only (its maximum is exact in any order).
+    """
+    s = _gram_bits(y.shape[0])
+    top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
+    _, e = np.frexp(top)  # top = f 2^e with 0.5 <= f < 1 (0 for a zero column)
+    if in_place:
+        z = y
+        z *= np.ldexp(1.0, s - e)  # exact: a power of two
+    else:
+        z = y * np.ldexp(1.0, s - e)
+    np.rint(z, out=z)
+    z *= np.ldexp(1.0, e - s)
+    return z
+
+
+def _exact_gram(y: FloatArray) -> FloatArray:
+    """``z^T z`` of :func:`_gram_operand`: every element exact (the same bits from any BLAS)."""
+    z = _gram_operand(y)
+    return z.T @ z
+
+
 def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Bootstrap standard errors of all pairwise differences and of every entry, from one Gram matrix.
 
     ``y`` is (B, K), the replicates minus any fixed per-entry shift (the point values): the covariance is
     ``(y^T y - B m m^T) / (B - 1)`` with ``m`` the column means, which loses nothing to cancellation
     because ``m`` (the bootstrap bias) is small next to the spread, and needs no centred copy of ``y``.
+    The Gram matrix is the exact one of ``y`` rounded as :func:`_gram_operand` says, and ``m`` the means of
+    the same rounded columns.
     """
-    return _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
+    z = _gram_operand(y)
+    return _standard_errors_from_gram(z.T @ z, z.mean(axis=0), y.shape[0], in_place=True)
 
 
 def _standard_errors_from_gram(
@@ -285,6 +328,25 @@ _CANDIDATE_CHUNK = 1 << 21
 _ROW_BLOCK = 512
 #: Rows of the standard-error matrix read per block when the pruned search is prepared.
 _PREPARE_ROWS = 128
+#: Resamples on which the prepared search counts the entries in the tails (to choose the dense pairs).
+_PREPARE_SAMPLE = 256
+#: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
+#: computation (the candidate is generated, gathered and filtered by fancy indexing; about 40x at K = 1,000).
+_CANDIDATE_COST = 40.0
+#: Statistics of the pairs computed densely per block (256 KiB of float64).
+_SPECIAL_CHUNK = 1 << 15
+#: Work of finding the tails of one (resample, entry) of a part, in statistics of the dense computation.
+_TAIL_COST = 6.0
+#: Groups of entries (consecutive in value) of the referenced parts, and their smallest size.
+_GROUPS = 4
+_GROUP_MIN = 32
+#: The referenced parts are tried when the plan without a reference costs more than this share of the
+#: dense computation.
+_REFERENCE_WHEN = 0.02
+#: Searches down to this fraction of the first level list every pair (see :func:`_critical_value`).
+_COVER_FRACTION = 0.85
+#: The pairs computed densely are kept down to this fraction of the first search's level.
+_SPECIAL_MARGIN = 0.85
 
 
 def _dense_maxima(y: FloatArray, se: FloatArray, active: BoolArray) -> FloatArray:
@@ -310,84 +372,188 @@ class _TooMany(Exception):
     """The pruned search found more exceedances than it may hold."""
 
 
+@dataclass
+class _Part:
+    """A set of pairs searched with one bound: the pairs among ``cols`` that ``mask`` holds (local indices,
+    symmetric), shifted by the reference entry ``ref`` (``-1``: no shift), whose standard deviations of
+    ``y_j - y_ref`` are ``sdv``; every pair held has ``se_jk >= gamma (sdv_j + sdv_k)``."""
+
+    cols: IntArray
+    ref: int
+    sdv: FloatArray
+    gamma: float
+    mask: BoolArray
+
+
 class _Exceedances:
     """Every (pair, resample) whose max-t statistic reaches a level, found without visiting all pairs.
 
     For a pair ``(j, k)`` and resample ``b`` the statistic is ``z = (y_bj - y_bk) / se_jk`` (ordered, so
-    ``|z|`` is covered by the two orders). Write ``sd_j`` for the bootstrap standard deviation of entry
-    ``j`` and ``gamma`` for a lower bound of ``se_jk / (sd_j + sd_k)`` over the pairs searched. Then
-    ``z >= level`` implies ``(y_bj - h sd_j) >= (y_bk + h sd_k)`` with ``h = level * gamma``: entry ``j``
+    ``|z|`` is covered by the two orders). For any reference column ``r`` (or none: ``y_r = 0``) write
+    ``s_j`` for the bootstrap standard deviation of ``y_j - y_r`` (``se_jr``, or ``sd_j``) and ``gamma``
+    for a lower bound of ``se_jk / (s_j + s_k)`` over the pairs searched. Then ``z >= level`` implies
+    ``(y'_bj - h s_j) >= (y'_bk + h s_k)`` with ``y' = y - y_r`` and ``h = level * gamma``: entry ``j``
     must lie in the upper tail of resample ``b`` and ``k`` in its lower tail, so per resample only the
-    entries with ``y_bj - h sd_j >= min_k (y_bk + h sd_k)`` and ``y_bk + h sd_k <= max_j (y_bj - h sd_j)``
-    are crossed, and the crossed pairs are checked exactly in float64. Pairs for which ``gamma`` would be
-    small (nearly identical entries, whose difference varies far less than either entry) are left out of
-    the bound and computed densely over all resamples. Nothing is approximated: the list holds exactly
-    the (pair, resample) statistics ``>= level``.
+    entries with ``y'_bj - h s_j >= min_k (y'_bk + h s_k)`` and ``y'_bk + h s_k <= max_j (y'_bj - h s_j)``
+    are crossed, and the crossed pairs are checked exactly in float64 (on ``y`` itself). Without a
+    reference ``gamma`` is large for entries that vary independently; for entries that share most of their
+    variation (fine-tunes of one model, whose errors are nested) every ``se_jk`` is small next to ``sd_j``
+    and the bound crosses almost everything, but with a reference between them in the order of their
+    values it holds again (issue 24: ``gamma`` went from 0.10 to 0.41 on the load test's board). So the
+    pairs are split into parts (all pairs without a reference, or the pairs between groups of entries
+    consecutive in value, each with a reference in the middle), and within each part pairs for which
+    ``gamma`` would be small (nearly identical entries) are computed densely over all resamples; the split
+    of least estimated work is taken, up to every pair dense. Nothing is approximated: the list holds
+    exactly the (pair, resample) statistics ``>= level``.
     """
 
-    def __init__(self, y: FloatArray, se: FloatArray, sd: FloatArray) -> None:
+    def __init__(self, y: FloatArray, se: FloatArray, sd: FloatArray, order: IntArray | None = None) -> None:
         self.y = y
         self.se = se
         self.sd = sd
+        #: the entries in the order of their values (the groups of the referenced parts)
+        self.order = order
         self.prepared = False
         self._sorted_for: FloatArray | None = None
         self.level = np.inf
         self.pair_j = self.pair_k = self.rows = np.empty(0, dtype=np.intp)
         self.z = np.empty(0)
+        self.dense_all = False
+        self.parts: list[_Part] = []
+        self.special_j = self.special_k = np.empty(0, dtype=np.intp)
+        self._special: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
+        #: the level of the first search, and the last list that covers every pair (the next board's start)
+        self.first_level = np.inf
+        self.covered: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
 
-    def _prepare(self) -> None:
-        """The bound ``gamma``, the pairs computed densely and the pairs the bound searches (once).
+    def _plan(
+        self, level: float, cols: IntArray, ref: int, cover: BoolArray | None
+    ) -> tuple[float, _Part | None, IntArray, IntArray]:
+        """The split of least estimated work of the pairs among ``cols`` (all pairs with ``se > 0``, or
+        those ``cover`` holds: local, upper triangle) between the bound with reference ``ref`` and the
+        dense computation: (work, the part or None, the dense pairs as global (j < k) index arrays).
 
-        The ratios ``se_jk / (sd_j + sd_k)`` of the upper-triangle pairs with ``se > 0`` are computed in
-        row blocks (at K = 5,000 the flat arrays of all 12.5 million pairs took 0.5 GB and over a
-        second): per block the smallest ``2 K + 1`` ratios are kept, which hold the ``2 K``-th smallest
-        ratio of the board and every ratio below it, so ``gamma`` and the pairs computed densely are the
-        ones of the flat computation, in the same (row-major) order.
+        The ratios ``se_jk / (s_j + s_k)`` are computed in row blocks and counted on fixed bins (no list
+        of all pairs). A threshold ``g`` sends the pairs with ratio ``< g`` to the dense computation (``B``
+        statistics each) and searches the others with ``gamma = g``; the entries the search crosses at
+        ``h = level g`` are counted on a sample of resamples for every threshold.
         """
         y, se, sd = self.y, self.se, self.sd
-        k = y.shape[1]
-        budget = 2 * k
+        b = y.shape[0]
+        c = cols.size
         tiny = np.finfo(float).tiny
-        gamma = 1.0
-        n_ratios = 0
-        kept_i: list[IntArray] = []
-        kept_j: list[IntArray] = []
-        kept_r: list[FloatArray] = []
-        for r0 in range(0, k, _PREPARE_ROWS):
-            r1 = min(k, r0 + _PREPARE_ROWS)
-            block = se[r0:r1]
-            ok = block > 0
-            ok &= np.arange(k)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
-            bi, bj = np.nonzero(ok)
-            if bi.size == 0:
-                continue
-            bi += r0
-            ratio = se[bi, bj] / np.maximum(sd[bi] + sd[bj], tiny)
-            gamma = min(gamma, float(ratio.min()))
-            n_ratios += ratio.size
-            if ratio.size > budget + 1:
-                smallest = np.argpartition(ratio, budget)[: budget + 1]
-                smallest.sort()  # row-major order within the block
-                bi, bj, ratio = bi[smallest], bj[smallest], ratio[smallest]
-            kept_i.append(bi)
-            kept_j.append(bj)
-            kept_r.append(ratio)
-        iu = np.concatenate(kept_i) if kept_i else np.empty(0, dtype=np.intp)
-        ju = np.concatenate(kept_j) if kept_j else np.empty(0, dtype=np.intp)
-        ratio = np.concatenate(kept_r) if kept_r else np.empty(0)
-        special = np.zeros(ratio.shape, dtype=bool)
-        if n_ratios > budget:
-            typical = float(np.partition(ratio, budget)[budget])
-            if gamma < 0.75 * typical:
-                gamma = typical
-                special = ratio < typical
-        self.gamma = gamma * (1 - 1e-9)
-        self.special_j, self.special_k = iu[special], ju[special]
-        eligible = se > 0
-        np.fill_diagonal(eligible, False)
-        eligible[self.special_j, self.special_k] = False
-        eligible[self.special_k, self.special_j] = False
-        self.eligible = eligible
+        sdv = sd[cols] if ref < 0 else se[cols, ref]
+        sub = se[np.ix_(cols, cols)] if c < se.shape[0] else se
+        edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 61)])
+        hist = np.zeros(edges.size, dtype=np.int64)
+        gamma_min = np.inf
+
+        def block(r0: int, r1: int) -> tuple[BoolArray, FloatArray]:
+            """The pairs of rows r0..r1 (upper triangle, se > 0, covered) and their ratios."""
+            rows = sub[r0:r1]
+            ok = rows > 0
+            ok &= np.arange(c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
+            if cover is not None:
+                ok &= cover[r0:r1]
+            ratio = rows / np.maximum(sdv[r0:r1, None] + sdv[None, :], tiny)
+            return ok, ratio
+
+        for r0 in range(0, c, _PREPARE_ROWS):
+            ok, ratio_block = block(r0, min(c, r0 + _PREPARE_ROWS))
+            ratio = ratio_block[ok]
+            if ratio.size:
+                gamma_min = min(gamma_min, float(ratio.min()))
+                hist += np.bincount(np.searchsorted(edges, ratio, side="right") - 1, minlength=edges.size)
+        n_pairs = int(hist.sum())
+        empty = np.empty(0, dtype=np.intp)
+        if n_pairs == 0:
+            return 0.0, None, empty, empty
+        below = np.concatenate([[0], np.cumsum(hist)])  # below[i]: ratios < edges[i]
+        options = [(gamma_min, 0)] + [
+            (float(e), int(below[i])) for i, e in enumerate(edges) if e > gamma_min and below[i] > 0
+        ]
+        sample = y[:: max(1, b // _PREPARE_SAMPLE)][:, cols]
+        if ref >= 0:
+            sample = sample - y[:: max(1, b // _PREPARE_SAMPLE), ref : ref + 1]
+        best_cost, threshold = float(b) * n_pairs, np.inf  # all dense
+        for g, n_dense in options:
+            if n_dense >= n_pairs:
+                break
+            h = level * g * (1 - 1e-9) ** 2
+            up = sample - h * sdv
+            low = sample + h * sdv
+            n_up = (up >= low.min(axis=1)[:, None]).sum(axis=1)
+            n_low = (low <= up.max(axis=1)[:, None]).sum(axis=1)
+            crossed = float((n_up * n_low).sum()) * b / sample.shape[0]
+            cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
+            if cost < best_cost:
+                best_cost, threshold = cost, g if n_dense else -np.inf
+        dense_i: list[IntArray] = []
+        dense_j: list[IntArray] = []
+        mask = np.zeros((c, c), dtype=bool)
+        for r0 in range(0, c, _PREPARE_ROWS):
+            r1 = min(c, r0 + _PREPARE_ROWS)
+            ok, ratio_block = block(r0, r1)
+            low_ratio = ok & (ratio_block < threshold)
+            bi, bj = np.nonzero(low_ratio)
+            dense_i.append(cols[bi + r0])
+            dense_j.append(cols[bj])
+            mask[r0:r1] = ok & ~low_ratio
+        gi = np.concatenate(dense_i)
+        gj = np.concatenate(dense_j)
+        special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)
+        if threshold == np.inf:
+            return best_cost, None, special_j, special_k
+        mask |= mask.T
+        gamma = (gamma_min if threshold == -np.inf else threshold) * (1 - 1e-9)
+        return best_cost, _Part(cols=cols, ref=ref, sdv=sdv, gamma=gamma, mask=mask), special_j, special_k
+
+    def _prepare(self, level: float) -> None:
+        """The parts and the pairs computed densely (once): the plan without a reference over all pairs,
+        or, when the entries share their variation and the order of their values is known, the plan of
+        the pairs between groups of entries consecutive in value with references, whichever is cheaper."""
+        k = self.y.shape[1]
+        everything = np.arange(k)
+        cost, part, sj, sk = self._plan(level, everything, -1, None)
+        plan = ([part] if part is not None else [], [sj], [sk])
+        n_pairs = k * (k - 1) / 2
+        if (
+            self.order is not None
+            and k >= 2 * _GROUP_MIN
+            and cost > _REFERENCE_WHEN * self.y.shape[0] * n_pairs
+        ):
+            groups = np.array_split(np.asarray(self.order), max(2, min(_GROUPS, k // _GROUP_MIN)))
+            total = 0.0
+            parts: list[_Part] = []
+            dense_j: list[IntArray] = []
+            dense_k: list[IntArray] = []
+            for g1 in range(len(groups)):
+                for g2 in range(g1, len(groups)):
+                    cols = groups[g1] if g1 == g2 else np.concatenate([groups[g1], groups[g2]])
+                    span = np.concatenate(groups[g1 : g2 + 1])
+                    ref = int(span[span.size // 2])
+                    cover = None
+                    if g1 != g2:
+                        n1 = groups[g1].size
+                        cover = np.zeros((cols.size, cols.size), dtype=bool)
+                        cover[:n1, n1:] = True
+                        cover[n1:, :n1] = True
+                    order_cols = np.argsort(cols, kind="stable")  # local columns in global order
+                    cols = cols[order_cols]
+                    if cover is not None:
+                        cover = cover[np.ix_(order_cols, order_cols)]
+                    c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
+                    total += c_cost
+                    if c_part is not None:
+                        parts.append(c_part)
+                    dense_j.append(c_j)
+                    dense_k.append(c_k)
+            if total < cost:
+                plan = (parts, dense_j, dense_k)
+        self.parts = plan[0]
+        self.special_j = np.concatenate(plan[1])
+        self.special_k = np.concatenate(plan[2])
+        self.dense_all = not self.parts
         self.prepared = True
 
     def preload(
@@ -397,25 +563,81 @@ class _Exceedances:
         :meth:`search` would have found it (the incremental board, :mod:`stats.board_update`)."""
         self.level = level
         self.pair_j, self.pair_k, self.rows, self.z = pair_j, pair_k, rows, z
+        self.first_level = level
+        self.covered = (level, pair_j, pair_k, rows, z)
 
-    def search(self, level: float, active: BoolArray) -> None:
+    def search(self, level: float, active: BoolArray, *, covers_all: bool = False) -> None:
         """Collect every (active pair, resample) with statistic ``>= level`` (``level > 0``).
 
         ``active`` (upper triangle) are the pairs of the current step; later steps use subsets of them,
         so the list serves them too. Raises :class:`_TooMany` past :data:`_MAX_EXCEEDANCES` entries.
         """
         if not self.prepared:
-            self._prepare()
-        y, se, sd = self.y, self.se, self.sd
-        b = y.shape[0]
-        h = level * self.gamma * (1 - 1e-9)
-        pairs_ok = self.eligible & (active | active.T)
+            self._prepare(level)
         found = 0
-        parts_j, parts_k, parts_b, parts_z = [], [], [], []
+        parts_j: list[IntArray] = []
+        parts_k: list[IntArray] = []
+        parts_b: list[IntArray] = []
+        parts_z: list[FloatArray] = []
+        sym = active | active.T
+        for part in self.parts:
+            found = self._cross(part, level, sym, found, parts_j, parts_k, parts_b, parts_z)
+        # the pairs computed densely: kept down to a lower level, so that a search at a lower level (the
+        # critical value came out below the first one) reads them instead of computing them again
+        cache = self._special
+        if cache is None or level < cache[0]:
+            cache = self._dense_special(level * _SPECIAL_MARGIN if cache is None else level, active)
+            self._special = cache
+        _, cj, ck, cb, cz = cache
+        hit = (cz >= level) & active[cj, ck]
+        found += int(hit.sum())
+        if found > _MAX_EXCEEDANCES:
+            raise _TooMany
+        parts_j.append(cj[hit])
+        parts_k.append(ck[hit])
+        parts_b.append(cb[hit])
+        parts_z.append(cz[hit])
+        pair_j = np.concatenate(parts_j)
+        pair_k = np.concatenate(parts_k)
+        self.pair_j = np.minimum(pair_j, pair_k)
+        self.pair_k = np.maximum(pair_j, pair_k)
+        self.rows = np.concatenate(parts_b)
+        self.z = np.concatenate(parts_z)
+        self.level = level
+        if not np.isfinite(self.first_level):
+            self.first_level = level
+        if covers_all:
+            self.covered = (level, self.pair_j, self.pair_k, self.rows, self.z)
+
+    def _cross(
+        self,
+        part: _Part,
+        level: float,
+        sym: BoolArray,
+        found: int,
+        parts_j: list[IntArray],
+        parts_k: list[IntArray],
+        parts_b: list[IntArray],
+        parts_z: list[FloatArray],
+    ) -> int:
+        """The statistics ``>= level`` of the part's pairs, by the tails of each resample."""
+        y, se = self.y, self.se
+        b = y.shape[0]
+        cols = part.cols
+        whole = cols.size == y.shape[1]
+        pairs_ok = part.mask & (sym if whole else sym[np.ix_(cols, cols)])
+        h = level * part.gamma * (1 - 1e-9)
+        hs = h * part.sdv
         for r0 in range(0, b, _ROW_BLOCK):
             yc = y[r0 : r0 + _ROW_BLOCK]
-            up = yc - h * sd
-            low = yc + h * sd
+            shifted = yc if whole else yc[:, cols]
+            if part.ref >= 0:
+                shifted = shifted - yc[:, part.ref : part.ref + 1]
+            # the shift and the tails round: a margin of a few units in the last place of the largest
+            # terms widens the candidates (each is then checked exactly)
+            slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
+            up = shifted - (hs - slack)
+            low = shifted + hs
             j_rows, j_cols = np.nonzero(up >= low.min(axis=1)[:, None])
             k_rows, k_cols = np.nonzero(low <= up.max(axis=1)[:, None])
             n_k = np.bincount(k_rows, minlength=yc.shape[0])
@@ -435,7 +657,7 @@ class _Exceedances:
                     within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
                     kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
                     keep = (up[bb, jj] >= low[bb, kk]) & pairs_ok[jj, kk]
-                    jj, kk, bb = jj[keep], kk[keep], bb[keep]
+                    jj, kk, bb = cols[jj[keep]], cols[kk[keep]], bb[keep]
                     z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
                     hit = z >= level
                     found += int(hit.sum())
@@ -446,30 +668,50 @@ class _Exceedances:
                     parts_b.append(bb[hit] + r0)
                     parts_z.append(z[hit])
                 first = last
+        return found
+
+    def _dense_special(
+        self, level: float, active: BoolArray
+    ) -> tuple[float, IntArray, IntArray, IntArray, FloatArray]:
+        """Every (pair, resample) statistic ``>= level`` of the active pairs computed densely."""
+        y, se = self.y, self.se
+        b = y.shape[0]
         yt = np.ascontiguousarray(y.T) if self.special_j.size else y.T
-        for start in range(0, self.special_j.size, 256):
-            sj = self.special_j[start : start + 256]
-            sk = self.special_k[start : start + 256]
+        parts_j, parts_k, parts_b, parts_z = [], [], [], []
+        found = 0
+        step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
+        for start in range(0, self.special_j.size, step):
+            sj = self.special_j[start : start + step]
+            sk = self.special_k[start : start + step]
             on = active[sj, sk]
             sj, sk = sj[on], sk[on]
-            block = yt[sj] - yt[sk]
+            block = yt[sj]
+            block -= yt[sk]
             np.abs(block, out=block)
-            block /= se[sj, sk][:, None]
-            pi, bi = np.nonzero(block >= level)
+            # |d| >= level se (1 - 1e-12) is necessary for |d| / se >= level (the product and the quotient
+            # round differently); the statistic itself is then divided as the full computation divides it
+            bound = (level * (1 - 1e-12)) * se[sj, sk]
+            rows = np.flatnonzero(block.max(axis=1) >= bound)  # the few pairs with a hit at all
+            pi, bi = np.nonzero(block[rows] >= bound[rows, None])
+            pi = rows[pi]
+            z = block[pi, bi] / se[sj[pi], sk[pi]]
+            hit = z >= level
+            pi, bi, z = pi[hit], bi[hit], z[hit]
             found += pi.size
             if found > _MAX_EXCEEDANCES:
                 raise _TooMany
             parts_j.append(sj[pi])
             parts_k.append(sk[pi])
             parts_b.append(bi)
-            parts_z.append(block[pi, bi])
-        pair_j = np.concatenate(parts_j) if parts_j else np.empty(0, dtype=np.intp)
-        pair_k = np.concatenate(parts_k) if parts_k else np.empty(0, dtype=np.intp)
-        self.pair_j = np.minimum(pair_j, pair_k)
-        self.pair_k = np.maximum(pair_j, pair_k)
-        self.rows = np.concatenate(parts_b) if parts_b else np.empty(0, dtype=np.intp)
-        self.z = np.concatenate(parts_z) if parts_z else np.empty(0)
-        self.level = level
+            parts_z.append(z)
+        empty = np.empty(0, dtype=np.intp)
+        return (
+            level,
+            np.concatenate(parts_j) if parts_j else empty,
+            np.concatenate(parts_k) if parts_k else empty,
+            np.concatenate(parts_b) if parts_b else empty,
+            np.concatenate(parts_z) if parts_z else np.empty(0),
+        )
 
     def maxima(self, active: BoolArray) -> FloatArray:
         """Per resample, the max over active pairs of the statistics ``>= level`` (0 where none).
@@ -500,6 +742,7 @@ def _critical_value(
     active: BoolArray,
     confidence: float,
     search: _Exceedances | None,
+    cover: BoolArray | None = None,
 ) -> float:
     """The ``confidence`` quantile (``method="higher"``) of the per-resample max over active pairs.
 
@@ -509,14 +752,25 @@ def _critical_value(
     true count). Otherwise the level is lowered and the search repeated; below 1 the dense computation
     takes over. The starting level is Bonferroni's normal quantile for the number of active pairs, just
     below the usual max-t value.
+
+    With ``cover`` (every pair of the board) a search down to :data:`_COVER_FRACTION` of the first level
+    lists every pair, not only the active ones (the maxima still read the active ones): its list is what
+    the next board with one more entry starts from, so that board rarely searches again.
     """
     n_active = int(active.sum())
     if search is None or n_active <= max(_DENSE_MAX_PAIRS, _DENSE_PER_ENTRY * active.shape[0]):
         return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
     guess = 0.95 * float(ndtri(1 - (1 - confidence) / (2 * max(n_active, 1))))
+
+    def run(level: float) -> None:
+        wide = cover is not None and (
+            not np.isfinite(search.first_level) or level >= _COVER_FRACTION * search.first_level
+        )
+        search.search(level, cover if wide and cover is not None else active, covers_all=wide)
+
     try:
         if not np.isfinite(search.level):
-            search.search(max(guess, 1.0), active)
+            run(max(guess, 1.0))
         while True:
             critical = float(np.quantile(search.maxima(active), confidence, method="higher"))
             if critical >= search.level:
@@ -524,7 +778,7 @@ def _critical_value(
             level = min(guess, 0.9 * search.level)
             if level < 1.0:
                 break
-            search.search(level, active)
+            run(level)
     except _TooMany:
         search.level = np.inf  # the list is incomplete: never read it again
         search.pair_j = search.pair_k = search.rows = np.empty(0, dtype=np.intp)
@@ -621,6 +875,25 @@ class MaxTState:
     z: FloatArray
 
 
+def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
+    """``|t_jk| > bound`` for every pair, in row blocks (no K x K float array; K = 10,000: 0.8 GB).
+
+    ``|t| = |d| / se`` with ``d = p_j - p_k``, which is ``|d / se|`` to the bit (and ``|sign d| = |d|``);
+    a zero ``se`` gives inf for ``d != 0`` and ``0/0 = nan``, read as 0, for ``d == 0``. The signed
+    difference is never stored: ``d != 0`` is ``p_j != p_k`` and "j ahead of k" is ``p_j > p_k`` (or ``<``
+    for a lower-is-better metric), exactly.
+    """
+    k = p.size
+    out = np.empty((k, k), dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for r0 in range(0, k, 256):
+            t = np.subtract.outer(p[r0 : r0 + 256], p)
+            np.abs(t, out=t)
+            t /= se[r0 : r0 + 256]
+            np.greater(t, bound, out=out[r0 : r0 + 256])  # nan > bound is False: read as 0
+    return out
+
+
 def _simultaneous(
     x: FloatArray,
     p: FloatArray,
@@ -636,7 +909,7 @@ def _simultaneous(
 ) -> tuple[SimultaneousRanks, MaxTState | None]:
     """:func:`simultaneous_ranks` on checked arrays; with ``keep`` also the state for the next board.
 
-    ``deviations`` (``y = x - p``), ``standard_errors`` (``_standard_errors_from_gram(y.T @ y, ...)``
+    ``deviations`` (``y = x - p``), ``standard_errors`` (:func:`_pair_standard_errors` of ``y``
     computed by the caller with the same calls) and ``preload`` (an exceedance list of the first step over all pairs)
     replace their computation; neither changes a number.
     """
@@ -644,27 +917,26 @@ def _simultaneous(
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
     # deviations from the point values; the sign of the metric does not matter under |.|
-    y = x - p if deviations is None else deviations
     if standard_errors is not None:
         se, sd = standard_errors
     else:
-        se, sd = _standard_errors_from_gram(y.T @ y, y.mean(axis=0), y.shape[0], in_place=True)
-    # |t| of every pair, in place (K = 5,000: every K x K float temporary is 200 MB): |d| / se with
-    # d = p_j - p_k, which is |d / se| to the bit (and |sign d| = |d|); a zero se gives inf for d != 0
-    # and 0/0 = nan, read as 0, for d == 0. The signed difference is never stored: d != 0 is p_j != p_k
-    # and "j ahead of k" is p_j > p_k (or < for a lower-is-better metric), exactly.
-    abs_t = np.subtract.outer(p, p)
-    np.abs(abs_t, out=abs_t)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        abs_t /= se
-    abs_t[np.isnan(abs_t)] = 0.0
+        # the Gram operand first, from its own copy of the deviations, then the deviations: the two B x K
+        # arrays are never held at once with the Gram matrix (K = N = B = 10,000: 0.8 GB each)
+        z = _gram_operand(x - p, in_place=True)
+        se, sd = _standard_errors_from_gram(z.T @ z, z.mean(axis=0), z.shape[0], in_place=True)
+        del z
+    y = x - p if deviations is None else deviations
     upper_pairs = se > 0
     for r0 in range(0, k, _PREPARE_ROWS):  # keep j < k (np.triu builds K x K temporaries)
         upper_pairs[r0 : r0 + _PREPARE_ROWS, : r0 + _PREPARE_ROWS] &= (
             np.arange(min(k, r0 + _PREPARE_ROWS))[None, :]
             > np.arange(r0, min(k, r0 + _PREPARE_ROWS))[:, None]
         )
-    search = None if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd)
+    search = (
+        None
+        if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS
+        else _Exceedances(y, se, sd, order=np.argsort(p, kind="stable"))
+    )
     if search is not None and preload is not None:
         search.preload(*preload)
     zero = se == 0
@@ -680,16 +952,15 @@ def _simultaneous(
         steps += 1
         if not active.any():
             break
-        critical = _critical_value(y, se, active, confidence, search)
-        if steps == 1 and search is not None and np.isfinite(search.level):
-            # the list of the first step covers every pair: what the next board starts from
-            first = (search.level, search.pair_j, search.pair_k, search.rows, search.z)
-        newly = active & (abs_t > critical * (1 + _TIE))
+        critical = _critical_value(y, se, active, confidence, search, upper_pairs)
+        newly = active & _separated_by(p, se, critical * (1 + _TIE))
         if not newly.any():
             break
         separated |= newly | newly.T
         if not stepdown:
             break
+    if search is not None and search.covered is not None:
+        first = search.covered  # every pair's statistics at or above its level: the next board's start
     better = separated
     better &= np.greater.outer(p, p) if higher_is_better else np.less.outer(p, p)
     lower = 1 + better.sum(axis=0)

@@ -17,12 +17,25 @@ and the straightforward per-pair loops doing the same work: the max-t statistic 
 distribution resample by resample with ``scipy.stats.rankdata``, the bootstrap p-values and intervals
 entry by entry, and randomization entry by entry and draw by draw. The slow loops are timed on a subset
 (stated in the output) and extrapolated linearly. ``--no-baseline`` skips the old implementations (for
-large K). Figures: docs/benchmarks.md.
+large K).
+
+5. (issue 24) the board on every **family** of boards (``tests/benchmarks/families.py``: spread accuracies,
+   nested errors as in the load test, near-duplicate entries, many exact ties, a mix): ``build_board``'s
+   time and peak traced memory, a new entry on it (``BoardCache``) and whether it equals the full rebuild,
+   beside the max-t search of before issue 24 (``tests.benchmarks._baseline_v2``) on the same board in the
+   same run (up to ``--baseline-max`` entries: it took 175 s on the nested board of 1,000). The worst
+   family's time is the figure that counts. ``--families all`` (default) or a comma-separated list,
+   ``--family NAME`` for one. Above 2,000 entries only this section runs (the other sections' baselines
+   and loops are O(B K^2) in Python or float32 and would take hours): ``--entries 10000`` is the K = 10,000
+   board (N = B = 10,000).
+
+Figures: docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import time
@@ -39,10 +52,10 @@ import stats.intervals as intervals_module
 from stats.board import build_board
 from stats.board_update import BoardCache
 from stats.compare import bootstrap_p_values, holm, mcnemar_exact, paired_randomization
-from stats.compare_ranks import rank_distribution, simultaneous_ranks
+from stats.compare_ranks import _gram_operand, rank_distribution, simultaneous_ranks
 from stats.engine import score_entries
 from stats.metrics import get_metric
-from tests.benchmarks import _baseline, _baseline_v1
+from tests.benchmarks import _baseline, _baseline_v1, _baseline_v2, families
 
 #: CPU seconds (all threads of the process) of the fastest run of the last ``_timed`` call: on the shared
 #: machine the wall time is mostly waiting for a core, the CPU time much less so.
@@ -87,13 +100,24 @@ def _before_issue_14() -> Iterator[None]:
 @contextmanager
 def _main_v1() -> Iterator[None]:
     """``build_board`` with the comparison code of main before the incremental board (tests.benchmarks._baseline_v1)."""
-    saved = (board_module.simultaneous_ranks, board_module.rank_distribution)
+    saved = (
+        board_module.simultaneous_ranks,
+        board_module.rank_distribution,
+        _baseline_v1._pair_standard_errors,
+    )
+    pair_standard_errors = _baseline_v1._pair_standard_errors
     board_module.simultaneous_ranks = _baseline_v1.simultaneous_ranks  # type: ignore[assignment]
     board_module.rank_distribution = _baseline_v1.rank_distribution  # type: ignore[assignment]
+    # the Gram matrix of issue 24 (exact on any BLAS), so that the boards compare equal
+    _baseline_v1._pair_standard_errors = lambda y: pair_standard_errors(_gram_operand(y))
     try:
         yield
     finally:
-        board_module.simultaneous_ranks, board_module.rank_distribution = saved
+        (
+            board_module.simultaneous_ranks,
+            board_module.rank_distribution,
+            _baseline_v1._pair_standard_errors,
+        ) = saved
 
 
 def _v1_blas(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -126,6 +150,119 @@ def _task(n: int, k: int, seed: int) -> tuple[np.ndarray, list[np.ndarray]]:
     return truth, preds
 
 
+def _board_options(n: int, seed: int) -> dict[str, Any]:
+    return {
+        "higher_is_better": True,
+        "metric_name": "accuracy",
+        "seed": seed,
+        "interval": "percentile",
+        "test": "bootstrap",
+        "n_items": n,
+    }
+
+
+def _traced(fn: Callable[[], Any]) -> tuple[float, float, float, Any]:
+    """Wall time, CPU time and peak traced memory (MiB) of one call, tracemalloc on."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start, cpu = time.perf_counter(), time.process_time()
+        result = fn()
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return wall, cpu, peak / 2**20, result
+
+
+def _one_family(
+    family: str, *, k: int, n: int, b: int, seed: int, baseline_max: int, check: bool
+) -> tuple[str, float, float, float]:
+    """One line of section 5: (family, build_board's time, peak MiB, the new entry's time)."""
+    options = _board_options(n, seed)
+    start = time.perf_counter()
+    theta_all, point_all = families.replicates(families.correctness(family, n, k + 1, seed=seed), b, seed)
+    setup = time.perf_counter() - start
+    entry_names = [f"e{j:05d}" for j in range(k + 1)]
+    theta, point = theta_all[:, :k], point_all[:k]
+
+    def board(t: np.ndarray = theta, v: np.ndarray = point) -> Any:
+        return build_board(names=entry_names[: t.shape[1]], values=v, replicates=t, **options)
+
+    t_board, cpu_board, peak, got = _traced(board)
+    traced = True
+    if k <= 2000:  # a second run without tracemalloc (its hooks cost time in the Python loops)
+        t_board, got = _timed(board)
+        cpu_board, traced = _CPU[0], False
+    old = "not run"
+    if 0 < k <= baseline_max:
+        with _baseline_v2.before_issue_24():
+            t_old, old_board = _timed(board)
+        old = (
+            f"{t_old:8.2f} s (CPU {_CPU[0]:7.2f} s; {t_old / t_board:5.1f}x, same board: "
+            f"{old_board.as_dict() == got.as_dict()})"
+        )
+    del got
+    cache = BoardCache()
+    cache.build(names=entry_names[:k], values=point, replicates=theta, **options)
+    t_new, new_board = _timed(
+        lambda: cache.build(names=entry_names, values=point_all, replicates=theta_all, **options)
+    )
+    cpu_new = _CPU[0]
+    same = "not checked"
+    if check:
+        full = board(theta_all, point_all)
+        same = str(
+            full.as_dict() == new_board.as_dict()
+            and full.max_t_critical_value == new_board.max_t_critical_value
+            and bool(np.array_equal(full.pair_standard_errors, new_board.pair_standard_errors))
+        )
+    print(
+        f"   {family:16s} setup {setup:6.1f} s | build_board {t_board:8.2f} s (CPU {cpu_board:7.2f} s"
+        f"{', traced' if traced else ''}), peak {peak:7.0f} MiB | before issue 24: {old} | "
+        f"new entry {t_new:6.2f} s (CPU {cpu_new:6.2f} s, {cache.last}; same as the full rebuild: {same})",
+        flush=True,
+    )
+    return family, t_board, peak, t_new
+
+
+def families_section(
+    names: list[str],
+    *,
+    k: int,
+    n: int,
+    b: int,
+    seed: int,
+    baseline_max: int,
+    check: bool,
+    baseline_on: list[str] | None = None,
+) -> None:
+    """Section 5: the board, its memory and a new entry on every family, beside the search of before
+    issue 24 on the same board."""
+    print(f"5. the board on every family of boards (K={k:,}, N={n:,}, B={b:,}; tests/benchmarks/families.py)")
+    print(f"   load average {os.getloadavg()[0]:.1f} at the start of the section")
+    table = [
+        _one_family(
+            family,
+            k=k,
+            n=n,
+            b=b,
+            seed=seed,
+            baseline_max=baseline_max if baseline_on is None or family in baseline_on else 0,
+            check=check,
+        )
+        for family in names
+    ]
+    if not table:
+        return
+    worst = max(table, key=lambda row: row[1])
+    print(
+        f"   worst family: {worst[0]} {worst[1]:.2f} s (targets at K = 10,000: < 30 s), peak memory "
+        f"{max(row[2] for row in table):.0f} MiB (< 3 GB), new entry {max(row[3] for row in table):.2f} s "
+        f"(< 2 s); load average {os.getloadavg()[0]:.1f} at the end of the section"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.bench_compare", description=__doc__)
     parser.add_argument("--entries", type=int, default=1000)
@@ -135,9 +272,59 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-baseline", action="store_true", help="skip the implementations before issue 14")
     parser.add_argument("--no-loops", action="store_true", help="skip the per-pair loops")
+    parser.add_argument("--families", default="all", help="families of section 5: 'all', 'none' or a list")
+    parser.add_argument("--family", help="one family for section 5 (and nothing else)")
+    parser.add_argument("--only-families", action="store_true", help="run section 5 only")
+    parser.add_argument(
+        "--baseline-families",
+        default="all",
+        help="families on which section 5 runs the search of before issue 24 ('all' or a list)",
+    )
+    parser.add_argument(
+        "--baseline-max",
+        type=int,
+        default=1000,
+        help="largest K at which section 5 runs the search of before issue 24",
+    )
+    parser.add_argument(
+        "--check",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="compare the new entry's board with a full rebuild (auto: K <= 2,000)",
+    )
     args = parser.parse_args(argv)
     k, n, b, r = args.entries, args.items, args.resamples, args.randomizations
     metric = get_metric("accuracy")
+    if args.family is not None:
+        chosen = [args.family]
+    elif args.families == "all":
+        chosen = list(families.FAMILIES)
+    elif args.families == "none":
+        chosen = []
+    else:
+        chosen = [f.strip() for f in args.families.split(",") if f.strip()]
+    for family in chosen:
+        if family not in families.FAMILIES:
+            parser.error(f"unknown family {family!r}; one of {', '.join(families.FAMILIES)}")
+    check = args.check == "yes" or (args.check == "auto" and k <= 2000)
+    baseline_on = None if args.baseline_families == "all" else args.baseline_families.split(",")
+    if args.family is not None or args.only_families or k > 2000:
+        print(f"comparison benchmark, families of boards: K={k:,} entries, N={n:,} items, B={b:,} resamples")
+        print(
+            f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}, "
+            f"load average {os.getloadavg()[0]:.1f} at start"
+        )
+        families_section(
+            chosen,
+            k=k,
+            n=n,
+            b=b,
+            seed=args.seed,
+            baseline_max=args.baseline_max,
+            check=check,
+            baseline_on=baseline_on,
+        )
+        return
 
     print(f"comparison benchmark: K={k:,} entries, N={n:,} items, B={b:,} resamples, R={r:,} randomizations")
     print(
@@ -375,6 +562,18 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"   entry by entry, draw by draw (numpy per draw)      {t_ar_loop:8.1f} s   "
             f"(timed on {draws} draws of 1 entry) -> ratio {t_ar_loop / t_ar:.0f}x"
+        )
+    print()
+    if chosen:
+        families_section(
+            chosen,
+            k=k,
+            n=n,
+            b=b,
+            seed=args.seed,
+            baseline_max=args.baseline_max,
+            check=check,
+            baseline_on=baseline_on,
         )
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 

@@ -15,6 +15,20 @@ def test_bench_compare_prints_the_baseline_ratios(capsys: pytest.CaptureFixture[
     assert "simultaneous rank sets equal for 12 of 12 entries" in out
 
 
+def test_bench_compare_runs_every_family_beside_the_search_of_before_issue_24(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench_compare.main(["--family", "nested", "--entries", "70", "--items", "300", "--resamples", "300"])
+    out = capsys.readouterr().out
+    assert out.count("same board: True") == 1
+    assert "same as the full rebuild: True" in out and "incremental" in out
+    bench_compare.main(
+        ["--families", "ties,mix", "--entries", "2001", "--items", "60", "--resamples", "30", "--check", "no"]
+    )
+    out = capsys.readouterr().out
+    assert "worst family:" in out and out.count("not checked") == 2 and "before issue 24: not run" in out
+
+
 def test_bench_scale_prints_three_sizes_each(capsys: pytest.CaptureFixture[str]) -> None:
     bench_scale.main(
         [

@@ -13,19 +13,49 @@ import pytest
 import stats.board as board_module
 from stats.board import Board, build_board
 from stats.compare import paired_randomization
+from stats.compare_ranks import _gram_operand, _pair_standard_errors
 from stats.metrics import get_metric
 from tests.benchmarks import _baseline_v1
 
 
 @contextmanager
 def _v1() -> Iterator[None]:
-    saved = (board_module.rank_distribution, board_module.simultaneous_ranks)
+    """The baseline's board, its standard errors from the Gram operand of issue 24 (the deviations rounded
+    per column so that the Gram matrix is exact on any BLAS, ``stats.compare_ranks._gram_operand``): the one
+    intended change of the numbers since the baseline; everything else must give its bits."""
+    saved = (
+        board_module.rank_distribution,
+        board_module.simultaneous_ranks,
+        _baseline_v1._pair_standard_errors,
+    )
+    pair_standard_errors = _baseline_v1._pair_standard_errors
     board_module.rank_distribution = _baseline_v1.rank_distribution  # type: ignore[assignment]
     board_module.simultaneous_ranks = _baseline_v1.simultaneous_ranks  # type: ignore[assignment]
+    _baseline_v1._pair_standard_errors = lambda y: pair_standard_errors(_gram_operand(y))
     try:
         yield
     finally:
-        board_module.rank_distribution, board_module.simultaneous_ranks = saved
+        (
+            board_module.rank_distribution,
+            board_module.simultaneous_ranks,
+            _baseline_v1._pair_standard_errors,
+        ) = saved
+
+
+def test_the_gram_operand_moves_the_standard_errors_by_less_than_a_millionth() -> None:
+    """The documented size of the change: on a board with few items the standard errors of the exact Gram
+    matrix differ from the unrounded ones by less than 1e-6 relative."""
+    rng = np.random.default_rng(1)
+    n, b, k = 50, 300, 40
+    correct = (rng.random((n, k)) < rng.uniform(0.5, 0.8, k)).astype(float)
+    correct[:, 1] = correct[:, 0]
+    theta = rng.multinomial(n, np.full(n, 1 / n), size=b).astype(float) @ correct / n
+    y = theta - correct.mean(axis=0)
+    se_new, sd_new = _pair_standard_errors(y)
+    se_old, sd_old = _baseline_v1._pair_standard_errors(y)
+    np.testing.assert_allclose(se_new, se_old, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(sd_new, sd_old, rtol=1e-6, atol=0)
+    assert se_new[0, 1] == 0.0  # identical entries stay at exactly 0
 
 
 def _input_order(board: Board, table: np.ndarray) -> np.ndarray:

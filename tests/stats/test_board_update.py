@@ -79,6 +79,7 @@ def test_one_new_entry_gives_the_full_rebuilds_board(seed: int, higher: bool) ->
         got = cache.build(**args, **_options(higher, n))
         assert cache.last == "incremental"
         assert cache._state is not None and cache._state.gram is not None  # the Gram matrix was extended
+        # on any BLAS kernel (issue 24: under OpenBLAS's SkylakeX kernels the reuse was off)
         _same(got, build_board(**args, **_options(higher, n)))
 
 
@@ -139,3 +140,49 @@ def test_the_board_does_not_depend_on_the_memory_layout_of_the_replicates() -> N
     want = build_board(replicates=row_major, **args)
     _same(build_board(replicates=np.asfortranarray(row_major), **args), want)
     _same(build_board(replicates=theta[:, :k], **args), want)  # a view of the first columns
+
+
+def test_the_gram_matrix_is_exact_in_any_product_shape() -> None:
+    """The rounded deviations make every element of z^T z exact: a product of any columns, in any order and
+    shape (matrix, matrix-vector, transposed copy), gives the full product's bits, and the rounding moves
+    no deviation by more than 2^-(s+1) of its column's largest."""
+    from stats.compare_ranks import _gram_bits, _gram_operand
+
+    rng = np.random.default_rng(5)
+    for b, k in [(400, 110), (1000, 200), (3000, 65)]:
+        y = rng.normal(size=(b, k)) * rng.uniform(1e-4, 10, k) + rng.normal(size=k) * 1e-3
+        y[:, 3] = y[:, 2]  # identical entries
+        y[:, 4] = 0.0
+        z = _gram_operand(y)
+        full = z.T @ z
+        s = _gram_bits(b)
+        top = np.abs(y).max(axis=0)
+        assert np.all(np.abs(z - y) <= top * 2.0 ** -(s + 1) * 2)
+        assert np.array_equal(full, full.T)
+        # the same elements from products of other shapes: a subset in shuffled order, one column, Fortran order
+        cols = rng.permutation(k)[:33]
+        sub = np.ascontiguousarray(z[:, cols])
+        assert np.array_equal(sub.T @ sub, full[np.ix_(cols, cols)])
+        assert np.array_equal(z.T @ np.ascontiguousarray(z[:, 7]), full[:, 7])
+        zf = np.asfortranarray(z)
+        assert np.array_equal(zf.T @ zf, full)
+        # and the exact integer sums: an independent computation in Python integers
+        scale = np.ldexp(1.0, s - np.frexp(np.abs(y).max(axis=0))[1])
+        m = (z * scale).astype(np.int64)
+        for i, j in [(0, 1), (2, 3), (5, 9), (4, 6)]:
+            exact = int(m[:, i] @ m[:, j])
+            assert full[i, j] == float(exact) / (scale[i] * scale[j])
+
+
+def test_the_incremental_board_with_the_blas_kernel_of_the_machine() -> None:
+    """States the BLAS kernel the suite ran under (CI runs tests/stats under two OpenBLAS kernels)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    kernels = {i.get("architecture") for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"}
+    rng = np.random.default_rng(9)
+    theta, point = _replicates(rng, 50, 300, 91)
+    names = [f"k{i}" for i in range(91)]
+    cache = BoardCache()
+    cache.build(names=names[:90], values=point[:90], replicates=theta[:, :90], **_options(True, 50))
+    got = cache.build(names=names, values=point, replicates=theta, **_options(True, 50))
+    assert cache.last == "incremental", kernels
+    _same(got, build_board(names=names, values=point, replicates=theta, **_options(True, 50)))

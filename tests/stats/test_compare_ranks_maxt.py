@@ -143,9 +143,9 @@ def test_lowering_the_level_when_the_first_guess_is_too_high(monkeypatch: pytest
     levels: list[float] = []
     original = cr._Exceedances.search
 
-    def spy(self: cr._Exceedances, level: float, active: np.ndarray) -> None:
+    def spy(self: cr._Exceedances, level: float, active: np.ndarray, *, covers_all: bool = False) -> None:
         levels.append(level)
-        original(self, level, active)
+        original(self, level, active, covers_all=covers_all)
 
     monkeypatch.setattr(cr._Exceedances, "search", spy)
     pruned = simultaneous_ranks(theta, point, higher_is_better=True)
@@ -174,11 +174,16 @@ def test_later_steps_search_only_the_pairs_still_active(monkeypatch: pytest.Monk
     dense = simultaneous_ranks(theta, point, higher_is_better=True)
     monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
     monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
+    # (searches down to _COVER_FRACTION of the first level list every pair for the next board; below it
+    # only the active pairs: that is what is checked here)
+    monkeypatch.setattr(cr, "_COVER_FRACTION", 1.0)
     sizes: list[tuple[int, int]] = []
     original = cr._Exceedances.search
 
-    def spy(self: cr._Exceedances, level: float, active: np.ndarray) -> None:
-        original(self, level, active)
+    def spy(self: cr._Exceedances, level: float, active: np.ndarray, *, covers_all: bool = False) -> None:
+        # a search near the first level lists every pair (issue 24: the next board's start); far below
+        # it, only the active ones
+        original(self, level, active, covers_all=covers_all)
         assert np.all(active[self.pair_j, self.pair_k])
         sizes.append((int(active.sum()), self.z.size))
 

@@ -1,0 +1,159 @@
+"""No data-dependent cliff (issue 24): on every family of boards (tests/benchmarks/families.py: spread
+accuracies, nested errors, near-duplicate entries, many exact ties, a mix) the max-t search, whichever way
+it splits the pairs between the pruned and the dense computation, gives the dense computation's numbers
+to the last bit, and so do the board and the incremental board."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stats.compare_ranks as cr
+from stats.board import build_board
+from stats.board_update import BoardCache
+from stats.compare_ranks import simultaneous_ranks
+from tests.benchmarks import families
+
+
+def _board(family: str, k: int, n: int = 300, b: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    return families.replicates(families.correctness(family, n, k, seed=seed), b, seed=seed)
+
+
+def _dense(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 10**9)
+
+
+def _pruned(monkeypatch: pytest.MonkeyPatch, candidate_cost: float) -> None:
+    monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
+    monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
+    monkeypatch.setattr(cr, "_CANDIDATE_COST", candidate_cost)
+
+
+def test_the_families_have_their_shape() -> None:
+    for family in families.FAMILIES:
+        c = families.correctness(family, 500, 40, seed=1)
+        assert c.shape == (500, 40) and c.dtype == bool
+        assert np.array_equal(c, families.correctness(family, 500, 40, seed=1))
+    ties = families.correctness("ties", 500, 60, seed=1)
+    columns = {col.tobytes() for col in ties.T}
+    assert len(columns) <= 40  # a third are exact copies
+    nested = families.correctness("nested", 2000, 30, seed=1)
+    # harder items are missed first: a better entry misses few items a worse one gets right
+    acc = nested.mean(axis=0)
+    lo, hi = int(np.argmin(acc)), int(np.argmax(acc))
+    assert (~nested[:, hi] & nested[:, lo]).sum() < 0.03 * 2000
+    with pytest.raises(ValueError, match="unknown family"):
+        families.correctness("other", 10, 3)
+
+
+@pytest.mark.parametrize("family", families.FAMILIES)
+@pytest.mark.parametrize("candidate_cost", [0.0, 40.0, 1e12, np.inf])
+@pytest.mark.parametrize("reference_when", [0.0, 1e9])
+def test_the_max_t_sets_equal_the_dense_computation(
+    family: str, candidate_cost: float, reference_when: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Candidate cost 0: every pair searched by the bound; 8: the chosen split; 1e12: the dense computation
+    wherever anything is crossed; infinite: every pair dense (nan costs never win)."""
+    theta, point = _board(family, 70)
+    with monkeypatch.context() as m:
+        _dense(m)
+        want = simultaneous_ranks(theta, point, higher_is_better=True)
+    _pruned(monkeypatch, candidate_cost)
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
+    got = simultaneous_ranks(theta, point, higher_is_better=True)
+    assert got.critical_value == want.critical_value  # bit for bit
+    assert got.steps == want.steps
+    np.testing.assert_array_equal(got.better, want.better)
+    np.testing.assert_array_equal(got.lower, want.lower)
+    np.testing.assert_array_equal(got.upper, want.upper)
+
+
+@pytest.mark.parametrize("family", families.FAMILIES)
+@pytest.mark.parametrize("reference_when", [0.0, 1e9])
+def test_the_split_keeps_the_bound_true(
+    family: str, reference_when: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pair is in exactly one part or in the dense list; every pair a part searches has
+    se_jk >= gamma (s_j + s_k), s the standard deviations of the part's shifted entries."""
+    theta, point = _board(family, 90)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
+    for cost in (0.0, 40.0, 1e12, np.inf):
+        monkeypatch.setattr(cr, "_CANDIDATE_COST", cost)
+        search = cr._Exceedances(y, se, sd, order=np.argsort(point, kind="stable"))
+        search._prepare(4.0)
+        upper = np.triu(se > 0, 1)
+        covered = np.zeros(se.shape, dtype=np.int64)
+        np.add.at(covered, (search.special_j, search.special_k), 1)
+        assert np.all(search.special_j < search.special_k)
+        for part in search.parts:
+            local = np.triu(part.mask, 1) if np.all(np.diff(part.cols) > 0) else part.mask
+            li, lj = np.nonzero(local)
+            gj, gk = part.cols[li], part.cols[lj]
+            np.add.at(covered, (np.minimum(gj, gk), np.maximum(gj, gk)), 1)
+            ratio = se[gj, gk] / np.maximum(part.sdv[li] + part.sdv[lj], np.finfo(float).tiny)
+            assert np.all(ratio >= part.gamma)
+            s_expected = sd[part.cols] if part.ref < 0 else se[part.cols, part.ref]
+            assert np.array_equal(part.sdv, s_expected)
+        assert np.array_equal(covered, upper.astype(np.int64))  # every pair exactly once
+        if cost == np.inf:
+            assert search.dense_all
+
+
+def _options(n: int) -> dict[str, Any]:
+    return {
+        "higher_is_better": True,
+        "metric_name": "accuracy",
+        "seed": 0,
+        "interval": "percentile",
+        "test": "bootstrap",
+        "n_items": n,
+    }
+
+
+@pytest.mark.parametrize("family", families.FAMILIES)
+def test_the_board_and_the_incremental_board_on_every_family(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    k = 80
+    theta, point = _board(family, k + 1, seed=3)
+    names = [f"e{i:03d}" for i in range(k + 1)]
+    with monkeypatch.context() as m:
+        _dense(m)
+        want_k = build_board(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(300))
+        want = build_board(names=names, values=point, replicates=theta, **_options(300))
+    _pruned(monkeypatch, 40.0)
+    got_k = build_board(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(300))
+    assert got_k.as_dict() == want_k.as_dict()
+    cache = BoardCache()
+    cache.build(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(300))
+    got = cache.build(names=names, values=point, replicates=theta, **_options(300))
+    assert cache.last == "incremental"
+    assert got.as_dict() == want.as_dict()
+    assert np.array_equal(got.pair_standard_errors, want.pair_standard_errors)
+    assert got.max_t_critical_value == want.max_t_critical_value
+
+
+@pytest.mark.parametrize("family", ["nested", "mix"])
+def test_the_kept_list_covers_every_pair(family: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state a board leaves for the next one holds every pair's statistics at or above its level (the
+    lowest level searched over every pair), checked against the brute force."""
+    theta, point = _board(family, 60)
+    _pruned(monkeypatch, 40.0)
+    _, state = cr._simultaneous(
+        theta, point, higher_is_better=True, confidence=0.95, stepdown=True, keep=True
+    )
+    assert state is not None and np.isfinite(state.level)
+    y = theta - point
+    se, _ = cr._pair_standard_errors(y)
+    found = set(zip(state.pair_j.tolist(), state.pair_k.tolist(), state.rows.tolist(), strict=True))
+    expected = set()
+    for j in range(60):
+        for m in range(j + 1, 60):
+            if se[j, m] > 0:
+                z = np.abs(y[:, j] - y[:, m]) / se[j, m]
+                expected |= {(j, m, int(r)) for r in np.flatnonzero(z >= state.level)}
+    assert found == expected
