@@ -360,6 +360,15 @@ def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] 
     }
 
 
+def alone_real(pair: Mapping[str, Any], alpha: Any) -> bool | None:
+    """Would the single pair test, on its own, call the gap real at the board's alpha? ``None`` without a
+    p-value or an alpha (the page then says nothing about it)."""
+    p, level = _num(pair.get("p_value")), _num(alpha)
+    if p is None or level is None:
+        return None
+    return p < level
+
+
 #: Rows per page of a drawn board; ``page=None`` draws every row.
 ROWS_PER_PAGE = 100
 
@@ -546,6 +555,9 @@ class RankPlotRow:
     modal_rank: int
     rank_low: Any = None
     rank_high: Any = None
+    rank_sim_low: Any = None  # the board's simultaneous rank set, beside the marginal interval
+    rank_sim_high: Any = None
+    verdict: str = ""  # the board's verdict in one word ("leader", "tie", "worse", "best")
     above: str = ""  # share of resamples at a better rank than the drawn window ("" when none)
     below: str = ""  # ... at a worse rank
 
@@ -633,6 +645,9 @@ def rank_plot(*, rows: Sequence[Mapping[str, Any]], distribution: Any, page: int
                 modal_rank=int(np.argmax(line)) + 1,
                 rank_low=row.get("rank_low"),
                 rank_high=row.get("rank_high"),
+                rank_sim_low=row.get("rank_sim_low"),
+                rank_sim_high=row.get("rank_sim_high"),
+                verdict=short_verdict(row),
                 above=_percent(above) if lo > 0 else "",
                 below=_percent(below) if hi < k else "",
             )
@@ -716,6 +731,13 @@ def _bound_text(value: Any, digits: int, decided: str) -> str:
     if decided and value is not None and text.strip("0.\u2212+") == "":
         return decided
     return text
+
+
+def short_verdict(row: Mapping[str, Any]) -> str:
+    """A row's verdict in the board's one word ("leader" for an unresolved leader)."""
+    if row.get("verdict") == "could be the best" and row.get("is_leader"):
+        return "leader"
+    return forest.VERDICT_SHORT.get(str(row.get("verdict", "")), "")
 
 
 def board_headline(rows: Sequence[Mapping[str, Any]], *, alpha: Any = None) -> str:

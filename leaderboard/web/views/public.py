@@ -306,6 +306,16 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
         return ladder_refusal(request, challenge, task, reader.refusal)
     snapshot = _board(request, task, split)
     page = _rank_page(request, snapshot)
+    # the board's answer beside the distribution (issue 22, M3): the heat map is not a test
+    headline = (
+        SimpleLazyObject(
+            lambda: boards.board_headline(
+                reader.rows(snapshot), alpha=reader.signature(snapshot).get("alpha")
+            )
+        )
+        if snapshot
+        else ""
+    )
     plot = (
         SimpleLazyObject(
             lambda: boards.rank_plot(
@@ -328,6 +338,7 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
             "private_visible": private_visible,
             "snapshot": snapshot,
             "plot": plot,
+            "headline": headline,
             "page": page,
             "board_cache_seconds": BOARD_CACHE_SECONDS,
         },
@@ -476,6 +487,8 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
         # Organizers see the exact counts of discordant items; everyone else the rounded table.
         pair = boards.pair_view(pairwise=reader.pairwise(snapshot.pairwise or {}), a=ia, b=ib)
+        if pair is not None:  # what the single test alone would say, beside the board's verdict (M3)
+            pair["alone_real"] = boards.alone_real(pair, reader.signature(snapshot).get("alpha"))
     view = (
         boards.board_view(rows=[r for r in (a, b) if r], signature=reader.signature(snapshot))
         if snapshot
@@ -494,6 +507,8 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
             "a": a,
             "b": b,
             "pair": pair,
+            "a_verdict": boards.short_verdict(a) if a else "",
+            "b_verdict": boards.short_verdict(b) if b else "",
             "view": view,
         },
     )
