@@ -20,6 +20,7 @@ from django.test import Client
 from leaderboard.challenges.services import challenge_reveal_private
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import Upload, submission_create
+from tests.browser.a11y import assert_accessible
 from tests.browser.test_web_flow import browser  # noqa: F401  (the fixture)
 from tests.service import web_support as ws
 
@@ -107,6 +108,7 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(url)
         page.screenshot(path=str(ARTIFACTS / f"board-{width}.png"), full_page=True)
+        assert_accessible(page, f"board at {width} px")
         # the verdict line, in words, in the first screen
         verdict = page.locator("#board-verdict")
         assert verdict.is_visible() and "knn-3 leads" in verdict.inner_text()
@@ -150,6 +152,7 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         tag.focus()
         tip = page.locator(f"#{tag.get_attribute('aria-describedby')}")
         assert tip.is_visible() and "Could be the best" in tip.inner_text()
+        assert_accessible(page, f"board at {width} px, a verdict's explanation open")
         page.keyboard.press("Escape")  # dismissible without moving the focus
         assert not tip.is_visible()
         page.mouse.move(0, 0)
@@ -185,6 +188,7 @@ def test_entry_page_has_its_sections_and_the_breakdown_for_organizers(
     assert page.locator("a.entry-ext-link").get_attribute("href") == "https://example.org/svm-rbf"
     assert page.locator("#per-class-hidden").is_visible()
     assert page.locator("table.confusion").count() == 0
+    assert_accessible(page, "entry page, visitor")
     page.close()
     # the organizer, during the challenge: breakdown, confusion matrix, misclassified items
     for width, height in ((1366, 900), (390, 844)):
@@ -194,6 +198,7 @@ def test_entry_page_has_its_sections_and_the_breakdown_for_organizers(
         assert page.locator("table.confusion").is_visible()
         assert page.locator("table.misclassified tbody tr").count() == 23
         page.screenshot(path=str(ARTIFACTS / f"entry-organizer-{width}.png"), full_page=True)
+        assert_accessible(page, f"entry page, organizer, {width} px")
         _captions_on_screen(page, width)
         if width == 390:
             assert _wide_elements(page, width, ".table-scroll:not(.board-wrap)") == []
@@ -205,4 +210,5 @@ def test_entry_page_has_its_sections_and_the_breakdown_for_organizers(
     assert page.locator("table.confusion").is_visible()
     assert page.locator("table.misclassified").count() == 0
     page.screenshot(path=str(ARTIFACTS / "entry-revealed-390.png"), full_page=True)
+    assert_accessible(page, "entry page after the reveal, phone")
     page.close()
