@@ -119,11 +119,15 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         assert first is not None and first["y"] + first["height"] <= height, first
         assert not page.locator("details#about").get_attribute("open")
         assert page.locator("details#about").bounding_box()["y"] > first["y"]  # type: ignore[index]
-        if width == 1366:
-            rows = page.locator("table.board tbody tr")
-            for i in range(3):  # the three contenders are all in the first screen
-                b = rows.nth(i).bounding_box()
-                assert b is not None and b["y"] + b["height"] <= height
+        # the leader and every entry that ties with it are whole in the first screen, on a phone too
+        # (compact cards; issue 22, A8), and at 1366 px the first decided entry as well
+        rows = page.locator("table.board tbody tr")
+        contenders = page.locator("table.board tbody tr:has(.verdict-tag.v-leader, .verdict-tag.v-tie)")
+        assert contenders.count() == 2
+        for row in [*contenders.all(), *([rows.nth(2)] if width == 1366 else [])]:
+            b = row.bounding_box()
+            assert b is not None and b["y"] + b["height"] <= height, (width, b)
+        page.screenshot(path=str(ARTIFACTS / f"board-first-screen-{width}.png"))
         # the zero line in every row, at the same x (one axis); the leader sits on it
         zeros = page.locator("svg.forest line.zero")
         assert zeros.count() == len(ENTRIES)
@@ -153,6 +157,12 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         tip = page.locator(f"#{tag.get_attribute('aria-describedby')}")
         assert tip.is_visible() and "Could be the best" in tip.inner_text()
         assert_accessible(page, f"board at {width} px, a verdict's explanation open")
+        if width == 1366:  # the explanation covers nothing of the next row (issue 22, P4)
+            page.screenshot(path=str(ARTIFACTS / "verdict-tooltip-1366.png"))
+            row = page.locator("table.board tbody tr:has(.verdict-tag.v-tie)").first
+            below = row.locator("xpath=following-sibling::tr[1]")
+            t, n = tip.bounding_box(), below.bounding_box()
+            assert t is not None and n is not None and t["y"] + t["height"] <= n["y"] + 1, (t, n)
         page.keyboard.press("Escape")  # dismissible without moving the focus
         assert not tip.is_visible()
         page.mouse.move(0, 0)
