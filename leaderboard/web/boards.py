@@ -360,6 +360,22 @@ def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] 
     }
 
 
+def cd_list(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The critical-difference diagram as a list, its phone form (issue 22, A6): each entry with its
+    average rank, where it sits on the diagram's axis (percent from the best rank 1), and the entries it
+    is not told apart from (its groups, the diagram's bars)."""
+    entries = data.get("entries") or []
+    k = len(entries)
+    cliques = [set(c) for c in data.get("cliques") or []]
+    out = []
+    for e in entries:
+        name, rank = str(e.get("name", "")), _num(e.get("average_rank"))
+        ties = sorted({n for c in cliques if name in c for n in c} - {name})
+        position = (rank - 1) / (k - 1) * 100 if rank is not None and k > 1 else 0.0
+        out.append({"name": name, "average_rank": rank, "position": position, "ties": ties})
+    return out
+
+
 def alone_real(pair: Mapping[str, Any], alpha: Any) -> bool | None:
     """Would the single pair test, on its own, call the gap real at the board's alpha? ``None`` without a
     p-value or an alpha (the page then says nothing about it)."""

@@ -392,6 +392,7 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
             "private_visible": private_visible,
             "summary": summ,
             "data": data,
+            "cd_list": boards.cd_list(data),
             "signature_items": _readable_signature(data.get("signature") if summ else None),
             "matrix": _entries_by_tasks(tasks, data) if summ else None,
             "data_json": json.dumps(data, indent=2, default=str) if summ else "",
