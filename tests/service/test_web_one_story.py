@@ -116,3 +116,29 @@ def test_the_csv_names_its_columns_for_what_they_control_and_writes_flags_as_tru
         f"/api/challenges/{board.challenge.slug}/leaderboard/?format=csv", HTTP_ACCEPT="text/csv"
     )
     assert api.content == client.get(url).content
+
+
+def test_the_across_tasks_link_is_shown_only_to_readers_the_policy_lets_read_the_summary(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    """Under the Ladder the "Across tasks" link led a visitor to a 404 (issue 22, A3)."""
+    from django.core.cache import caches
+
+    from leaderboard.challenges.models import Task
+
+    board = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
+    link = 'href="' + reverse("summary", args=[board.challenge.slug]) + '"'
+    page = reverse("challenge", args=[board.challenge.slug])
+    assert link in client.get(page).content.decode()  # a plain board: the summary is readable
+    Task.objects.filter(challenge=board.challenge, slug="main").update(public_mode="ladder", ladder_eta=0.01)
+    for cache in caches.all():  # the anonymous page cache (a task's mode is fixed once it has entries)
+        cache.clear()
+    for who in (None, board.alice):
+        client.logout()
+        if who is not None:
+            client.force_login(who)
+        assert link not in client.get(page).content.decode(), who
+        assert client.get(reverse("summary", args=[board.challenge.slug])).status_code == 404
+    client.force_login(board.organizer)  # organizers read the exact boards, the summary too
+    assert link in client.get(page).content.decode()
+    assert client.get(reverse("summary", args=[board.challenge.slug])).status_code == 200
