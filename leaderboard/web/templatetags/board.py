@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.contrib.auth.models import AnonymousUser
 
 from leaderboard.rankings.selectors import Channel, challenge_refusal
 from leaderboard.scoring.models import Split
@@ -73,5 +74,5 @@ def summary_readable(context: Any, challenge: Any) -> bool:
     tasks = list(challenge.tasks.all())
     if len(tasks) < 2:
         return False
-    user = context.get("user") or getattr(context.get("request"), "user", None)
+    user = context.get("user") or getattr(context.get("request"), "user", None) or AnonymousUser()
     return challenge_refusal(tasks, Split.PUBLIC, user, Channel.SUMMARY) is None
