@@ -19,6 +19,7 @@ from django.conf import settings
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.scoring.metric_names import display_name
 from stats import io as stats_io
 from stats.checks import (
     MIN_UNITS,
@@ -47,7 +48,11 @@ def metric_choices() -> list[tuple[str, str]]:
     from stats.metrics import METRICS
 
     # text metrics (stats.text) wait for the service's text task kind (issue 20) before organizers see them
-    return [(name, name.replace("_", " ")) for name in sorted(METRICS) if METRICS[name].task_kind != "text"]
+    return [
+        (name, f"{display_name(name)} ({name})")
+        for name in sorted(METRICS)
+        if METRICS[name].task_kind != "text"
+    ]
 
 
 def input_error(exc: stats_io.InputError) -> ApplicationError:

@@ -7,11 +7,13 @@ rank distribution); no statistic is computed at request time.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.rankings.board import SnapshotRow
+from leaderboard.scoring.metric_names import display_name
 from leaderboard.web import forest
 
 # Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
@@ -308,9 +310,9 @@ def signature_items(signature: Mapping[str, Any]) -> list[tuple[str, str]]:
             continue
         if isinstance(value, Mapping):
             for k, v in value.items():
-                items.append((f"{key.replace('_', ' ').capitalize()}: {k}", str(v)))
+                items.append((f"{key.replace('_', ' ').capitalize()}: {k}", readable_value(v)))
         else:
-            items.append((key.replace("_", " ").capitalize(), str(value)))
+            items.append((key.replace("_", " ").capitalize(), readable_value(value)))
     return items
 
 
@@ -319,7 +321,26 @@ def _signature_value(key: str, value: Any) -> str:
         return f"{float(value):g} ({float(value) * 100:g}%)"
     if key == "test":
         return f"{test_name(value)} ({value})"
-    return str(value)
+    if key == "metric":
+        return f"{display_name(str(value))} ({value})"
+    return readable_value(value)
+
+
+_ISO_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(\.\d+)?(\+00:00|Z)?$")
+
+
+def readable_value(value: Any) -> str:
+    """A signature value as a reader reads it (issue 22, P2): flags as yes/no, not Python's True/False
+    (stored as booleans or as their text); a timestamp to the second in UTC, not ISO with microseconds."""
+    if value is True or value == "True":
+        return "yes"
+    if value is False or value == "False":
+        return "no"
+    text = str(value)
+    match = _ISO_TIME.match(text)
+    if match:
+        return f"{match.group(1)} {match.group(2)}{' UTC' if match.group(4) else ''}"
+    return text
 
 
 def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] | None:

@@ -142,3 +142,28 @@ def test_the_across_tasks_link_is_shown_only_to_readers_the_policy_lets_read_the
     client.force_login(board.organizer)  # organizers read the exact boards, the summary too
     assert link in client.get(page).content.decode()
     assert client.get(reverse("summary", args=[board.challenge.slug])).status_code == 200
+
+
+def test_metrics_signatures_and_captions_read_as_words_not_slugs_or_python(
+    client, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    """Raw slugs ("(coco_ap)"), True/False and microsecond timestamps on the pages (issue 22, P2)."""
+    from leaderboard.scoring.metric_names import DISPLAY_NAMES
+    from stats.metrics import METRICS
+
+    assert set(METRICS) <= set(DISPLAY_NAMES)  # every registered metric has a reader's name
+    board = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
+    text = _text(client.get(reverse("challenge", args=[board.challenge.slug])))
+    assert "public board (Accuracy)" in text and "(accuracy)" not in text.split("Signature")[0]
+    # (the signature string itself, "metric:accuracy|...|grouped:False|...", is the machine form that
+    # reproduces the numbers, kept exact)
+    signature = re.sub(r"metric:\S.*?version:\S+", "", text.split("Everything needed to recompute")[1])
+    assert not re.search(r"\bTrue\b|\bFalse\b", signature), signature
+    assert not re.search(r"\d{2}:\d{2}:\d{2}\.\d", signature), signature
+    assert "Accuracy (accuracy)" in signature
+    summary = _text(client.get(reverse("summary", args=[board.challenge.slug])))
+    summary = re.sub(r"metric:\S.*?version:\S+", "", summary.split("Signature")[-1])
+    assert not re.search(r"\bTrue\b|\bFalse\b", summary), summary
+    client.force_login(board.organizer)
+    form = _text(client.get(reverse("task_new", args=[board.challenge.slug])))
+    assert "COCO AP (coco_ap)" in form and "Mean IoU (miou)" in form

@@ -8,10 +8,17 @@ from django import template
 from django.contrib.auth.models import AnonymousUser
 
 from leaderboard.rankings.selectors import Channel, challenge_refusal
+from leaderboard.scoring.metric_names import display_name
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards, forest
 
 register = template.Library()
+
+
+@register.filter
+def metric_name(metric: Any) -> str:
+    """A metric's name for a reader ("COCO AP" for ``coco_ap``; issue 22, P2)."""
+    return display_name(str(metric))
 
 
 @register.filter

@@ -440,7 +440,7 @@ def _readable_signature(signature: dict[str, Any] | None) -> list[tuple[str, Any
     items = [(k, v) for k, v in signature.items() if k != "extra"]
     items += list((signature.get("extra") or {}).items())
     return [
-        (k, v)
+        (k.replace("_", " ").capitalize(), boards.readable_value(v))
         for k, v in items
         if v not in (None, "", "None", "none") and not (k == "resamples" and v in (0, "0"))
     ]
