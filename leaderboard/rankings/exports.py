@@ -16,16 +16,41 @@ from leaderboard.core.exports import neutralise, rows_to_csv
 from leaderboard.rankings.board import ROW_FIELDS
 from leaderboard.rankings.precision import public_rows
 
-#: The verdict (max-t comparisons with the best) comes first; p_value and p_adjusted are the pair test
-#: against the observed leader (not the verdict); the row's other fields follow in their order.
+#: The verdict (max-t comparisons with the best) comes first; the pair test against the observed leader
+#: follows under names that say it is not the verdict; the row's other fields follow in their order, except
+#: the internal keys (``key``, ``compared_with_key``) and the duplicate of ``in_best_set``.
 _FIRST_COLUMNS = [
-    "rank", "rank_low", "rank_high", "rank_sim_low", "rank_sim_high", "name", "team", "is_baseline",
+    "rank", "rank_sim_low", "rank_sim_high", "rank_low", "rank_high", "name", "team", "is_baseline",
     "verdict", "compared_with", "value", "low", "high", "interval_method", "diff", "diff_low", "diff_high",
     "in_best_set", "items_needed", "n_runs", "seed_sd", "test_set_sd", "p_value", "p_adjusted",
     "submission_id",
 ]  # fmt: skip
+#: Row fields that are the service's internal keys or repeat another column (``in_best_set_max_t`` is the
+#: verdict's ``in_best_set``): not in the download.
+_NOT_IN_CSV = frozenset({"key", "compared_with_key", "in_best_set_max_t"})
+#: A row field's column name where the field's own name would read as the board's verdict (issue 22, M3):
+#: the pair test against the observed leader, Holm-adjusted over the K - 1 comparisons with it, answers
+#: "is this entry worse than the leader if the leader had been chosen before the data?", not the board's
+#: question (docs/api.md, "The board's CSV").
+_CSV_NAMES = {
+    "rank_low": "rank_marginal_low",
+    "rank_high": "rank_marginal_high",
+    "p_value": "pair_test_p_vs_leader",
+    "p_adjusted": "pair_test_p_vs_leader_holm",
+    "in_best_set_holm": "pair_test_not_worse_holm",
+}
+_FIELDS = _FIRST_COLUMNS + [f for f in ROW_FIELDS if f not in _FIRST_COLUMNS and f not in _NOT_IN_CSV]
 #: The one CSV schema: the fields of :class:`~leaderboard.rankings.board.SnapshotRow`, whatever the snapshot.
-CSV_COLUMNS = _FIRST_COLUMNS + [f for f in ROW_FIELDS if f not in _FIRST_COLUMNS]
+CSV_COLUMNS = [_CSV_NAMES.get(f, f) for f in _FIELDS]
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell: empty for no value, ``true``/``false`` for a flag (not Python's ``True``), text neutralised."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return neutralise(value)
 
 
 def board_csv(rows: Sequence[Mapping[str, Any]], decimals: int) -> str:
@@ -34,7 +59,7 @@ def board_csv(rows: Sequence[Mapping[str, Any]], decimals: int) -> str:
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for r in public_rows(rows, decimals):
-        writer.writerow([neutralise("" if r.get(c) is None else r.get(c)) for c in CSV_COLUMNS])
+        writer.writerow([csv_cell(r.get(f)) for f in _FIELDS])
     return buffer.getvalue()
 
 

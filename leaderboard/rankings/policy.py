@@ -45,9 +45,8 @@ from typing import Any, ClassVar
 
 from leaderboard.challenges.models import PublicMode, Task
 from leaderboard.challenges.selectors import AnyUser, user_is_organizer
-from leaderboard.core.exports import neutralise
 from leaderboard.rankings.board import LadderBoard, ladder_board
-from leaderboard.rankings.exports import board_csv
+from leaderboard.rankings.exports import board_csv, csv_cell
 from leaderboard.rankings.models import BoardSnapshot, LadderRelease
 from leaderboard.rankings.precision import (
     p_decimals,
@@ -230,7 +229,7 @@ class LadderMode(BoardMode):
         writer = csv.writer(buffer, lineterminator="\r\n")
         writer.writerow(LADDER_COLUMNS)
         for row in rows:
-            writer.writerow([neutralise("" if row.get(c) is None else row.get(c)) for c in LADDER_COLUMNS])
+            writer.writerow([csv_cell(row.get(c)) for c in LADDER_COLUMNS])
         return buffer.getvalue()
 
     def release_view(self, task: Task, release: LadderRelease | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from django.conf import settings
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.scoring.metric_names import display_name
 from stats import io as stats_io
 from stats.checks import (
     MIN_UNITS,
@@ -46,7 +47,7 @@ def metric_higher_is_better(name: str) -> bool:
 def metric_choices() -> list[tuple[str, str]]:
     from stats.metrics import METRICS
 
-    return [(name, name.replace("_", " ")) for name in sorted(METRICS)]
+    return [(name, f"{display_name(name)} ({name})") for name in sorted(METRICS)]
 
 
 def input_error(exc: stats_io.InputError) -> ApplicationError:

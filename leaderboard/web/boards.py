@@ -7,11 +7,13 @@ rank distribution); no statistic is computed at request time.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.rankings.board import SnapshotRow
+from leaderboard.scoring.metric_names import display_name
 from leaderboard.web import forest
 
 # Sortable columns: ?sort=<key> ascending, ?sort=-<key> descending. Values are row keys.
@@ -308,9 +310,9 @@ def signature_items(signature: Mapping[str, Any]) -> list[tuple[str, str]]:
             continue
         if isinstance(value, Mapping):
             for k, v in value.items():
-                items.append((f"{key.replace('_', ' ').capitalize()}: {k}", str(v)))
+                items.append((f"{key.replace('_', ' ').capitalize()}: {k}", readable_value(v)))
         else:
-            items.append((key.replace("_", " ").capitalize(), str(value)))
+            items.append((key.replace("_", " ").capitalize(), readable_value(value)))
     return items
 
 
@@ -319,7 +321,26 @@ def _signature_value(key: str, value: Any) -> str:
         return f"{float(value):g} ({float(value) * 100:g}%)"
     if key == "test":
         return f"{test_name(value)} ({value})"
-    return str(value)
+    if key == "metric":
+        return f"{display_name(str(value))} ({value})"
+    return readable_value(value)
+
+
+_ISO_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(\.\d+)?(\+00:00|Z)?$")
+
+
+def readable_value(value: Any) -> str:
+    """A signature value as a reader reads it (issue 22, P2): flags as yes/no, not Python's True/False
+    (stored as booleans or as their text); a timestamp to the second in UTC, not ISO with microseconds."""
+    if value is True or value == "True":
+        return "yes"
+    if value is False or value == "False":
+        return "no"
+    text = str(value)
+    match = _ISO_TIME.match(text)
+    if match:
+        return f"{match.group(1)} {match.group(2)}{' UTC' if match.group(4) else ''}"
+    return text
 
 
 def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] | None:
@@ -358,6 +379,31 @@ def pair_view(*, pairwise: Mapping[str, Any], a: int, b: int) -> dict[str, Any] 
         if mcnemar is not None
         else "",
     }
+
+
+def cd_list(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The critical-difference diagram as a list, its phone form (issue 22, A6): each entry with its
+    average rank, where it sits on the diagram's axis (percent from the best rank 1), and the entries it
+    is not told apart from (its groups, the diagram's bars)."""
+    entries = data.get("entries") or []
+    k = len(entries)
+    cliques = [set(c) for c in data.get("cliques") or []]
+    out = []
+    for e in entries:
+        name, rank = str(e.get("name", "")), _num(e.get("average_rank"))
+        ties = sorted({n for c in cliques if name in c for n in c} - {name})
+        position = (rank - 1) / (k - 1) * 100 if rank is not None and k > 1 else 0.0
+        out.append({"name": name, "average_rank": rank, "position": position, "ties": ties})
+    return out
+
+
+def alone_real(pair: Mapping[str, Any], alpha: Any) -> bool | None:
+    """Would the single pair test, on its own, call the gap real at the board's alpha? ``None`` without a
+    p-value or an alpha (the page then says nothing about it)."""
+    p, level = _num(pair.get("p_value")), _num(alpha)
+    if p is None or level is None:
+        return None
+    return p < level
 
 
 #: Rows per page of a drawn board; ``page=None`` draws every row.
@@ -546,6 +592,9 @@ class RankPlotRow:
     modal_rank: int
     rank_low: Any = None
     rank_high: Any = None
+    rank_sim_low: Any = None  # the board's simultaneous rank set, beside the marginal interval
+    rank_sim_high: Any = None
+    verdict: str = ""  # the board's verdict in one word ("leader", "tie", "worse", "best")
     above: str = ""  # share of resamples at a better rank than the drawn window ("" when none)
     below: str = ""  # ... at a worse rank
 
@@ -636,6 +685,9 @@ def rank_plot(
                 modal_rank=int(np.argmax(line)) + 1,
                 rank_low=row.get("rank_low"),
                 rank_high=row.get("rank_high"),
+                rank_sim_low=row.get("rank_sim_low"),
+                rank_sim_high=row.get("rank_sim_high"),
+                verdict=short_verdict(row),
                 above=_percent(above) if lo > 0 else "",
                 below=_percent(below) if hi < k else "",
             )
@@ -719,6 +771,13 @@ def _bound_text(value: Any, digits: int, decided: str) -> str:
     if decided and value is not None and text.strip("0.\u2212+") == "":
         return decided
     return text
+
+
+def short_verdict(row: Mapping[str, Any]) -> str:
+    """A row's verdict in the board's one word ("leader" for an unresolved leader)."""
+    if row.get("verdict") == "could be the best" and row.get("is_leader"):
+        return "leader"
+    return forest.VERDICT_SHORT.get(str(row.get("verdict", "")), "")
 
 
 def board_headline(rows: Sequence[Mapping[str, Any]], *, alpha: Any = None) -> str:

@@ -151,7 +151,14 @@ def setting_field(setting: Setting, **overrides: Any) -> forms.Field:
         "help_text": setting.help,
         "label": setting.verbose_label,
     }
-    if setting.default not in (None, "", False) and not setting.required:
+    # (not ``in (None, "", False)``: 0 == False, and a seed's default 0 was left out, so an empty field
+    # reached the service as None, a 500 on the new-challenge form)
+    if (
+        setting.default is not None
+        and setting.default != ""
+        and setting.default is not False
+        and not setting.required
+    ):
         kwargs["initial"] = setting.default
     field = _FIELDS[setting.kind](setting, {**kwargs, **overrides})
     if setting.positive:  # strictly above zero: no inclusive min_value says it
@@ -206,7 +213,14 @@ class ChallengeForm(forms.Form):
                     self.fields[name].help_text = "Frozen: submissions exist."
 
     def service_fields(self) -> dict[str, Any]:
-        return {name: self.cleaned_data[name] for name in ("title", *self.SETTINGS_FIELDS)}
+        """The settings for the service; a field left empty takes its declared default (not None)."""
+        defaults = {s.name: s.default for s in CHALLENGE_SETTINGS_SPEC if not s.required and not s.nullable}
+        return {
+            name: defaults[name]
+            if self.cleaned_data[name] in (None, "") and defaults.get(name) is not None
+            else self.cleaned_data[name]
+            for name in ("title", *self.SETTINGS_FIELDS)
+        }
 
 
 def _check_size(upload: UploadedFile | None, *, kind: TaskKind) -> UploadedFile | None:

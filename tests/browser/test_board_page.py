@@ -20,6 +20,7 @@ from django.test import Client
 from leaderboard.challenges.services import challenge_reveal_private
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import Upload, submission_create
+from tests.browser.a11y import assert_accessible
 from tests.browser.test_web_flow import browser  # noqa: F401  (the fixture)
 from tests.service import web_support as ws
 
@@ -107,6 +108,7 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(url)
         page.screenshot(path=str(ARTIFACTS / f"board-{width}.png"), full_page=True)
+        assert_accessible(page, f"board at {width} px")
         # the verdict line, in words, in the first screen
         verdict = page.locator("#board-verdict")
         assert verdict.is_visible() and "knn-3 leads" in verdict.inner_text()
@@ -117,11 +119,15 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         assert first is not None and first["y"] + first["height"] <= height, first
         assert not page.locator("details#about").get_attribute("open")
         assert page.locator("details#about").bounding_box()["y"] > first["y"]  # type: ignore[index]
-        if width == 1366:
-            rows = page.locator("table.board tbody tr")
-            for i in range(3):  # the three contenders are all in the first screen
-                b = rows.nth(i).bounding_box()
-                assert b is not None and b["y"] + b["height"] <= height
+        # the leader and every entry that ties with it are whole in the first screen, on a phone too
+        # (compact cards; issue 22, A8), and at 1366 px the first decided entry as well
+        rows = page.locator("table.board tbody tr")
+        contenders = page.locator("table.board tbody tr:has(.verdict-tag.v-leader, .verdict-tag.v-tie)")
+        assert contenders.count() == 2
+        for row in [*contenders.all(), *([rows.nth(2)] if width == 1366 else [])]:
+            b = row.bounding_box()
+            assert b is not None and b["y"] + b["height"] <= height, (width, b)
+        page.screenshot(path=str(ARTIFACTS / f"board-first-screen-{width}.png"))
         # the zero line in every row, at the same x (one axis); the leader sits on it
         zeros = page.locator("svg.forest line.zero")
         assert zeros.count() == len(ENTRIES)
@@ -150,6 +156,13 @@ def test_board_reads_in_the_first_screen_and_on_a_phone(
         tag.focus()
         tip = page.locator(f"#{tag.get_attribute('aria-describedby')}")
         assert tip.is_visible() and "Could be the best" in tip.inner_text()
+        assert_accessible(page, f"board at {width} px, a verdict's explanation open")
+        if width == 1366:  # the explanation covers nothing of the next row (issue 22, P4)
+            page.screenshot(path=str(ARTIFACTS / "verdict-tooltip-1366.png"))
+            row = page.locator("table.board tbody tr:has(.verdict-tag.v-tie)").first
+            below = row.locator("xpath=following-sibling::tr[1]")
+            t, n = tip.bounding_box(), below.bounding_box()
+            assert t is not None and n is not None and t["y"] + t["height"] <= n["y"] + 1, (t, n)
         page.keyboard.press("Escape")  # dismissible without moving the focus
         assert not tip.is_visible()
         page.mouse.move(0, 0)
@@ -185,6 +198,7 @@ def test_entry_page_has_its_sections_and_the_breakdown_for_organizers(
     assert page.locator("a.entry-ext-link").get_attribute("href") == "https://example.org/svm-rbf"
     assert page.locator("#per-class-hidden").is_visible()
     assert page.locator("table.confusion").count() == 0
+    assert_accessible(page, "entry page, visitor")
     page.close()
     # the organizer, during the challenge: breakdown, confusion matrix, misclassified items
     for width, height in ((1366, 900), (390, 844)):
@@ -194,6 +208,7 @@ def test_entry_page_has_its_sections_and_the_breakdown_for_organizers(
         assert page.locator("table.confusion").is_visible()
         assert page.locator("table.misclassified tbody tr").count() == 23
         page.screenshot(path=str(ARTIFACTS / f"entry-organizer-{width}.png"), full_page=True)
+        assert_accessible(page, f"entry page, organizer, {width} px")
         _captions_on_screen(page, width)
         if width == 390:
             assert _wide_elements(page, width, ".table-scroll:not(.board-wrap)") == []
@@ -205,4 +220,5 @@ def test_entry_page_has_its_sections_and_the_breakdown_for_organizers(
     assert page.locator("table.confusion").is_visible()
     assert page.locator("table.misclassified").count() == 0
     page.screenshot(path=str(ARTIFACTS / "entry-revealed-390.png"), full_page=True)
+    assert_accessible(page, "entry page after the reveal, phone")
     page.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.a11y import assert_accessible
 from tests.browser.test_web_flow import _file, _sign_up, browser  # noqa: F401  (the fixture)
 from tests.service import web_support as ws
 
@@ -39,6 +40,7 @@ def test_the_submit_button_cannot_be_pressed_twice_and_says_it_is_working(
     assert note.get_attribute("role") == "status" and page.locator(".busy-note .spinner").count() == 1
     page.wait_for_function("() => document.querySelector('form.submit-form button[type=submit]').disabled")
     assert page.locator("form.submit-form").get_attribute("aria-busy") == "true"
+    assert_accessible(page, "submit form, busy")
     # a second press (a double click, Enter again) sends nothing more
     page.evaluate("() => document.querySelector('form.submit-form').requestSubmit()")
     assert page.evaluate("() => window.sent") == 1

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from leaderboard.challenges.services import challenge_reveal_private
+from tests.browser.a11y import assert_accessible
 from tests.browser.test_web_flow import browser  # noqa: F401  (the fixture)
 from tests.service import web_support as ws
 
@@ -35,6 +36,7 @@ def test_shakeup_page_reads_at_desktop_and_phone_width(
         assert loaded > 0
         assert page.locator("table.shakeup tbody tr").count() == 3
         page.screenshot(path=str(OUTPUT / f"shakeup-{width}.png"), full_page=True)
+        assert_accessible(page, f"shake-up at {width} px")
         # nothing but the scrollable table is wider than the screen
         wide = page.evaluate(
             """(w) => Array.from(document.querySelectorAll('body *'))

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.a11y import assert_accessible
 from tests.browser.test_web_flow import browser  # noqa: F401  (the fixture)
 from tests.service import web_support as ws
 
@@ -35,6 +36,7 @@ def test_an_over_size_file_is_not_uploaded(browser: Any, live_server: Any, setti
     note = page.locator(".size-error")
     note.wait_for()
     assert "the limit is 2.0 KiB (2,048 bytes). Nothing was sent." in note.inner_text()
+    assert_accessible(page, "submit form, file over the size limit")
     page.click("form.submit-form button[type=submit]")
     page.wait_for_timeout(500)
     assert posts == []  # nothing was sent

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.a11y import assert_accessible
 from tests.service import web_support as ws
 
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
@@ -52,6 +53,7 @@ def _file(name: str, data: bytes) -> dict[str, Any]:
 
 def _sign_up(page: Any, base: str, username: str) -> None:
     page.goto(f"{base}/accounts/signup/")
+    assert_accessible(page, "signup")
     page.fill("#id_username", username)
     page.fill("#id_password1", ws.PASSWORD)
     page.fill("#id_password2", ws.PASSWORD)
@@ -62,12 +64,15 @@ def _sign_up(page: Any, base: str, username: str) -> None:
 def _organizer_sets_up(page: Any, base: str) -> str:
     _sign_up(page, base, "olga")
     page.click("text=New challenge")
+    page.wait_for_selector("#id_title")
+    assert_accessible(page, "new challenge")
     page.fill("#id_title", "Pets in the browser")
     page.fill("#id_start", "2026-01-01T00:00")
     page.fill("#id_end", "2099-01-01T00:00")
     page.fill("#id_resamples", "200")
     page.click("button:has-text('Create challenge')")
     page.wait_for_selector("h1:has-text('Add a task')")
+    assert_accessible(page, "add task, after 'Challenge created' (a flash message)")
     slug = "pets-in-the-browser"
     for task_slug, title in (("main", "Main"), ("second", "Second")):
         page.goto(f"{base}/c/{slug}/tasks/new/")
@@ -78,6 +83,7 @@ def _organizer_sets_up(page: Any, base: str) -> str:
         page.set_input_files("#id_truth", _file("truth.csv", ws.truth_csv(N)))
         page.click("button:has-text('Add task')")
         page.wait_for_selector(f"text=Task '{title}' added with {N} items")
+        assert_accessible(page, f"task {task_slug} added")
         assert "item000,cat" not in page.content()
     for name, wrong in (("majority", 24), ("nearest", 9)):
         page.goto(f"{base}/c/{slug}/submit/")
@@ -85,6 +91,7 @@ def _organizer_sets_up(page: Any, base: str) -> str:
         page.set_input_files("#id_file_main", _file(f"{name}.csv", ws.predictions_csv(N, wrong=wrong)))
         page.set_input_files("#id_file_second", _file(f"{name}2.csv", ws.predictions_csv(N, wrong=wrong + 3)))
         page.check("#id_is_baseline")
+        assert_accessible(page, "submit form, filled")
         page.click("form.submit-form button[type=submit]")
         page.wait_for_selector("h1:has-text('Submission #')")
     page.click("header.site button:has-text('Log out')")
@@ -105,6 +112,7 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     assert "bad.csv:6:1" in error.inner_text() and "unknown id 'item999'" in error.inner_text()
     OUTPUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUTPUT / "submit-error.png"), full_page=True)
+    assert_accessible(page, "submit form with an inline error")
     # The good file, through the same form.
     page.fill("#id_name", "my model")
     page.set_input_files("#id_file_main", _file("good.csv", ws.predictions_csv(N, wrong=4)))
@@ -115,6 +123,7 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     page.wait_for_selector("tr.mine", timeout=timeout_ms)
     page.screenshot(path=str(OUTPUT / "submission-status.png"), full_page=True)
     assert page.locator("#status-text").inner_text() == "Scored"
+    assert_accessible(page, "status page, scored")
     mine = page.locator("table.board tr.mine").first
     text = mine.inner_text()
     assert "my model" in text and "[" in text
@@ -135,6 +144,7 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     assert "max-t" in page.locator("section.legend").inner_text()  # the verdict, explained
     OUTPUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUTPUT / "board.png"), full_page=True)
+    assert_accessible(page, "board")
     # Server-side sort still works in the browser.
     page.click("table.board thead a:has-text('Entry')")
     page.wait_for_url("**sort=name**")
@@ -144,6 +154,7 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     page.goto(f"{base}/c/{slug}/t/main/ranks/")
     assert page.locator("svg.heat rect.cell").count() == 9
     page.screenshot(path=str(OUTPUT / "rank-distribution.png"), full_page=True)
+    assert_accessible(page, "rank distribution")
 
     # The critical-difference diagram (summary rebuilt after the last board).
     page.goto(f"{base}/c/{slug}/summary/")
@@ -152,6 +163,7 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     assert loaded > 0
     assert "my model" in page.locator("main").inner_text()
     page.screenshot(path=str(OUTPUT / "cd-diagram.png"), full_page=True)
+    assert_accessible(page, "summary")
     page.goto(f"{base}/c/{slug}/critical-difference.svg")
     page.screenshot(path=str(OUTPUT / "cd-diagram-svg.png"))
 
@@ -159,6 +171,7 @@ def _participant_flow(page: Any, base: str, slug: str, *, timeout_ms: int) -> No
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{base}/c/{slug}/?task=main")
     page.screenshot(path=str(OUTPUT / "board-phone.png"), full_page=True)
+    assert_accessible(page, "board, phone")
     wide = page.evaluate(
         """() => Array.from(document.querySelectorAll('body *'))
             .filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > 400)
@@ -198,6 +211,7 @@ def test_copy_button_and_status_polling_without_reload_loops(browser, live_serve
     page = context.new_page()
     _sign_up(page, live_server.url, "carol")
     page.goto(f"{live_server.url}/accounts/")
+    assert_accessible(page, "account")
     token = page.input_value("#api-token")
     assert len(token) == 40 and f"lb login --token {token}" in page.locator("pre").inner_text()
     page.click("button.copy")

@@ -475,3 +475,13 @@ def test_lb_shows_the_release_and_never_the_exact_score(
        "--public-mode", "ladder", "--ladder-eta", "0.02")  # fmt: skip
     second_task = Task.objects.get(slug="second")
     assert (second_task.public_mode, second_task.ladder_eta) == ("ladder", 0.02)
+
+
+def test_the_ladder_board_says_whose_submission_each_row_names(board) -> None:
+    """The walk read 'logreg' on the Ladder board although the team had selected knn-copy (issue 22, A9):
+    the row names the submission whose score the Ladder shows, and the board says so."""
+    _organizer, alice, *_ = board
+    web = Client()
+    web.force_login(alice)
+    text = htmllib.unescape(web.get(reverse("challenge", args=["lad"])).content.decode())
+    assert "Each row names the submission whose score the Ladder shows for its team." in text

@@ -96,5 +96,10 @@ def test_the_api_and_the_site_download_the_same_csv_bytes(client: Client, board:
     assert site.content == api.content
     assert site["Content-Disposition"] == api["Content-Disposition"]
     header = site.content.decode().splitlines()[0].split(",")
-    assert header[:3] == ["rank", "rank_low", "rank_high"] and "diff_low" in header and "verdict" in header
+    # the simultaneous rank set first (it agrees with the verdict), the marginal interval named as such
+    assert (
+        header[:5] == ["rank", "rank_sim_low", "rank_sim_high", "rank_marginal_low", "rank_marginal_high"]
+        and "diff_low" in header
+        and "verdict" in header
+    )
     assert "'-" not in site.content.decode()  # negative numbers stay numbers

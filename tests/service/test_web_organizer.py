@@ -247,3 +247,15 @@ def test_labels_file_over_the_limit_is_refused_before_reading(client, settings) 
     )
     assert response.status_code == 400 and "the limit is 50 bytes" in response.content.decode()
     assert not c.tasks.exists()
+
+
+def test_a_setting_left_empty_takes_its_default_and_the_form_shows_a_default_of_zero(client) -> None:  # type: ignore[no-untyped-def]
+    """The browser flow's new-challenge form left the seed empty (its default 0 was not shown: 0 == False)
+    and the service got seed=None: a 500 (found by tests/browser/test_web_flow.py)."""
+    client.force_login(ws.user("olga"))
+    form = client.get(reverse("challenge_new")).content.decode()
+    assert 'name="seed" value="0"' in form
+    post = {k: v for k, v in CHALLENGE_POST.items() if k != "seed"}
+    response = client.post(reverse("challenge_new"), {**post, "seed": ""})
+    assert response.status_code == 302
+    assert Challenge.objects.get(title="Digits 2026").seed == 0

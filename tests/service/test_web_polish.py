@@ -71,7 +71,7 @@ def test_the_leaders_compare_link_compares_it_with_the_next_entry(
     assert (str(alpha), str(beta)) in links  # the leader against the runner-up, even when sorted by name
     # and the pairwise page opens on the leader against the runner-up without pressing "Compare"
     page = client.get(reverse("pairwise", args=[board.challenge.slug, board.task.slug])).content.decode()
-    assert "Paired difference: alpha \u2212 beta" in page
+    assert "Is the gap between alpha and beta real?" in page  # the board's verdict beside the pair test (M3)
 
 
 def test_no_private_switch_or_cross_task_link_where_there_is_nothing_to_show(
@@ -102,8 +102,8 @@ def test_cross_task_signature_prints_no_raw_none_or_zero_resamples(
     board = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
     html = client.get(reverse("summary", args=[board.challenge.slug])).content.decode()
     signature = html.split("<h3>Signature</h3>", 1)[1].split("</section>", 1)[0]
-    assert "<dt>metric</dt>" in signature
-    for raw in ("<dd>None</dd>", "<dt>resamples</dt>", "<dt>seed</dt>", "<dt>confidence</dt>"):
+    assert "<dt>Metric</dt>" in signature  # keys in words (issue 22, P2)
+    for raw in ("<dd>None</dd>", "<dt>Resamples</dt>", "<dt>Seed</dt>", "<dt>Confidence</dt>"):
         assert raw not in signature, raw
     assert "Across tasks (CD diagram)" in html
 

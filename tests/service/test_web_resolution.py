@@ -76,7 +76,8 @@ def test_the_pairwise_page_shows_the_rows_own_interval_with_its_sign(
         assert f"{signed(row['diff'])}</dd>" in section
         assert "max-t simultaneous interval of every pair" in section
         separated = low > 0 or high < 0
-        assert ("The interval excludes zero" in section) == separated
+        assert ("Yes: the board separates" in section) == separated
+        assert ("Not established: the board does not separate" in section) != separated
         assert separated == (row["verdict"] != "could be the best")
         checked += 1
     assert checked == len(snap.rows) == 3

@@ -307,6 +307,16 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
         return ladder_refusal(request, challenge, task, reader.refusal)
     snapshot = _board(request, task, split)
     page = _rank_page(request, snapshot)
+    # the board's answer beside the distribution (issue 22, M3): the heat map is not a test
+    headline = (
+        SimpleLazyObject(
+            lambda: boards.board_headline(
+                reader.rows(snapshot), alpha=reader.signature(snapshot).get("alpha")
+            )
+        )
+        if snapshot
+        else ""
+    )
     plot = (
         SimpleLazyObject(
             lambda: boards.rank_plot(
@@ -330,6 +340,7 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
             "private_visible": private_visible,
             "snapshot": snapshot,
             "plot": plot,
+            "headline": headline,
             "page": page,
             "board_cache_seconds": BOARD_CACHE_SECONDS,
         },
@@ -382,6 +393,7 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
             "private_visible": private_visible,
             "summary": summ,
             "data": data,
+            "cd_list": boards.cd_list(data),
             "signature_items": _readable_signature(data.get("signature") if summ else None),
             "matrix": _entries_by_tasks(tasks, data) if summ else None,
             "data_json": json.dumps(data, indent=2, default=str) if summ else "",
@@ -429,7 +441,7 @@ def _readable_signature(signature: dict[str, Any] | None) -> list[tuple[str, Any
     items = [(k, v) for k, v in signature.items() if k != "extra"]
     items += list((signature.get("extra") or {}).items())
     return [
-        (k, v)
+        (k.replace("_", " ").capitalize(), boards.readable_value(v))
         for k, v in items
         if v not in (None, "", "None", "none") and not (k == "resamples" and v in (0, "0"))
     ]
@@ -477,6 +489,8 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
         # Read from the snapshot's stored pairwise table; nothing is computed here.
         # Organizers see the exact counts of discordant items; everyone else the rounded table.
         pair = boards.pair_view(pairwise=reader.pairwise(snapshot), a=ia, b=ib)
+        if pair is not None:  # what the single test alone would say, beside the board's verdict (M3)
+            pair["alone_real"] = boards.alone_real(pair, reader.signature(snapshot).get("alpha"))
     view = (
         boards.board_view(rows=[r for r in (a, b) if r], signature=reader.signature(snapshot))
         if snapshot
@@ -495,6 +509,8 @@ def pairwise(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
             "a": a,
             "b": b,
             "pair": pair,
+            "a_verdict": boards.short_verdict(a) if a else "",
+            "b_verdict": boards.short_verdict(b) if b else "",
             "view": view,
             "pair_warnings": _pair_warnings(snapshot, a, b),
         },
