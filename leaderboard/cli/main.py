@@ -532,8 +532,35 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     if board["rows"]:
         click.echo(board_table(board["rows"]))
     sig = board["signature"]
+    adjusted = leader_line(board["rows"], sig)
+    if adjusted:
+        click.echo(adjusted)
     if sig.get("signature_text"):
         click.echo(sig["signature_text"])
+
+
+def _cell(value: Any) -> str:
+    return "unbounded" if value is None else str(value)
+
+
+def leader_line(rows: list[dict[str, Any]], signature: dict[str, Any]) -> str:
+    """The leader's selection-adjusted estimate and interval (the winner's curse), as the API gives it
+    (empty when the board holds none: one entry, or a Ladder board before the reveal)."""
+    leader = next((r for r in rows if r.get("is_leader")), None)
+    if leader is None or leader.get("adjusted_value") is None:
+        return ""
+    line = (
+        f"leader {leader.get('name')} adjusted for selection ({signature.get('selection_method', '')}, "
+        f"beta {signature.get('selection_beta', '')}): {leader['adjusted_value']} "
+        f"[{leader.get('adjusted_low')}, {leader.get('adjusted_high')}]; "
+        f"bias-corrected {leader.get('bias_corrected')}"
+    )
+    if leader.get("conditional_value") is not None:
+        line += (
+            f"; conditional {leader['conditional_value']} "
+            f"[{_cell(leader.get('conditional_low'))}, {_cell(leader.get('conditional_high'))}]"
+        )
+    return line
 
 
 if __name__ == "__main__":  # pragma: no cover

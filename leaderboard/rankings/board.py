@@ -30,6 +30,7 @@ from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefine
 from stats.crosstask import compare_across_tasks
 from stats.ladder import LadderBoard
 from stats.metrics import get_metric
+from stats.selection import SELECTION_METHOD, leader_adjusted
 from stats.shakeup import shakeup, slope_chart_svg
 
 if TYPE_CHECKING:
@@ -89,6 +90,17 @@ class SnapshotRow(TypedDict, total=False):
     n_runs: int | None
     seed_sd: float | None
     test_set_sd: float | None
+    # the leader only (boards of two entries or more): its value adjusted for having been selected as the
+    # best of the board (the winner's curse, ``stats.selection.leader_adjusted``): the hybrid estimate and
+    # interval of Andrews, Kitagawa and McCloskey, the conditional one (an end is None where it is
+    # unbounded), and the bootstrap bias correction from the common resamples
+    adjusted_value: float | None
+    adjusted_low: float | None
+    adjusted_high: float | None
+    conditional_value: float | None
+    conditional_low: float | None
+    conditional_high: float | None
+    bias_corrected: float | None
 
 
 #: The row's fields in order: the API's keys and the downloads' columns.
@@ -121,6 +133,14 @@ class BoardSignature(TypedDict, total=False):
     positive: str
     undefined_resamples: int
     undefined_rule: str
+    # the leader's selection adjustment (``stats.selection``; the numbers are on the leader's row)
+    selection_method: str
+    selection_beta: float
+    selection_cutoff: float
+    selection_event: str
+    selection_resolution: float
+    selection_bias: str
+    selection_rule: str
     warnings: list[str]
     engine_version: str
     signature_text: str  # ``stats.signature.Signature`` as text: what reproduces the numbers
@@ -343,6 +363,7 @@ def build_board(
         ),
     }
     signature = flat_signature(settings, stats_signature.get("extra"))
+    signature.update(_adjust_leader(rows, keys, values, theta, metric, challenge))
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
     rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
@@ -360,6 +381,62 @@ def build_board(
             pairwise["only_column_right"] = only_col.tolist()
             pairwise["mcnemar_p"] = np.asarray(mcnemar_exact(only_row, only_col)).round(12).tolist()
     return BuiltBoard(rows=rows, signature=signature, rank_distribution=rank_distribution, pairwise=pairwise)
+
+
+#: How the service reads ``stats.selection``'s stated rules (the board's signature carries it).
+SELECTION_RULE = (
+    "the board's leader (first by name among entries tied for first); direction by the metric; ties and "
+    "discrete metrics: the selection event relaxed by half the metric's step; an unbounded end of the "
+    "conditional interval is left empty (the hybrid interval is always bounded); boards of one entry have "
+    "no selection to adjust for"
+)
+
+
+def _adjust_leader(
+    rows: list[SnapshotRow], keys: list[str], values: Any, theta: Any, metric: Any, challenge: Challenge
+) -> BoardSignature:
+    """The leader's selection-adjusted estimates on its row, and their settings for the signature.
+
+    A leader whose replicates are all equal has no sampling distribution to adjust: its row keeps no
+    adjusted numbers and the signature says why (``selection_rule``)."""
+    leader = next((r for r in rows if r.get("is_leader")), None)
+    if leader is None or len(keys) < 2:
+        return {}
+    try:
+        adj = leader_adjusted(
+            values,
+            theta,
+            higher_is_better=metric.higher_is_better,
+            names=keys,
+            confidence=challenge.confidence,
+            metric=metric.name,
+            seed=challenge.seed,
+        )
+    except ValueError as exc:
+        return {"selection_method": SELECTION_METHOD, "selection_rule": f"not adjusted: {exc}"}
+    cond = adj.conditional_interval.as_dict()
+    leader.update(
+        {
+            "adjusted_value": adj.hybrid_estimate,
+            "adjusted_low": adj.hybrid_interval.low,
+            "adjusted_high": adj.hybrid_interval.high,
+            "conditional_value": float(adj.conditional_estimate)
+            if np.isfinite(adj.conditional_estimate)
+            else None,
+            "conditional_low": cond["low"],
+            "conditional_high": cond["high"],
+            "bias_corrected": adj.bias_corrected,
+        }
+    )
+    return {
+        "selection_method": SELECTION_METHOD,
+        "selection_beta": adj.beta,
+        "selection_cutoff": adj.cutoff,
+        "selection_event": adj.selection_event,
+        "selection_resolution": adj.resolution,
+        "selection_bias": "bootstrap maximum over the common resamples",
+        "selection_rule": SELECTION_RULE,
+    }
 
 
 def _n_items(entries: list[Entry]) -> int:

@@ -46,6 +46,14 @@ VALUE_FIELDS = (
     # whether two runs differ by one item, i.e. that item's label (docs/reliability.md, "Label extraction")
     "seed_sd",
     "test_set_sd",
+    # the leader's selection-adjusted estimates (on the value's scale)
+    "adjusted_value",
+    "adjusted_low",
+    "adjusted_high",
+    "conditional_value",
+    "conditional_low",
+    "conditional_high",
+    "bias_corrected",
 )
 P_FIELDS = ("p_value", "p_adjusted")
 #: Pairwise-table entries that a participant does not see: exact counts of items one entry got right.

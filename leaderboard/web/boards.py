@@ -47,6 +47,13 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("positive", "Positive class"),
     ("stratify", "Stratified resampling"),
     ("undefined_resamples", "Resamples dropped (metric undefined)"),
+    ("selection_method", "Leader adjusted for selection (method)"),
+    ("selection_beta", "Selection adjustment: beta of the hybrid"),
+    ("selection_cutoff", "Selection adjustment: cutoff (bootstrap studentised maximum)"),
+    ("selection_event", "Selection event"),
+    ("selection_resolution", "Selection adjustment: the metric's step"),
+    ("selection_bias", "Selection adjustment: bias correction"),
+    ("selection_rule", "Selection adjustment: rules"),
 ]
 _HIDDEN_SIGNATURE_KEYS = {"inputs", "pairwise", "warnings"}
 TEST_NAMES = {
@@ -203,6 +210,7 @@ class BoardView:
     verdict_level: str = ""  # "95%": the level of the simultaneous difference intervals
     leader_name: str = ""  # the entry the forest plot's differences are to (unless a row names another)
     leaders_tied: int = 0  # other entries sharing rank 1 with the leader (the leader is the first by name)
+    adjusted: str = ""  # the leader's selection-adjusted estimate and interval, in one sentence
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -417,6 +425,7 @@ def board_view(
         verdict_level=scales.level,
         leader_name=scales.leader_name,
         leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
+        adjusted=leader_adjustment_text(rows, signature, scales.conf_pct, scales.digits),
     )
 
 
@@ -750,6 +759,39 @@ def board_headline(rows: Sequence[Mapping[str, Any]], *, alpha: Any = None) -> s
     told = "it" if len(leaders) == 1 else "them"
     noun = "entry" if others == 1 else "entries"
     return f"{lead}; {others} other {noun} ({_names(tied)}) cannot be told apart from {told} on this test set{level}."
+
+
+_INF, _MINUS_INF = "\u221e", "\u2212\u221e"
+
+
+def _end(value: Any, digits: int, unbounded: str) -> str:
+    return unbounded if _num(value) is None else fmt(value, digits)
+
+
+def leader_adjustment_text(
+    rows: Sequence[Mapping[str, Any]], signature: Mapping[str, Any], confidence: str, digits: int = 4
+) -> str:
+    """The leader's selection-adjusted estimate and interval in one sentence (the winner's curse), from the
+    leader's row as the reader reads it; empty when the row holds none (one entry, a Ladder release)."""
+    leader = next((r for r in rows if r.get("is_leader")), None)
+    if leader is None or _num(leader.get("adjusted_value")) is None:
+        return ""
+    text = (
+        f"Adjusted for being selected as the best of {len(rows)} entries (the winner's curse), "
+        f"{leader.get('name', 'the leader')}'s {fmt(leader.get('value'), digits)} is estimated at "
+        f"{fmt(leader.get('adjusted_value'), digits)}, {confidence} interval "
+        f"[{fmt(leader.get('adjusted_low'), digits)}, {fmt(leader.get('adjusted_high'), digits)}] "
+        f"(hybrid of Andrews, Kitagawa and McCloskey, \u03b2 = {signature.get('selection_beta', '')})"
+    )
+    if _num(leader.get("bias_corrected")) is not None:
+        text += f"; bootstrap bias-corrected {fmt(leader.get('bias_corrected'), digits)}"
+    if _num(leader.get("conditional_value")) is not None:
+        text += (
+            f"; conditional {fmt(leader.get('conditional_value'), digits)} "
+            f"[{_end(leader.get('conditional_low'), digits, _MINUS_INF)}, "
+            f"{_end(leader.get('conditional_high'), digits, _INF)}]"
+        )
+    return text + "."
 
 
 def _names(names: Sequence[str], most: int = 3) -> str:
