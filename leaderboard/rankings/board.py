@@ -14,7 +14,7 @@ from stored snapshots.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
@@ -27,9 +27,18 @@ from leaderboard.scoring.kinds import get_kind
 from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
 from stats.cddiagram import cd_diagram_svg
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
+from stats.compare_ranks import min_ranks
 from stats.crosstask import compare_across_tasks
 from stats.ladder import LadderBoard
 from stats.metrics import get_metric
+from stats.robustness import (
+    RankingSchemes,
+    SchemeRanking,
+    blob_plot_svg,
+    challenge_ranking,
+    rank_robustness,
+    ranking_schemes,
+)
 from stats.selection import SELECTION_METHOD, leader_adjusted
 from stats.shakeup import shakeup, slope_chart_svg
 
@@ -252,6 +261,7 @@ class BuiltBoard:
     signature: BoardSignature
     rank_distribution: list[list[float]]
     pairwise: dict[str, Any]
+    robustness: dict[str, Any] = field(default_factory=dict)
 
 
 def build_board(
@@ -380,7 +390,92 @@ def build_board(
             pairwise["only_row_right"] = only_row.tolist()
             pairwise["only_column_right"] = only_col.tolist()
             pairwise["mcnemar_p"] = np.asarray(mcnemar_exact(only_row, only_col)).round(12).tolist()
-    return BuiltBoard(rows=rows, signature=signature, rank_distribution=rank_distribution, pairwise=pairwise)
+    robustness = build_robustness(
+        rows=rows,
+        values=values[[index[k] for k in order]],
+        theta=theta[:, [index[k] for k in order]],
+        item_scores=(
+            np.column_stack([np.asarray(item_stats[index[k]])[:, 0] for k in order])
+            if have_items and metric.zero_one
+            else None
+        ),
+        higher_is_better=metric.higher_is_better,
+        confidence=challenge.confidence,
+        title=f"{challenge.title}: {task.title}",
+    )
+    return BuiltBoard(
+        rows=rows,
+        signature=signature,
+        rank_distribution=rank_distribution,
+        pairwise=pairwise,
+        robustness=robustness,
+    )
+
+
+#: Rank robustness (rank frequencies, blob plot, Kendall's tau-b of every bootstrap ranking) is computed
+#: for boards up to this size: tau-b is vectorised over the resamples up to 300 entries (above, scipy per
+#: resample: about 19 s at 1,000 entries), and a blob plot of more rows is not read anyway.
+ROBUSTNESS_MAX_ENTRIES = 300
+#: The three ranking schemes side by side need per-item scores (zero-one metrics: 1 if the item is right)
+#: and K (K - 1) Wilcoxon tests for test-then-rank: for boards up to this size (as the pairwise table).
+SCHEMES_MAX_ENTRIES = PAIRWISE_MAX_ENTRIES
+
+
+def _display_names(rows: Sequence[SnapshotRow]) -> list[str]:
+    names = [str(r.get("name", "")) for r in rows]
+    if len(set(names)) != len(names):
+        names = [f"{r.get('name', '')} ({r.get('team', '')})" for r in rows]
+    return names
+
+
+def build_robustness(
+    *,
+    rows: Sequence[SnapshotRow],
+    values: Any,
+    theta: Any,
+    item_scores: Any,
+    higher_is_better: bool,
+    confidence: float,
+    title: str,
+) -> dict[str, Any]:
+    """How stable the board's ranking is (BIAS; challengeR), in the rows' order: ``stats.robustness``'s rank
+    frequencies and tau-b with the blob plot and its text, and the three ranking schemes when the board has
+    per-item scores. Empty, with the reason, outside the sizes stated above or when it is undefined."""
+    k = len(rows)
+    if k < 2:
+        return {"available": False, "reason": "A ranking of fewer than two entries has nothing to vary."}
+    if k > ROBUSTNESS_MAX_ENTRIES:
+        return {
+            "available": False,
+            "reason": f"Rank robustness is computed for boards of up to {ROBUSTNESS_MAX_ENTRIES} entries; "
+            f"this board has {k} (the rank distribution and the rank sets on the board still hold).",
+        }
+    names = _display_names(rows)
+    try:
+        result = rank_robustness(
+            values, theta, higher_is_better=higher_is_better, names=names, confidence=confidence
+        )
+    except ValueError as exc:
+        return {"available": False, "reason": f"Not computed: {exc}"}
+    out: dict[str, Any] = {
+        "available": True,
+        **result.as_dict(),
+        "keys": [r.get("key") for r in rows],
+        "text": result.text(),
+        "svg": blob_plot_svg(result, title=title).decode(),
+        "max_entries": ROBUSTNESS_MAX_ENTRIES,
+    }
+    if item_scores is not None and k <= SCHEMES_MAX_ENTRIES:
+        schemes = ranking_schemes(
+            np.asarray(item_scores, dtype=np.float64), higher_is_better=higher_is_better, names=names
+        )
+        out["schemes"] = schemes.as_dict()
+    else:
+        out["schemes_reason"] = (
+            "The ranking schemes need per-item scores (zero-one metrics) and are computed for boards of up "
+            f"to {SCHEMES_MAX_ENTRIES} entries."
+        )
+    return out
 
 
 #: How the service reads ``stats.selection``'s stated rules (the board's signature carries it).
@@ -596,5 +691,51 @@ def build_summary(
     data["snapshots"] = [s.sequence for _, s in snapshots]
     data["keys"] = dict(zip(names, common, strict=True))
     data["scores"] = scores.tolist()
+    data["ranking_schemes"] = _schemes_across_tasks(snapshots, common, names)
     svg = cd_diagram_svg(result, title=challenge.title).decode()
     return data, svg
+
+
+#: Which way each ranking scheme's score is better (``stats.robustness.SCHEMES``): the values by the
+#: metric, the mean per-item rank lower, the count of tests won higher.
+_SCHEME_HIGHER = {"rank-then-aggregate": False, "test-then-rank": True}
+
+
+def _schemes_across_tasks(
+    snapshots: list[tuple[Task, BoardSnapshot]], common: list[str], names: list[str]
+) -> dict[str, Any]:
+    """Aggregate-then-rank, rank-then-aggregate and test-then-rank across the tasks, each with its consensus
+    (``stats.robustness.challenge_ranking``), for the entries on every task's board: each task's scheme
+    scores as its board's rebuild stored them (computed over all of that board's entries), re-ranked among
+    these entries. Needs every task's schemes (per-item scores; boards up to SCHEMES_MAX_ENTRIES)."""
+    per_task: dict[str, RankingSchemes] = {}
+    for task, snap in snapshots:
+        stored = (snap.robustness or {}).get("schemes")
+        keys = (snap.robustness or {}).get("keys") or []
+        if not stored or not set(common) <= set(keys):
+            return {"available": False, "reason": f"Task '{task.slug}' stores no ranking schemes."}
+        where = [keys.index(k) for k in common]
+        higher = metric_higher_is_better(task.metric)
+        schemes = []
+        for sch in stored["schemes"]:
+            scores = np.asarray(sch["scores"], dtype=np.float64)[where]
+            better = _SCHEME_HIGHER.get(sch["scheme"], higher)
+            ranks = min_ranks(scores, higher_is_better=better)
+            schemes.append(SchemeRanking(sch["scheme"], tuple(scores.tolist()), tuple(int(r) for r in ranks)))
+        per_task[task.slug] = RankingSchemes(
+            names=tuple(names),
+            schemes=tuple(schemes),
+            disagreements=(),
+            tau_between={},
+            alpha=float(stored.get("alpha", 0.05)),
+            missing_value=float(stored.get("missing_value", 0.0)),
+            missing=int(stored.get("missing", 0)),
+            rules=str(stored.get("rules", "")),
+        )
+    result = challenge_ranking(per_task).as_dict()
+    result.pop("per_task", None)
+    return {
+        "available": True,
+        **result,
+        "rule": "each task's scheme scores over its whole board, re-ranked among the entries on every task",
+    }

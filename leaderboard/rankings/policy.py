@@ -52,6 +52,7 @@ from leaderboard.rankings.models import BoardSnapshot, LadderRelease
 from leaderboard.rankings.precision import (
     public_distribution,
     public_pairwise,
+    public_robustness,
     public_rows,
     public_signature,
     round_to,
@@ -316,6 +317,12 @@ class ReaderView:
     def distribution(self, matrix: Any) -> list[list[float]]:
         """The rank distribution (shares of resamples), rounded like p-values."""
         return public_distribution(matrix, task_decimals(self.task))
+
+    def robustness(self, stored: Mapping[str, Any]) -> dict[str, Any]:
+        """The snapshot's rank robustness (``rankings.board.build_robustness``; read where
+        :meth:`allows` ``Channel.RANKS``): rank shares rounded like the rank distribution, the schemes'
+        mean scores at the board's precision; ranks and tau-b are rank-based and stay as they are."""
+        return public_robustness(stored, task_decimals(self.task))
 
     def entry_count(self, snapshot: BoardSnapshot | None) -> int:
         if not self.exact:

@@ -159,3 +159,27 @@ def public_shakeup(data: Mapping[str, Any], decimals: int) -> dict[str, Any]:
     if "p_reference_le_observed" in out:
         out["p_reference_le_observed"] = round_to(out["p_reference_le_observed"], p_decimals(decimals))
     return out
+
+
+def public_robustness(data: Mapping[str, Any], decimals: int) -> dict[str, Any]:
+    """A board's rank robustness as a reader sees it: each entry's rank shares rounded like p-values, the
+    aggregate-then-rank scheme's scores (the entries' values) at the board's precision. Ranks, mean ranks,
+    counts of tests won and tau-b are rank-based and stay as they are."""
+    out = dict(data)
+    places = p_decimals(decimals)
+    out["entries"] = [
+        {**e, "frequencies": [round_to(f, places) for f in e.get("frequencies", [])]}
+        for e in data.get("entries", [])
+    ]
+    schemes = data.get("schemes")
+    if isinstance(schemes, Mapping):
+        out["schemes"] = {
+            **schemes,
+            "schemes": [
+                {**s, "scores": [round_to(v, decimals) for v in s.get("scores", [])]}
+                if s.get("scheme") == "aggregate-then-rank"
+                else dict(s)
+                for s in schemes.get("schemes", [])
+            ],
+        }
+    return out

@@ -6,6 +6,7 @@ rank distribution); no statistic is computed at request time.
 
 from __future__ import annotations
 
+import base64
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -799,3 +800,52 @@ def _names(names: Sequence[str], most: int = 3) -> str:
     if len(names) > most:
         return f"{', '.join(names[:most])} and {len(names) - most} more"
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+#: Readable names of ``stats.robustness.SCHEMES``.
+SCHEME_NAMES = {
+    "aggregate-then-rank": "Aggregate, then rank (the board: rank the values)",
+    "rank-then-aggregate": "Rank per item, then aggregate (mean rank; missing results ranked worst)",
+    "test-then-rank": "Test, then rank (entries beaten in one-sided Wilcoxon tests)",
+}
+
+
+def robustness_view(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored rank robustness for the page: the tau-b histogram as bar heights, the schemes as rows of
+    (entry, rank per scheme, disagrees)."""
+    if not data or not data.get("available"):
+        return {"available": False, "reason": str((data or {}).get("reason") or "")}
+    tau = data.get("kendall_tau_b") or {}
+    hist = tau.get("histogram") or {}
+    counts = list(hist.get("counts") or [])
+    edges = list(hist.get("edges") or [])
+    top = max(counts) if counts else 0
+    bars = [
+        {"low": edges[i], "high": edges[i + 1], "count": c, "height": round(100 * c / top, 1) if top else 0}
+        for i, c in enumerate(counts)
+    ]
+    schemes = data.get("schemes") or {}
+    table = []
+    if schemes:
+        names = schemes.get("names") or []
+        disagree = set(schemes.get("disagreements") or [])
+        for i, name in enumerate(names):
+            table.append(
+                {
+                    "name": name,
+                    "cells": [(s["ranks"][i], s["scores"][i]) for s in schemes.get("schemes", [])],
+                    "disagrees": name in disagree,
+                }
+            )
+    svg = str(data.get("svg") or "")
+    return {
+        "available": True,
+        "data": data,
+        # an <img> (no script in it runs, whatever an entry is called), the text alternative beside it
+        "svg_uri": "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode() if svg else "",
+        "tau": tau,
+        "bars": bars,
+        "scheme_titles": [SCHEME_NAMES.get(s["scheme"], s["scheme"]) for s in schemes.get("schemes", [])],
+        "scheme_rows": table,
+        "schemes": schemes,
+    }

@@ -39,6 +39,7 @@ urlpatterns = [
     path("c/<slug:slug>/critical-difference.svg", public.cd_svg, name="cd_svg"),
     path("c/<slug:slug>/t/<slug:task_slug>/ranks/", public.rank_distribution, name="ranks"),
     path("c/<slug:slug>/t/<slug:task_slug>/ranks.png", public.rank_image, name="ranks_png"),
+    path("c/<slug:slug>/t/<slug:task_slug>/robustness/", public.robustness, name="robustness"),
     path("c/<slug:slug>/t/<slug:task_slug>/pairwise/", public.pairwise, name="pairwise"),
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup/", public.shakeup, name="shakeup"),
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup.csv", public.shakeup_download, name="shakeup_csv"),
