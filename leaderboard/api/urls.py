@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from leaderboard.api import views
 from leaderboard.api.exception_handlers import not_found
+from leaderboard.api.plan import PlanView
 from leaderboard.api.shakeup import ShakeupChartView, ShakeupView
 from leaderboard.rankings.read_cache import cached_for_anonymous
 from leaderboard.scoring.models import Split
@@ -12,6 +13,7 @@ app_name = "api"
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
     path("auth/register/", views.RegisterView.as_view(), name="register"),
+    path("plan/", PlanView.as_view(), name="plan"),
     path("challenges/", views.ChallengeListView.as_view(), name="challenge-list"),
     path("challenges/<slug:slug>/", views.ChallengeDetailView.as_view(), name="challenge-detail"),
     path("challenges/<slug:slug>/reveal/", views.ChallengeRevealView.as_view(), name="challenge-reveal"),

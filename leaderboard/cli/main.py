@@ -563,5 +563,42 @@ def leader_line(rows: list[dict[str, Any]], signature: dict[str, Any]) -> str:
     return line
 
 
+@cli.command()
+@click.option("--metric", required=True, help="The task's metric (e.g. accuracy, mae, macro_f1).")
+@click.option(
+    "--gap", type=float, required=True, help="The smallest difference between two entries to detect."
+)
+@click.option("--power", type=float, default=0.8, show_default=True)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided test level.")
+@click.option("--accuracy", type=float, help="0/1 metrics: the expected accuracy (default: the worst case).")
+@click.option("--sd", type=float, help="Means of per-item values: their standard deviation.")
+@click.option("--pilot-se", "pilot_standard_error", type=float, help="Other metrics: a pilot's paired SE...")
+@click.option("--pilot-items", type=int, help="... measured on this many items.")
+@click.option("--items", "n_items", type=int, help="Also: the smallest difference this many items resolve.")
+@click.option("--json", "as_json", is_flag=True, help="Print the server's answer as JSON.")
+@click.pass_context
+def plan(ctx: click.Context, as_json: bool, **options: Any) -> None:
+    """Plan a test set: the items needed to detect a gap at a power (per metric), from the server."""
+    api = api_of(ctx)
+    params = {k: v for k, v in options.items() if v is not None}
+    answer = api.json("GET", "/api/plan/", params=params)
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+        return
+    p = answer["plan"]
+    click.echo(
+        f"{p['items']} items detect a difference of {p['gap']:g} with power {p['power']:g} at alpha "
+        f"{p['alpha']:g} ({p['method']}; {p['basis']})"
+    )
+    r = answer.get("resolves")
+    if r:
+        if r.get("difference") is None:
+            click.echo(f"{r['n_items']} items: not computed ({r.get('reason')})")
+        else:
+            click.echo(
+                f"{r['n_items']} items resolve a difference of {r['difference']:.4g} with power {r['power']:g}"
+            )
+
+
 if __name__ == "__main__":  # pragma: no cover
     cli()

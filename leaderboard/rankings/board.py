@@ -31,6 +31,7 @@ from stats.compare_ranks import min_ranks
 from stats.crosstask import compare_across_tasks
 from stats.ladder import LadderBoard
 from stats.metrics import get_metric
+from stats.power import board_resolution, items_for_gap, measured_resolution_zero_one, planned_resolution
 from stats.robustness import (
     RankingSchemes,
     SchemeRanking,
@@ -110,6 +111,9 @@ class SnapshotRow(TypedDict, total=False):
     conditional_low: float | None
     conditional_high: float | None
     bias_corrected: float | None
+    # the smallest difference to the leader this row's paired test resolves at 80% power (issue 23:
+    # ``stats.power.board_resolution``, from the bootstrap standard error of the paired difference)
+    resolvable_gap: float | None
 
 
 #: The row's fields in order: the API's keys and the downloads' columns.
@@ -402,6 +406,21 @@ def build_board(
         higher_is_better=metric.higher_is_better,
         confidence=challenge.confidence,
         title=f"{challenge.title}: {task.title}",
+    )
+    robustness["resolution"] = build_resolution(
+        rows=rows,
+        keys=keys,
+        values=values,
+        theta=theta,
+        correct=(
+            {k: np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in keys}
+            if have_items and metric.zero_one
+            else None
+        ),
+        metric=task.metric,
+        higher_is_better=metric.higher_is_better,
+        n_items=_n_items(entries) or task.n_items,
+        alpha=float(data["alpha"]),
     )
     return BuiltBoard(
         rows=rows,
@@ -739,3 +758,72 @@ def _schemes_across_tasks(
         **result,
         "rule": "each task's scheme scores over its whole board, re-ranked among the entries on every task",
     }
+
+
+# --- what the test set resolves (issue 23) ---------------------------------------------------------------
+#: The power at which a board states the smallest difference its test set resolves.
+RESOLUTION_POWER = 0.8
+
+
+def planned(
+    n_items: int, *, metric: str, alpha: float = 0.05, power: float = RESOLUTION_POWER, **given: Any
+) -> dict[str, Any]:
+    """Before any entry: the smallest difference ``n_items`` items resolve (``stats.power.planned_resolution``
+    with the metric family's conservative default), or why it cannot be said without a pilot."""
+    try:
+        return planned_resolution(n_items, metric=metric, alpha=alpha, power=power, **given).as_dict()
+    except (ValueError, TypeError) as exc:
+        return {"difference": None, "n_items": n_items, "reason": str(exc), "alpha": alpha, "power": power}
+
+
+def plan_items(
+    gap: float, *, metric: str, alpha: float = 0.05, power: float = RESOLUTION_POWER, **given: Any
+) -> dict[str, Any]:
+    """For organizers planning a test set: items needed to detect ``gap`` at ``power`` for ``metric``
+    (``stats.power.items_for_gap``; ``given``: ``accuracy``, ``discordant``, ``correlation``, ``sd``,
+    ``pilot_standard_error`` with ``pilot_items``). Raises ValueError with the library's reason."""
+    try:
+        return items_for_gap(gap, metric=metric, alpha=alpha, power=power, **given).as_dict()
+    except TypeError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def build_resolution(
+    *,
+    rows: list[SnapshotRow],
+    keys: list[str],
+    values: Any,
+    theta: Any,
+    correct: Mapping[str, Any] | None,
+    metric: str,
+    higher_is_better: bool,
+    n_items: int,
+    alpha: float,
+) -> dict[str, Any]:
+    """The smallest difference the test set resolves at 80% power, before (from the number of items) and
+    after (from the entries: each row's bootstrap standard error of its difference to the leader, and for a
+    zero-one metric the measured discordance of the leader and the runner-up). Sets ``resolvable_gap`` on
+    every row but the leader's."""
+    out: dict[str, Any] = {"power": RESOLUTION_POWER, "alpha": alpha}
+    if n_items:
+        out["before"] = planned(n_items, metric=metric, alpha=alpha)
+    if len(keys) < 2:
+        return out
+    res = board_resolution(
+        values, theta, higher_is_better=higher_is_better, names=keys, alpha=alpha, power=RESOLUTION_POWER
+    )
+    gap = dict(zip(res.names, res.differences, strict=True))
+    for row in rows:
+        if row.get("key") != res.leader:
+            row["resolvable_gap"] = gap.get(str(row.get("key")))
+    out["after"] = {
+        "difference": res.task_difference,
+        "method": "z-test with the bootstrap standard error of the paired difference (median over entries)",
+    }
+    order = [str(r.get("key")) for r in rows]
+    if correct is not None and len(order) > 1:
+        measured = measured_resolution_zero_one(
+            correct[order[0]].astype(int), correct[order[1]].astype(int), alpha=alpha, power=RESOLUTION_POWER
+        )
+        out["after_measured"] = {**measured.as_dict(), "between": [rows[0].get("name"), rows[1].get("name")]}
+    return out

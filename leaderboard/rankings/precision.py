@@ -54,6 +54,7 @@ VALUE_FIELDS = (
     "conditional_low",
     "conditional_high",
     "bias_corrected",
+    "resolvable_gap",
 )
 P_FIELDS = ("p_value", "p_adjusted")
 #: Pairwise-table entries that a participant does not see: exact counts of items one entry got right.
@@ -171,6 +172,12 @@ def public_robustness(data: Mapping[str, Any], decimals: int) -> dict[str, Any]:
         {**e, "frequencies": [round_to(f, places) for f in e.get("frequencies", [])]}
         for e in data.get("entries", [])
     ]
+    resolution = data.get("resolution")
+    if isinstance(resolution, Mapping):
+        out["resolution"] = {
+            k: {**v, "difference": round_to(v.get("difference"), decimals)} if isinstance(v, Mapping) else v
+            for k, v in resolution.items()
+        }
     schemes = data.get("schemes")
     if isinstance(schemes, Mapping):
         out["schemes"] = {

@@ -212,6 +212,7 @@ class BoardView:
     leader_name: str = ""  # the entry the forest plot's differences are to (unless a row names another)
     leaders_tied: int = 0  # other entries sharing rank 1 with the leader (the leader is the first by name)
     adjusted: str = ""  # the leader's selection-adjusted estimate and interval, in one sentence
+    resolution: str = ""  # the smallest difference the test set resolves, before and after entries
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -380,6 +381,7 @@ def board_view(
     sort: str = "",
     page: int | None = None,
     query: str = "",
+    resolution: Mapping[str, Any] | None = None,
 ) -> BoardView:
     """Everything a template needs to draw one stored board (one page of it when ``page`` is given).
 
@@ -427,6 +429,7 @@ def board_view(
         leader_name=scales.leader_name,
         leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
         adjusted=leader_adjustment_text(rows, signature, scales.conf_pct, scales.digits),
+        resolution=resolution_text(resolution, scales.digits),
     )
 
 
@@ -849,3 +852,32 @@ def robustness_view(data: Mapping[str, Any]) -> dict[str, Any]:
         "scheme_rows": table,
         "schemes": schemes,
     }
+
+
+def resolution_text(resolution: Mapping[str, Any] | None, digits: int = 4) -> str:
+    """What the test set resolves at the stated power, before entries (from its items) and after (measured),
+    in one sentence; empty when the snapshot holds none."""
+    if not resolution:
+        return ""
+    power = _num(resolution.get("power")) or 0.8
+    parts = []
+    before = resolution.get("before") or {}
+    if _num(before.get("difference")) is not None:
+        parts.append(
+            f"before any entry, {before.get('n_items')} items resolve a difference of "
+            f"{fmt(before['difference'], digits)} ({before.get('basis', '')})"
+        )
+    after = resolution.get("after") or {}
+    if _num(after.get("difference")) is not None:
+        parts.append(
+            f"measured on the entries, {fmt(after['difference'], digits)} (bootstrap, median over entries)"
+        )
+    measured = resolution.get("after_measured") or {}
+    if _num(measured.get("difference")) is not None:
+        between = " and ".join(str(n) for n in measured.get("between") or [])
+        parts.append(
+            f"{fmt(measured['difference'], digits)} from the discordance of {between} (McNemar, Connor)"
+        )
+    if not parts:
+        return ""
+    return f"Smallest difference this test set resolves at {power:.0%} power: " + "; ".join(parts) + "."

@@ -100,6 +100,9 @@ def _lazy_board_view(
             sort=sort,
             page=page,
             query=query,
+            resolution=reader.robustness(snapshot.robustness or {}).get("resolution")
+            if reader.allows(Channel.RANKS)
+            else None,
         )
     )
 
