@@ -807,9 +807,9 @@ def _names(names: Sequence[str], most: int = 3) -> str:
 
 #: Readable names of ``stats.robustness.SCHEMES``.
 SCHEME_NAMES = {
-    "aggregate-then-rank": "Aggregate, then rank (the board: rank the values)",
-    "rank-then-aggregate": "Rank per item, then aggregate (mean rank; missing results ranked worst)",
-    "test-then-rank": "Test, then rank (entries beaten in one-sided Wilcoxon tests)",
+    "aggregate-then-rank": "Aggregate, then rank",
+    "rank-then-aggregate": "Rank per item, then aggregate",
+    "test-then-rank": "Test, then rank",
 }
 
 

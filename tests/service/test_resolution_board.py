@@ -88,12 +88,12 @@ def test_the_planning_form_answers_connors_items_for_organizers_only(plain) -> N
 
 
 def test_the_api_answers_the_plan_and_refuses_a_metric_it_cannot_plan(db) -> None:
-    ok = APIClient().get("/api/plan/", {"metric": "accuracy", "gap": 0.05, "n_items": 400})
+    ok = APIClient().get("/api/plan/?metric=accuracy&gap=0.05&n_items=400")
     assert ok.status_code == 200, ok.content
     body = ok.json()
     assert body["plan"]["items"] == math.ceil(connor_items(0.05, 0.5))
     assert body["resolves"]["difference"] == pytest.approx(connor_gap(400, 0.5), rel=1e-6)
-    bad = APIClient().get("/api/plan/", {"metric": "no-such-metric", "gap": 0.05})
+    bad = APIClient().get("/api/plan/?metric=no-such-metric&gap=0.05")
     assert bad.status_code == 400 and bad.json()["message"]
 
 
