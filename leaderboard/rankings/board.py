@@ -435,9 +435,13 @@ def build_board(
 #: for boards up to this size: tau-b is vectorised over the resamples up to 300 entries (above, scipy per
 #: resample: about 19 s at 1,000 entries), and a blob plot of more rows is not read anyway.
 ROBUSTNESS_MAX_ENTRIES = 300
+#: The blob plot (SVG) is drawn for boards up to this size: it draws K^2 circles (about 1.5 MB at 60 entries,
+#: 31 MB at 300); larger boards keep the text alternative and the table, which say the same.
+BLOB_MAX_ENTRIES = 30
 #: The three ranking schemes side by side need per-item scores (zero-one metrics: 1 if the item is right)
-#: and K (K - 1) Wilcoxon tests for test-then-rank: for boards up to this size (as the pairwise table).
-SCHEMES_MAX_ENTRIES = PAIRWISE_MAX_ENTRIES
+#: and K (K - 1) Wilcoxon tests for test-then-rank: for boards up to this size (4.4 s at 60 entries and
+#: 1,000 items, 0.5 s at 20; docs/service.md).
+SCHEMES_MAX_ENTRIES = 20
 
 
 def _display_names(rows: Sequence[SnapshotRow]) -> list[str]:
@@ -481,7 +485,10 @@ def build_robustness(
         **result.as_dict(),
         "keys": [r.get("key") for r in rows],
         "text": result.text(),
-        "svg": blob_plot_svg(result, title=title).decode(),
+        "svg": blob_plot_svg(result, title=title).decode() if k <= BLOB_MAX_ENTRIES else "",
+        "svg_reason": ""
+        if k <= BLOB_MAX_ENTRIES
+        else f"The blob plot is drawn for boards of up to {BLOB_MAX_ENTRIES} entries.",
         "max_entries": ROBUSTNESS_MAX_ENTRIES,
     }
     if item_scores is not None and k <= SCHEMES_MAX_ENTRIES:
