@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -145,3 +146,39 @@ def test_a_board_of_one_entry_has_no_selection_to_adjust_for(db, django_capture_
     assert snap.entry_count == 1 and "adjusted_value" not in snap.rows[0]
     assert "selection_method" not in snap.signature
     assert leader_line(snap.rows, snap.signature) == ""
+
+
+def _rows(n: int) -> list[Any]:
+    return [{"key": f"k{j}", "name": f"e{j}", "is_leader": j == 0} for j in range(n)]
+
+
+def test_a_lower_is_better_leader_is_adjusted_upwards_and_a_constant_leader_is_refused_with_the_reason() -> (
+    None
+):
+    from types import SimpleNamespace
+
+    from leaderboard.rankings.board import _adjust_leader
+
+    challenge: Any = SimpleNamespace(confidence=0.95, seed=7)
+    metric = SimpleNamespace(higher_is_better=False, name="mae")
+    rng = np.random.default_rng(3)
+    values = np.array([1.00, 1.02, 1.03])  # a close race for the lowest error
+    theta = values + rng.normal(0, 0.02, size=(2000, 3))
+    rows = _rows(3)
+    sig = _adjust_leader(rows, ["k0", "k1", "k2"], values, theta, metric, challenge)
+    expected = leader_adjusted(values, theta, higher_is_better=False, names=["k0", "k1", "k2"], seed=7)
+    assert rows[0]["adjusted_value"] == pytest.approx(expected.hybrid_estimate)
+    assert rows[0]["adjusted_value"] > 1.00  # the lowest error flatters the leader: adjusted upwards
+    assert rows[0]["bias_corrected"] > 1.00
+    assert "lowest value of 3" in str(sig["selection_event"])
+    flat = np.column_stack([np.full(50, 0.5), rng.normal(0.4, 0.01, 50)])
+    rows = _rows(2)
+    sig = _adjust_leader(
+        rows,
+        ["k0", "k1"],
+        np.array([0.5, 0.4]),
+        flat,
+        SimpleNamespace(higher_is_better=True, name="accuracy"),
+        challenge,
+    )
+    assert "adjusted_value" not in rows[0] and str(sig["selection_rule"]).startswith("not adjusted: every")
