@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from leaderboard.api import views
 from leaderboard.api.exception_handlers import not_found
+from leaderboard.api.plan import PlanView
 from leaderboard.api.shakeup import ShakeupChartView, ShakeupView
 from leaderboard.rankings.read_cache import cached_for_anonymous
 from leaderboard.scoring.models import Split
@@ -14,6 +15,7 @@ urlpatterns = [
     path("auth/register/", views.RegisterView.as_view(), name="register"),
     path("notices/", views.NoticeListView.as_view(), name="notice-list"),
     path("notices/read/", views.NoticeReadView.as_view(), name="notice-read"),
+    path("plan/", PlanView.as_view(), name="plan"),
     path("challenges/", views.ChallengeListView.as_view(), name="challenge-list"),
     path("challenges/<slug:slug>/", views.ChallengeDetailView.as_view(), name="challenge-detail"),
     path("challenges/<slug:slug>/reveal/", views.ChallengeRevealView.as_view(), name="challenge-reveal"),

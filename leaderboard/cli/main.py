@@ -581,6 +581,9 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     if board["rows"]:
         click.echo(board_table(board["rows"]))
     sig = board["signature"]
+    adjusted = leader_line(board["rows"], sig)
+    if adjusted:
+        click.echo(adjusted)
     if sig.get("signature_text"):
         click.echo(sig["signature_text"])
 
@@ -930,6 +933,67 @@ def approve(ctx: click.Context, challenge: str, username: str, revoke: bool) -> 
     api.require_token()
     api.request("DELETE" if revoke else "POST", f"/api/challenges/{challenge}/participants/{username}/")
     click.echo(f"{username} may no longer submit." if revoke else f"{username} is approved and may submit.")
+
+
+def _cell(value: Any) -> str:
+    return "unbounded" if value is None else str(value)
+
+
+def leader_line(rows: list[dict[str, Any]], signature: dict[str, Any]) -> str:
+    """The leader's selection-adjusted estimate and interval (the winner's curse), as the API gives it
+    (empty when the board holds none: one entry, or a Ladder board before the reveal)."""
+    leader = next((r for r in rows if r.get("is_leader")), None)
+    if leader is None or leader.get("adjusted_value") is None:
+        return ""
+    line = (
+        f"leader {leader.get('name')} adjusted for selection ({signature.get('selection_method', '')}, "
+        f"beta {signature.get('selection_beta', '')}): {leader['adjusted_value']} "
+        f"[{leader.get('adjusted_low')}, {leader.get('adjusted_high')}]; "
+        f"bias-corrected {leader.get('bias_corrected')}"
+    )
+    if leader.get("conditional_value") is not None:
+        line += (
+            f"; conditional {leader['conditional_value']} "
+            f"[{_cell(leader.get('conditional_low'))}, {_cell(leader.get('conditional_high'))}]"
+        )
+    return line
+
+
+@cli.command()
+@click.option("--metric", required=True, help="The task's metric (e.g. accuracy, mae, macro_f1).")
+@click.option(
+    "--gap", type=float, required=True, help="The smallest difference between two entries to detect."
+)
+@click.option("--power", type=float, default=0.8, show_default=True)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided test level.")
+@click.option("--accuracy", type=float, help="0/1 metrics: the expected accuracy (default: the worst case).")
+@click.option("--sd", type=float, help="Means of per-item values: their standard deviation.")
+@click.option("--pilot-se", "pilot_standard_error", type=float, help="Other metrics: a pilot's paired SE...")
+@click.option("--pilot-items", type=int, help="... measured on this many items.")
+@click.option("--items", "n_items", type=int, help="Also: the smallest difference this many items resolve.")
+@click.option("--json", "as_json", is_flag=True, help="Print the server's answer as JSON.")
+@click.pass_context
+def plan(ctx: click.Context, as_json: bool, **options: Any) -> None:
+    """Plan a test set: the items needed to detect a gap at a power (per metric), from the server."""
+    api = api_of(ctx)
+    params = {k: v for k, v in options.items() if v is not None}
+    answer = api.json("GET", "/api/plan/", params=params)
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+        return
+    p = answer["plan"]
+    click.echo(
+        f"{p['items']} items detect a difference of {p['gap']:g} with power {p['power']:g} at alpha "
+        f"{p['alpha']:g} ({p['method']}; {p['basis']})"
+    )
+    r = answer.get("resolves")
+    if r:
+        if r.get("difference") is None:
+            click.echo(f"{r['n_items']} items: not computed ({r.get('reason')})")
+        else:
+            click.echo(
+                f"{r['n_items']} items resolve a difference of {r['difference']:.4g} with power {r['power']:g}"
+            )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,7 @@ from stored snapshots.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
@@ -28,9 +28,20 @@ from leaderboard.scoring.selectors import task_minority_count
 from stats.board_update import BoardCache  # also for rankings.board_cache: one importer of stats here
 from stats.cddiagram import cd_diagram_svg
 from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefined_warning, value_warnings
+from stats.compare_ranks import min_ranks
 from stats.crosstask import compare_across_tasks
 from stats.ladder import LadderBoard
 from stats.metrics import get_metric
+from stats.power import board_resolution, items_for_gap, measured_resolution_zero_one, planned_resolution
+from stats.robustness import (
+    RankingSchemes,
+    SchemeRanking,
+    blob_plot_svg,
+    challenge_ranking,
+    rank_robustness,
+    ranking_schemes,
+)
+from stats.selection import SELECTION_METHOD, leader_adjusted
 from stats.shakeup import shakeup, slope_chart_svg
 
 if TYPE_CHECKING:
@@ -90,6 +101,20 @@ class SnapshotRow(TypedDict, total=False):
     n_runs: int | None
     seed_sd: float | None
     test_set_sd: float | None
+    # the leader only (boards of two entries or more): its value adjusted for having been selected as the
+    # best of the board (the winner's curse, ``stats.selection.leader_adjusted``): the hybrid estimate and
+    # interval of Andrews, Kitagawa and McCloskey, the conditional one (an end is None where it is
+    # unbounded), and the bootstrap bias correction from the common resamples
+    adjusted_value: float | None
+    adjusted_low: float | None
+    adjusted_high: float | None
+    conditional_value: float | None
+    conditional_low: float | None
+    conditional_high: float | None
+    bias_corrected: float | None
+    # the smallest difference to the leader this row's paired test resolves at 80% power (issue 23:
+    # ``stats.power.board_resolution``, from the bootstrap standard error of the paired difference)
+    resolvable_gap: float | None
 
 
 #: The row's fields in order: the API's keys and the downloads' columns.
@@ -122,6 +147,14 @@ class BoardSignature(TypedDict, total=False):
     positive: str
     undefined_resamples: int
     undefined_rule: str
+    # the leader's selection adjustment (``stats.selection``; the numbers are on the leader's row)
+    selection_method: str
+    selection_beta: float
+    selection_cutoff: float
+    selection_event: str
+    selection_resolution: float
+    selection_bias: str
+    selection_rule: str
     warnings: list[str]
     engine_version: str
     signature_text: str  # ``stats.signature.Signature`` as text: what reproduces the numbers
@@ -233,6 +266,7 @@ class BuiltBoard:
     signature: BoardSignature
     rank_distribution: list[list[float]]
     pairwise: dict[str, Any]
+    robustness: dict[str, Any] = field(default_factory=dict)
 
 
 def build_board(
@@ -358,6 +392,7 @@ def build_board(
         ),
     }
     signature = flat_signature(settings, stats_signature.get("extra"))
+    signature.update(_adjust_leader(rows, keys, values, theta, metric, challenge))
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
     rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
@@ -374,7 +409,170 @@ def build_board(
             pairwise["only_row_right"] = only_row.tolist()
             pairwise["only_column_right"] = only_col.tolist()
             pairwise["mcnemar_p"] = np.asarray(mcnemar_exact(only_row, only_col)).round(12).tolist()
-    return BuiltBoard(rows=rows, signature=signature, rank_distribution=rank_distribution, pairwise=pairwise)
+    robustness = build_robustness(
+        rows=rows,
+        values=values[[index[k] for k in order]],
+        theta=theta[:, [index[k] for k in order]],
+        item_scores=(
+            np.column_stack([np.asarray(item_stats[index[k]])[:, 0] for k in order])
+            if have_items and metric.zero_one
+            else None
+        ),
+        higher_is_better=metric.higher_is_better,
+        confidence=challenge.confidence,
+        title=f"{challenge.title}: {task.title}",
+    )
+    robustness["resolution"] = build_resolution(
+        rows=rows,
+        keys=keys,
+        values=values,
+        theta=theta,
+        correct=(
+            {k: np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in keys}
+            if have_items and metric.zero_one
+            else None
+        ),
+        metric=task.metric,
+        higher_is_better=metric.higher_is_better,
+        n_items=_n_items(entries) or task.n_items,
+        alpha=float(data["alpha"]),
+    )
+    return BuiltBoard(
+        rows=rows,
+        signature=signature,
+        rank_distribution=rank_distribution,
+        pairwise=pairwise,
+        robustness=robustness,
+    )
+
+
+#: Rank robustness (rank frequencies, blob plot, Kendall's tau-b of every bootstrap ranking) is computed
+#: for boards up to this size: tau-b is vectorised over the resamples up to 300 entries (above, scipy per
+#: resample: about 19 s at 1,000 entries), and a blob plot of more rows is not read anyway.
+ROBUSTNESS_MAX_ENTRIES = 300
+#: The blob plot (SVG) is drawn for boards up to this size: it draws K^2 circles (about 1.5 MB at 60 entries,
+#: 31 MB at 300); larger boards keep the text alternative and the table, which say the same.
+BLOB_MAX_ENTRIES = 30
+#: The three ranking schemes side by side need per-item scores (zero-one metrics: 1 if the item is right)
+#: and K (K - 1) Wilcoxon tests for test-then-rank: for boards up to this size (4.4 s at 60 entries and
+#: 1,000 items, 0.5 s at 20; docs/service.md).
+SCHEMES_MAX_ENTRIES = 20
+
+
+def _display_names(rows: Sequence[SnapshotRow]) -> list[str]:
+    names = [str(r.get("name", "")) for r in rows]
+    if len(set(names)) != len(names):
+        names = [f"{r.get('name', '')} ({r.get('team', '')})" for r in rows]
+    return names
+
+
+def build_robustness(
+    *,
+    rows: Sequence[SnapshotRow],
+    values: Any,
+    theta: Any,
+    item_scores: Any,
+    higher_is_better: bool,
+    confidence: float,
+    title: str,
+) -> dict[str, Any]:
+    """How stable the board's ranking is (BIAS; challengeR), in the rows' order: ``stats.robustness``'s rank
+    frequencies and tau-b with the blob plot and its text, and the three ranking schemes when the board has
+    per-item scores. Empty, with the reason, outside the sizes stated above or when it is undefined."""
+    k = len(rows)
+    if k < 2:
+        return {"available": False, "reason": "A ranking of fewer than two entries has nothing to vary."}
+    if k > ROBUSTNESS_MAX_ENTRIES:
+        return {
+            "available": False,
+            "reason": f"Rank robustness is computed for boards of up to {ROBUSTNESS_MAX_ENTRIES} entries; "
+            f"this board has {k} (the rank distribution and the rank sets on the board still hold).",
+        }
+    names = _display_names(rows)
+    try:
+        result = rank_robustness(
+            values, theta, higher_is_better=higher_is_better, names=names, confidence=confidence
+        )
+    except ValueError as exc:
+        return {"available": False, "reason": f"Not computed: {exc}"}
+    out: dict[str, Any] = {
+        "available": True,
+        **result.as_dict(),
+        "keys": [r.get("key") for r in rows],
+        "text": result.text(),
+        "svg": blob_plot_svg(result, title=title).decode() if k <= BLOB_MAX_ENTRIES else "",
+        "svg_reason": ""
+        if k <= BLOB_MAX_ENTRIES
+        else f"The blob plot is drawn for boards of up to {BLOB_MAX_ENTRIES} entries.",
+        "max_entries": ROBUSTNESS_MAX_ENTRIES,
+    }
+    if item_scores is not None and k <= SCHEMES_MAX_ENTRIES:
+        schemes = ranking_schemes(
+            np.asarray(item_scores, dtype=np.float64), higher_is_better=higher_is_better, names=names
+        )
+        out["schemes"] = schemes.as_dict()
+    else:
+        out["schemes_reason"] = (
+            "The ranking schemes need per-item scores (zero-one metrics) and are computed for boards of up "
+            f"to {SCHEMES_MAX_ENTRIES} entries."
+        )
+    return out
+
+
+#: How the service reads ``stats.selection``'s stated rules (the board's signature carries it).
+SELECTION_RULE = (
+    "the board's leader (first by name among entries tied for first); direction by the metric; ties and "
+    "discrete metrics: the selection event relaxed by half the metric's step; an unbounded end of the "
+    "conditional interval is left empty (the hybrid interval is always bounded); boards of one entry have "
+    "no selection to adjust for"
+)
+
+
+def _adjust_leader(
+    rows: list[SnapshotRow], keys: list[str], values: Any, theta: Any, metric: Any, challenge: Challenge
+) -> BoardSignature:
+    """The leader's selection-adjusted estimates on its row, and their settings for the signature.
+
+    A leader whose replicates are all equal has no sampling distribution to adjust: its row keeps no
+    adjusted numbers and the signature says why (``selection_rule``)."""
+    leader = next((r for r in rows if r.get("is_leader")), None)
+    if leader is None or len(keys) < 2:
+        return {}
+    try:
+        adj = leader_adjusted(
+            values,
+            theta,
+            higher_is_better=metric.higher_is_better,
+            names=keys,
+            confidence=challenge.confidence,
+            metric=metric.name,
+            seed=challenge.seed,
+        )
+    except ValueError as exc:
+        return {"selection_method": SELECTION_METHOD, "selection_rule": f"not adjusted: {exc}"}
+    cond = adj.conditional_interval.as_dict()
+    leader.update(
+        {
+            "adjusted_value": adj.hybrid_estimate,
+            "adjusted_low": adj.hybrid_interval.low,
+            "adjusted_high": adj.hybrid_interval.high,
+            "conditional_value": float(adj.conditional_estimate)
+            if np.isfinite(adj.conditional_estimate)
+            else None,
+            "conditional_low": cond["low"],
+            "conditional_high": cond["high"],
+            "bias_corrected": adj.bias_corrected,
+        }
+    )
+    return {
+        "selection_method": SELECTION_METHOD,
+        "selection_beta": adj.beta,
+        "selection_cutoff": adj.cutoff,
+        "selection_event": adj.selection_event,
+        "selection_resolution": adj.resolution,
+        "selection_bias": "bootstrap maximum over the common resamples",
+        "selection_rule": SELECTION_RULE,
+    }
 
 
 def _n_items(entries: list[Entry]) -> int:
@@ -534,5 +732,120 @@ def build_summary(
     data["snapshots"] = [s.sequence for _, s in snapshots]
     data["keys"] = dict(zip(names, common, strict=True))
     data["scores"] = scores.tolist()
+    data["ranking_schemes"] = _schemes_across_tasks(snapshots, common, names)
     svg = cd_diagram_svg(result, title=challenge.title).decode()
     return data, svg
+
+
+#: Which way each ranking scheme's score is better (``stats.robustness.SCHEMES``): the values by the
+#: metric, the mean per-item rank lower, the count of tests won higher.
+_SCHEME_HIGHER = {"rank-then-aggregate": False, "test-then-rank": True}
+
+
+def _schemes_across_tasks(
+    snapshots: list[tuple[Task, BoardSnapshot]], common: list[str], names: list[str]
+) -> dict[str, Any]:
+    """Aggregate-then-rank, rank-then-aggregate and test-then-rank across the tasks, each with its consensus
+    (``stats.robustness.challenge_ranking``), for the entries on every task's board: each task's scheme
+    scores as its board's rebuild stored them (computed over all of that board's entries), re-ranked among
+    these entries. Needs every task's schemes (per-item scores; boards up to SCHEMES_MAX_ENTRIES)."""
+    per_task: dict[str, RankingSchemes] = {}
+    for task, snap in snapshots:
+        stored = (snap.robustness or {}).get("schemes")
+        keys = (snap.robustness or {}).get("keys") or []
+        if not stored or not set(common) <= set(keys):
+            return {"available": False, "reason": f"Task '{task.slug}' stores no ranking schemes."}
+        where = [keys.index(k) for k in common]
+        higher = metric_higher_is_better(task.metric)
+        schemes = []
+        for sch in stored["schemes"]:
+            scores = np.asarray(sch["scores"], dtype=np.float64)[where]
+            better = _SCHEME_HIGHER.get(sch["scheme"], higher)
+            ranks = min_ranks(scores, higher_is_better=better)
+            schemes.append(SchemeRanking(sch["scheme"], tuple(scores.tolist()), tuple(int(r) for r in ranks)))
+        per_task[task.slug] = RankingSchemes(
+            names=tuple(names),
+            schemes=tuple(schemes),
+            disagreements=(),
+            tau_between={},
+            alpha=float(stored.get("alpha", 0.05)),
+            missing_value=float(stored.get("missing_value", 0.0)),
+            missing=int(stored.get("missing", 0)),
+            rules=str(stored.get("rules", "")),
+        )
+    result = challenge_ranking(per_task).as_dict()
+    result.pop("per_task", None)
+    return {
+        "available": True,
+        **result,
+        "rule": "each task's scheme scores over its whole board, re-ranked among the entries on every task",
+    }
+
+
+# --- what the test set resolves (issue 23) ---------------------------------------------------------------
+#: The power at which a board states the smallest difference its test set resolves.
+RESOLUTION_POWER = 0.8
+
+
+def planned(
+    n_items: int, *, metric: str, alpha: float = 0.05, power: float = RESOLUTION_POWER, **given: Any
+) -> dict[str, Any]:
+    """Before any entry: the smallest difference ``n_items`` items resolve (``stats.power.planned_resolution``
+    with the metric family's conservative default), or why it cannot be said without a pilot."""
+    try:
+        return planned_resolution(n_items, metric=metric, alpha=alpha, power=power, **given).as_dict()
+    except (ValueError, TypeError) as exc:
+        return {"difference": None, "n_items": n_items, "reason": str(exc), "alpha": alpha, "power": power}
+
+
+def plan_items(
+    gap: float, *, metric: str, alpha: float = 0.05, power: float = RESOLUTION_POWER, **given: Any
+) -> dict[str, Any]:
+    """For organizers planning a test set: items needed to detect ``gap`` at ``power`` for ``metric``
+    (``stats.power.items_for_gap``; ``given``: ``accuracy``, ``discordant``, ``correlation``, ``sd``,
+    ``pilot_standard_error`` with ``pilot_items``). Raises ValueError with the library's reason."""
+    try:
+        return items_for_gap(gap, metric=metric, alpha=alpha, power=power, **given).as_dict()
+    except TypeError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def build_resolution(
+    *,
+    rows: list[SnapshotRow],
+    keys: list[str],
+    values: Any,
+    theta: Any,
+    correct: Mapping[str, Any] | None,
+    metric: str,
+    higher_is_better: bool,
+    n_items: int,
+    alpha: float,
+) -> dict[str, Any]:
+    """The smallest difference the test set resolves at 80% power, before (from the number of items) and
+    after (from the entries: each row's bootstrap standard error of its difference to the leader, and for a
+    zero-one metric the measured discordance of the leader and the runner-up). Sets ``resolvable_gap`` on
+    every row but the leader's."""
+    out: dict[str, Any] = {"power": RESOLUTION_POWER, "alpha": alpha}
+    if n_items:
+        out["before"] = planned(n_items, metric=metric, alpha=alpha)
+    if len(keys) < 2:
+        return out
+    res = board_resolution(
+        values, theta, higher_is_better=higher_is_better, names=keys, alpha=alpha, power=RESOLUTION_POWER
+    )
+    gap = dict(zip(res.names, res.differences, strict=True))
+    for row in rows:
+        if row.get("key") != res.leader:
+            row["resolvable_gap"] = gap.get(str(row.get("key")))
+    out["after"] = {
+        "difference": res.task_difference,
+        "method": "z-test with the bootstrap standard error of the paired difference (median over entries)",
+    }
+    order = [str(r.get("key")) for r in rows]
+    if correct is not None and len(order) > 1:
+        measured = measured_resolution_zero_one(
+            correct[order[0]].astype(int), correct[order[1]].astype(int), alpha=alpha, power=RESOLUTION_POWER
+        )
+        out["after_measured"] = {**measured.as_dict(), "between": [rows[0].get("name"), rows[1].get("name")]}
+    return out

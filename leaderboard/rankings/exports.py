@@ -95,3 +95,58 @@ def shakeup_team_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 def shakeup_csv(data: dict[str, Any]) -> str:
     """The report's teams as CSV (``data`` already at the board's precision): the API's bytes too."""
     return rows_to_csv(shakeup_team_rows(data))
+
+
+#: LaTeX's special characters in text cells (entry and team names come from participants).
+_LATEX = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}  # fmt: skip
+#: The verdict marks of the LaTeX table (as on the board: max-t comparisons with the best).
+LATEX_MARKS = {"best": r"$\star$", "could be the best": r"$\circ$", "worse than the best": ""}
+
+
+def latex_escape(text: object) -> str:
+    return "".join(_LATEX.get(c, c) for c in str(text))
+
+
+def _latex_number(value: object, decimals: int) -> str:
+    return "--" if not isinstance(value, int | float) or isinstance(value, bool) else f"{value:.{decimals}f}"
+
+
+def board_latex(rows: Sequence[Mapping[str, Any]], decimals: int, *, caption: str, confidence: float) -> str:
+    """One board as a LaTeX table (``booktabs``): rank, rank set, entry, value with its interval, verdict mark.
+
+    ``rows`` as the reader reads them (already at the board's precision)."""
+    pct = f"{confidence * 100:g}\\%"
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        f"\\caption{{{latex_escape(caption)}}}",
+        r"\begin{tabular}{rrllc}",
+        r"\toprule",
+        f"Rank & Rank set & Entry & Value [{pct} CI] & \\\\",
+        r"\midrule",
+    ]
+    for r in rows:
+        rank_set = (
+            f"{r.get('rank_sim_low')}--{r.get('rank_sim_high')}"
+            if r.get("rank_sim_low") is not None
+            else "--"
+        )
+        value = (
+            f"{_latex_number(r.get('value'), decimals)} "
+            f"[{_latex_number(r.get('low'), decimals)}, {_latex_number(r.get('high'), decimals)}]"
+        )
+        mark = LATEX_MARKS.get(str(r.get("verdict")), "")
+        lines.append(
+            f"{r.get('rank')} & {rank_set} & {latex_escape(r.get('name', ''))} & {value} & {mark} \\\\"
+        )
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        f"\\par\\smallskip{{\\footnotesize $\\star$: significantly better than every other entry; $\\circ$: "
+        f"could be the best (not resolved from the leader); rank set: simultaneous {pct} (max-t).}}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -20,6 +20,12 @@ class BoardSnapshot(models.Model):
         default=list, help_text="K x K: how often each entry took each rank."
     )
     pairwise = models.JSONField(default=dict, help_text="Every pair of entries (boards of up to 60 entries).")
+    robustness = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How stable the ranking is (rankings.board.build_robustness): rank frequencies with median and "
+        "interval, the blob plot and its text, Kendall's tau-b of the bootstrap rankings, the ranking schemes.",
+    )
     ladder_rows = models.JSONField(
         default=list,
         blank=True,

@@ -55,6 +55,7 @@ from leaderboard.rankings.precision import (
     participant_rows,
     public_distribution,
     public_pairwise,
+    public_robustness,
     public_rows,
     public_signature,
     round_to,
@@ -351,6 +352,12 @@ class ReaderView:
         """The rank distribution (shares of resamples; ``matrix``: the snapshot's, as stored), in the order of
         :meth:`rows`, rounded like p-values."""
         return self.mode.exact_distribution(self, matrix, snapshot.rows)
+
+    def robustness(self, stored: Mapping[str, Any]) -> dict[str, Any]:
+        """The snapshot's rank robustness (``rankings.board.build_robustness``; read where
+        :meth:`allows` ``Channel.RANKS``): rank shares rounded like the rank distribution, the schemes'
+        mean scores at the board's precision; ranks and tau-b are rank-based and stay as they are."""
+        return public_robustness(stored, task_decimals(self.task))
 
     def entry_count(self, snapshot: BoardSnapshot | None) -> int:
         if not self.exact:

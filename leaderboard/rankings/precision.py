@@ -46,6 +46,15 @@ VALUE_FIELDS = (
     # whether two runs differ by one item, i.e. that item's label (docs/reliability.md, "Label extraction")
     "seed_sd",
     "test_set_sd",
+    # the leader's selection-adjusted estimates (on the value's scale)
+    "adjusted_value",
+    "adjusted_low",
+    "adjusted_high",
+    "conditional_value",
+    "conditional_low",
+    "conditional_high",
+    "bias_corrected",
+    "resolvable_gap",
 )
 P_FIELDS = ("p_value", "p_adjusted")
 #: Pairwise-table entries that a participant does not see: exact counts of items one entry got right.
@@ -351,3 +360,33 @@ def participant_distribution(
         mean = [sum(matrix[i][c] for i in group) / len(group) for c in range(len(matrix[0]) if matrix else 0)]
         out.extend([mean] * len(group))
     return public_distribution(out, decimals)
+
+
+def public_robustness(data: Mapping[str, Any], decimals: int) -> dict[str, Any]:
+    """A board's rank robustness as a reader sees it: each entry's rank shares rounded like p-values, the
+    aggregate-then-rank scheme's scores (the entries' values) at the board's precision. Ranks, mean ranks,
+    counts of tests won and tau-b are rank-based and stay as they are."""
+    out = dict(data)
+    places = p_decimals(decimals)
+    out["entries"] = [
+        {**e, "frequencies": [round_to(f, places) for f in e.get("frequencies", [])]}
+        for e in data.get("entries", [])
+    ]
+    resolution = data.get("resolution")
+    if isinstance(resolution, Mapping):
+        out["resolution"] = {
+            k: {**v, "difference": round_to(v.get("difference"), decimals)} if isinstance(v, Mapping) else v
+            for k, v in resolution.items()
+        }
+    schemes = data.get("schemes")
+    if isinstance(schemes, Mapping):
+        out["schemes"] = {
+            **schemes,
+            "schemes": [
+                {**s, "scores": [round_to(v, decimals) for v in s.get("scores", [])]}
+                if s.get("scheme") == "aggregate-then-rank"
+                else dict(s)
+                for s in schemes.get("schemes", [])
+            ],
+        }
+    return out

@@ -41,7 +41,7 @@ def _check_split(*, challenge: Challenge, split: str, user: AnyUser) -> None:
 
 #: The heavy JSON columns of a snapshot (K = 1,000: rows about 0.9 MB, the K x K rank distribution about
 #: 5 MB) are loaded only when read: a page served from its cache needs neither (docs/reliability.md, Load).
-HEAVY_SNAPSHOT_FIELDS = ("rows", "rank_distribution", "pairwise")
+HEAVY_SNAPSHOT_FIELDS = ("rows", "rank_distribution", "pairwise", "robustness")
 
 
 def board_latest(*, task: Task, split: str, user: AnyUser) -> BoardSnapshot | None:

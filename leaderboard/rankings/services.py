@@ -203,6 +203,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             rows=board.rows,
             rank_distribution=board.rank_distribution,
             pairwise=board.pairwise,
+            robustness=board.robustness,
             ladder_rows=ladder_rows,
         )
         board_cache.keep(task=task, split=split, board=incremental, snapshot=snapshot, entries=entries)

@@ -6,6 +6,7 @@ rank distribution); no statistic is computed at request time.
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -49,6 +50,13 @@ SIGNATURE_LABELS: list[tuple[str, str]] = [
     ("positive", "Positive class"),
     ("stratify", "Stratified resampling"),
     ("undefined_resamples", "Resamples dropped (metric undefined)"),
+    ("selection_method", "Leader adjusted for selection (method)"),
+    ("selection_beta", "Selection adjustment: beta of the hybrid"),
+    ("selection_cutoff", "Selection adjustment: cutoff (bootstrap studentised maximum)"),
+    ("selection_event", "Selection event"),
+    ("selection_resolution", "Selection adjustment: the metric's step"),
+    ("selection_bias", "Selection adjustment: bias correction"),
+    ("selection_rule", "Selection adjustment: rules"),
 ]
 _HIDDEN_SIGNATURE_KEYS = {"inputs", "pairwise", "warnings"}
 TEST_NAMES = {
@@ -205,6 +213,8 @@ class BoardView:
     verdict_level: str = ""  # "95%": the level of the simultaneous difference intervals
     leader_name: str = ""  # the entry the forest plot's differences are to (unless a row names another)
     leaders_tied: int = 0  # other entries sharing rank 1 with the leader (the leader is the first by name)
+    adjusted: str = ""  # the leader's selection-adjusted estimate and interval, in one sentence
+    resolution: str = ""  # the smallest difference the test set resolves, before and after entries
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -417,6 +427,7 @@ def board_view(
     sort: str = "",
     page: int | None = None,
     query: str = "",
+    resolution: Mapping[str, Any] | None = None,
 ) -> BoardView:
     """Everything a template needs to draw one stored board (one page of it when ``page`` is given).
 
@@ -463,6 +474,8 @@ def board_view(
         verdict_level=scales.level,
         leader_name=scales.leader_name,
         leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
+        adjusted=leader_adjustment_text(rows, signature, scales.conf_pct, scales.digits),
+        resolution=resolution_text(resolution, scales.digits),
     )
 
 
@@ -814,8 +827,119 @@ def board_headline(rows: Sequence[Mapping[str, Any]], *, alpha: Any = None) -> s
     return f"{lead}; {others} other {noun} ({_names(tied)}) cannot be told apart from {told} on this test set{level}."
 
 
+_INF, _MINUS_INF = "\u221e", "\u2212\u221e"
+
+
+def _end(value: Any, digits: int, unbounded: str) -> str:
+    return unbounded if _num(value) is None else fmt(value, digits)
+
+
+def leader_adjustment_text(
+    rows: Sequence[Mapping[str, Any]], signature: Mapping[str, Any], confidence: str, digits: int = 4
+) -> str:
+    """The leader's selection-adjusted estimate and interval in one sentence (the winner's curse), from the
+    leader's row as the reader reads it; empty when the row holds none (one entry, a Ladder release)."""
+    leader = next((r for r in rows if r.get("is_leader")), None)
+    if leader is None or _num(leader.get("adjusted_value")) is None:
+        return ""
+    text = (
+        f"Adjusted for being selected as the best of {len(rows)} entries (the winner's curse), "
+        f"{leader.get('name', 'the leader')}'s {fmt(leader.get('value'), digits)} is estimated at "
+        f"{fmt(leader.get('adjusted_value'), digits)}, {confidence} interval "
+        f"[{fmt(leader.get('adjusted_low'), digits)}, {fmt(leader.get('adjusted_high'), digits)}] "
+        f"(hybrid of Andrews, Kitagawa and McCloskey, \u03b2 = {signature.get('selection_beta', '')})"
+    )
+    if _num(leader.get("bias_corrected")) is not None:
+        text += f"; bootstrap bias-corrected {fmt(leader.get('bias_corrected'), digits)}"
+    if _num(leader.get("conditional_value")) is not None:
+        text += (
+            f"; conditional {fmt(leader.get('conditional_value'), digits)} "
+            f"[{_end(leader.get('conditional_low'), digits, _MINUS_INF)}, "
+            f"{_end(leader.get('conditional_high'), digits, _INF)}]"
+        )
+    return text + "."
+
+
 def _names(names: Sequence[str], most: int = 3) -> str:
     """'b', 'b and c', 'b, c and d', 'b, c, d and 2 more': the entries a headline names."""
     if len(names) > most:
         return f"{', '.join(names[:most])} and {len(names) - most} more"
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+#: Readable names of ``stats.robustness.SCHEMES``.
+SCHEME_NAMES = {
+    "aggregate-then-rank": "Aggregate, then rank",
+    "rank-then-aggregate": "Rank per item, then aggregate",
+    "test-then-rank": "Test, then rank",
+}
+
+
+def robustness_view(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored rank robustness for the page: the tau-b histogram as bar heights, the schemes as rows of
+    (entry, rank per scheme, disagrees)."""
+    if not data or not data.get("available"):
+        return {"available": False, "reason": str((data or {}).get("reason") or "")}
+    tau = data.get("kendall_tau_b") or {}
+    hist = tau.get("histogram") or {}
+    counts = list(hist.get("counts") or [])
+    edges = list(hist.get("edges") or [])
+    top = max(counts) if counts else 0
+    bars = [
+        {"low": edges[i], "high": edges[i + 1], "count": c, "height": round(100 * c / top, 1) if top else 0}
+        for i, c in enumerate(counts)
+    ]
+    schemes = data.get("schemes") or {}
+    table = []
+    if schemes:
+        names = schemes.get("names") or []
+        disagree = set(schemes.get("disagreements") or [])
+        for i, name in enumerate(names):
+            table.append(
+                {
+                    "name": name,
+                    "cells": [(s["ranks"][i], s["scores"][i]) for s in schemes.get("schemes", [])],
+                    "disagrees": name in disagree,
+                }
+            )
+    svg = str(data.get("svg") or "")
+    return {
+        "available": True,
+        "data": data,
+        # an <img> (no script in it runs, whatever an entry is called), the text alternative beside it
+        "svg_uri": "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode() if svg else "",
+        "tau": tau,
+        "bars": bars,
+        "scheme_titles": [SCHEME_NAMES.get(s["scheme"], s["scheme"]) for s in schemes.get("schemes", [])],
+        "scheme_rows": table,
+        "schemes": schemes,
+    }
+
+
+def resolution_text(resolution: Mapping[str, Any] | None, digits: int = 4) -> str:
+    """What the test set resolves at the stated power, before entries (from its items) and after (measured),
+    in one sentence; empty when the snapshot holds none."""
+    if not resolution:
+        return ""
+    power = _num(resolution.get("power")) or 0.8
+    parts = []
+    before = resolution.get("before") or {}
+    if _num(before.get("difference")) is not None:
+        parts.append(
+            f"before any entry, {before.get('n_items')} items resolve a difference of "
+            f"{fmt(before['difference'], digits)} ({before.get('basis', '')})"
+        )
+    after = resolution.get("after") or {}
+    if _num(after.get("difference")) is not None:
+        parts.append(
+            f"measured on the entries, {fmt(after['difference'], digits)} (bootstrap, median over entries)"
+        )
+    measured = resolution.get("after_measured") or {}
+    if _num(measured.get("difference")) is not None:
+        between = " and ".join(str(n) for n in measured.get("between") or [])
+        parts.append(
+            f"{fmt(measured['difference'], digits)} from the discordance of {between} (McNemar, Connor)"
+        )
+    if not parts:
+        return ""
+    return f"Smallest difference this test set resolves at {power:.0%} power: " + "; ".join(parts) + "."

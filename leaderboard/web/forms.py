@@ -272,3 +272,35 @@ class TruthReplaceForm(forms.Form):
 
     def clean_truth(self) -> UploadedFile | None:
         return _check_size(self.cleaned_data.get("truth"), kind=get_kind(self.task.kind))
+
+
+class PlanForm(forms.Form):
+    """Planning a test set (issue 23): items needed for a gap at a power, and what a number of items resolves."""
+
+    metric = forms.ChoiceField(choices=())
+    gap = forms.FloatField(min_value=1e-9, help_text="The smallest difference between two entries to detect.")
+    power = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.8)
+    alpha = forms.FloatField(min_value=1e-6, max_value=0.5, initial=0.05, help_text="Two-sided test level.")
+    accuracy = forms.FloatField(
+        required=False, min_value=0.0, max_value=1.0,
+        help_text="0/1 metrics: the expected accuracy (blank: the worst case, discordance 0.5).",
+    )  # fmt: skip
+    sd = forms.FloatField(
+        required=False,
+        min_value=1e-12,
+        help_text="Metrics that are means of per-item values: their standard deviation.",
+    )
+    pilot_standard_error = forms.FloatField(
+        required=False, min_value=1e-12,
+        help_text="Any other metric: a bootstrap standard error of a paired difference from a pilot...",
+    )  # fmt: skip
+    pilot_items = forms.IntegerField(
+        required=False, min_value=1, help_text="... measured on this many items."
+    )
+    n_items = forms.IntegerField(
+        required=False, min_value=1, help_text="Optional: what this many items resolve."
+    )
+
+    def __init__(self, *args: Any, metric_choices: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["metric"].choices = metric_choices  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web.views import account, entries, notices, organizer, participant, public, teams
+from leaderboard.web.views import account, entries, notices, organizer, participant, public, report, teams
 
 urlpatterns = [
     path("", public.home, name="home"),
@@ -31,6 +31,7 @@ urlpatterns = [
     path("c/<slug:slug>/t/<slug:task_slug>/rescore/", organizer.rescore, name="rescore"),
     path("c/<slug:slug>/rescore/<int:pk>/", organizer.rescore_job, name="rescore_job"),
     path("c/<slug:slug>/reveal/", organizer.reveal, name="reveal"),
+    path("c/<slug:slug>/plan/", organizer.plan, name="plan"),
     path(
         "c/<slug:slug>/participants/<str:username>/",
         organizer.participant_decide,
@@ -39,9 +40,11 @@ urlpatterns = [
     # boards (public reads)
     path("c/<slug:slug>/", public.challenge_detail, name="challenge"),
     path("c/<slug:slug>/summary/", public.summary, name="summary"),
+    path("c/<slug:slug>/report/", report.report, name="report"),
     path("c/<slug:slug>/critical-difference.svg", public.cd_svg, name="cd_svg"),
     path("c/<slug:slug>/t/<slug:task_slug>/ranks/", public.rank_distribution, name="ranks"),
     path("c/<slug:slug>/t/<slug:task_slug>/ranks.png", public.rank_image, name="ranks_png"),
+    path("c/<slug:slug>/t/<slug:task_slug>/robustness/", public.robustness, name="robustness"),
     path("c/<slug:slug>/t/<slug:task_slug>/pairwise/", public.pairwise, name="pairwise"),
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup/", public.shakeup, name="shakeup"),
     path("c/<slug:slug>/t/<slug:task_slug>/shakeup.csv", public.shakeup_download, name="shakeup_csv"),

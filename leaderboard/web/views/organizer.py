@@ -24,11 +24,12 @@ from leaderboard.challenges.services import (
     task_truth_replace,
 )
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.board import plan_items, planned
 from leaderboard.rankings.selectors import board_health
 from leaderboard.scoring.engine import metric_choices
 from leaderboard.scoring.models import RescoreJob
 from leaderboard.scoring.services import task_rescore
-from leaderboard.web.forms import ChallengeForm, TaskForm, TruthReplaceForm
+from leaderboard.web.forms import ChallengeForm, PlanForm, TaskForm, TruthReplaceForm
 from leaderboard.web.selectors import organizer_counts, rescore_job_get, rescore_jobs_recent
 from leaderboard.web.views.common import (
     as_http,
@@ -251,3 +252,37 @@ def participant_decide(request: HttpRequest, slug: str, username: str) -> HttpRe
         participation_approve(challenge=challenge, user=user, approved_by=request.user)  # type: ignore[arg-type]
         messages.success(request, f"{username} is approved and may submit.")
     return redirect("organize", slug=challenge.slug)
+
+
+_PLAN_GIVEN = ("accuracy", "sd", "pilot_standard_error", "pilot_items")
+
+
+@login_required
+@require_GET
+def plan(request: HttpRequest, slug: str) -> HttpResponse:
+    """For organizers planning a test set: the items a gap needs at a power, per metric
+    (``stats.power.items_for_gap``), and the smallest difference a number of items resolves."""
+    challenge = organizer_challenge(request, slug)
+    form = PlanForm(request.GET or None, metric_choices=metric_choices())
+    result: dict[str, Any] | None = None
+    resolves: dict[str, Any] | None = None
+    error = ""
+    if request.GET and form.is_valid():
+        data = form.cleaned_data
+        given = {k: data[k] for k in _PLAN_GIVEN if data.get(k) is not None}
+        try:
+            result = plan_items(
+                data["gap"], metric=data["metric"], alpha=data["alpha"], power=data["power"], **given
+            )
+        except ValueError as exc:
+            error = str(exc)
+        if data.get("n_items"):
+            resolves = planned(
+                data["n_items"], metric=data["metric"], alpha=data["alpha"], power=data["power"], **given
+            )
+    return render(
+        request,
+        "web/organizer/plan.html",
+        {"challenge": challenge, "form": form, "result": result, "resolves": resolves, "error": error},
+        status=400 if request.GET and not form.is_valid() else 200,
+    )

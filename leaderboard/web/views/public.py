@@ -100,6 +100,9 @@ def _lazy_board_view(
             sort=sort,
             page=page,
             query=query,
+            resolution=reader.robustness(snapshot.robustness or {}).get("resolution")
+            if reader.allows(Channel.RANKS)
+            else None,
         )
     )
 
@@ -348,6 +351,35 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
 
 
 @cached_for_anonymous(["split"], values={"split": Split.values})  # throttles what it renders
+@require_GET
+def robustness(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
+    """How stable the ranking is (issue 23): the blob plot with its text alternative, Kendall's tau-b of the
+    bootstrap rankings and the ranking schemes side by side, as the rebuild stored them."""
+    challenge = challenge_for(request, slug)
+    task = task_for(challenge, task_slug)
+    split, private_visible = _split_of(request, challenge)
+    reader = reader_view(task, split, request.user)
+    if not reader.allows(Channel.RANKS):
+        return ladder_refusal(request, challenge, task, reader.refusal)
+    snapshot = _board(request, task, split)
+    data = reader.robustness(snapshot.robustness or {}) if snapshot else {}
+    return render(
+        request,
+        "web/robustness.html",
+        {
+            "challenge": challenge,
+            "task": task,
+            "split": split,
+            "has_private": task.has_private_split,
+            "private_visible": private_visible,
+            "snapshot": snapshot,
+            "rob": boards.robustness_view(data),
+        },
+    )
+
+
+@throttled_anonymous_reads
+@cached_for_anonymous(["split"], values={"split": Split.values})
 @require_GET
 def rank_image(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """The whole rank distribution of the latest snapshot as a PNG, drawn once per snapshot and cached."""

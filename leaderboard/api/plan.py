@@ -1,0 +1,80 @@
+"""Planning a test set in the API (issue 23; ``lb plan``): items needed for a gap at a power, per metric, and
+what a number of items resolves. Stateless arithmetic on the request's numbers: no board, no labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.api.views.common import ERROR_RESPONSES, JSONErrorsMixin
+from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.board import RESOLUTION_POWER, plan_items, planned
+
+
+class PlanInputSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    gap = serializers.FloatField(min_value=1e-12)
+    power = serializers.FloatField(min_value=0.5, max_value=0.999, default=RESOLUTION_POWER)
+    alpha = serializers.FloatField(min_value=1e-6, max_value=0.5, default=0.05)
+    accuracy = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    sd = serializers.FloatField(min_value=1e-12, required=False)
+    pilot_standard_error = serializers.FloatField(min_value=1e-12, required=False)
+    pilot_items = serializers.IntegerField(min_value=1, required=False)
+    n_items = serializers.IntegerField(min_value=1, required=False)
+
+
+class PlanOutputSerializer(serializers.Serializer):
+    plan = serializers.JSONField(help_text="Items needed: items, gap, alpha, power, family, method, basis.")
+    resolves = serializers.JSONField(
+        allow_null=True, help_text="With n_items: the smallest difference those items resolve at the power."
+    )
+
+
+_GIVEN = ("accuracy", "sd", "pilot_standard_error", "pilot_items")
+
+
+class PlanView(JSONErrorsMixin, APIView):
+    """GET: items a test set needs to detect ``gap`` at ``power`` for ``metric`` (stats.power.items_for_gap)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(name, type_, required=name in ("metric", "gap"))
+            for name, type_ in (
+                ("metric", str),
+                ("gap", float),
+                ("power", float),
+                ("alpha", float),
+                ("accuracy", float),
+                ("sd", float),
+                ("pilot_standard_error", float),
+                ("pilot_items", int),
+                ("n_items", int),
+            )
+        ],
+        responses={200: PlanOutputSerializer, 400: ERROR_RESPONSES[400]},
+    )
+    def get(self, request: Request) -> Response:
+        params = PlanInputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        data: dict[str, Any] = dict(params.validated_data)
+        given = {k: data[k] for k in _GIVEN if k in data}
+        try:
+            plan = plan_items(
+                data["gap"], metric=data["metric"], alpha=data["alpha"], power=data["power"], **given
+            )
+        except (ValueError, KeyError) as exc:
+            raise ApplicationError(str(exc).strip("'\""), extra={"field": "metric"}) from exc
+        resolves = None
+        if "n_items" in data:
+            resolves = planned(
+                data["n_items"], metric=data["metric"], alpha=data["alpha"], power=data["power"], **given
+            )
+        return Response(PlanOutputSerializer({"plan": plan, "resolves": resolves}).data)

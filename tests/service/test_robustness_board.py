@@ -1,0 +1,129 @@
+"""Ranking robustness of each board (issue 23, item 2), computed at rebuild and read from the snapshot, checked
+against a direct computation from the stored replicates and per-item results, and scipy's ``kendalltau``."""
+
+from __future__ import annotations
+
+import html as htmllib
+
+import numpy as np
+import pytest
+from django.test import Client
+from django.urls import reverse
+from scipy import stats as sps
+
+from leaderboard.rankings import board as board_module
+from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.scoring.models import Score
+from tests.service import web_support as ws
+from tests.service.test_ladder_board import _fresh, board  # noqa: F401 (fixtures)
+
+
+@pytest.fixture
+def plain(db, django_capture_on_commit_callbacks):
+    return ws.make_board(django_capture_on_commit_callbacks)
+
+
+def _snapshot(task) -> BoardSnapshot:
+    return BoardSnapshot.objects.filter(task=task, split="public").latest("sequence")
+
+
+def _stored(snap: BoardSnapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values, replicates and per-item right/wrong in the board's row order."""
+    scores = {s.submission_id: s for s in Score.objects.filter(task=snap.task, split="public")}
+    ordered = [scores[r["submission_id"]] for r in snap.rows]
+    values = np.array([s.value for s in ordered])
+    theta = np.column_stack([s.replicate_array() for s in ordered])
+    right = np.column_stack([np.asarray(s.item_statistics_array())[:, 0] for s in ordered])
+    return values, theta, right
+
+
+def test_rank_frequencies_and_tau_b_match_a_direct_computation(plain) -> None:
+    snap = _snapshot(plain.task)
+    rob = snap.robustness
+    assert rob["available"] and [e["name"] for e in rob["entries"]] == [r["name"] for r in snap.rows]
+    values, theta, _ = _stored(snap)
+    # ranks in every resample, min ranks with 1 = best, by scipy
+    ranks = np.apply_along_axis(lambda v: sps.rankdata(-v, method="min"), 1, theta).astype(int)
+    k = theta.shape[1]
+    for j, entry in enumerate(rob["entries"]):
+        shares = np.bincount(ranks[:, j], minlength=k + 1)[1:] / len(ranks)
+        assert entry["frequencies"] == pytest.approx(shares, abs=1e-6)
+        cumulative = np.cumsum(shares)
+        assert entry["median"] == int(np.argmax(cumulative >= 0.5 - 1e-9)) + 1
+    board_ranks = sps.rankdata(-values, method="min")
+    taus = np.array([sps.kendalltau(board_ranks, r).statistic for r in ranks])
+    taus = taus[np.isfinite(taus)]
+    assert rob["kendall_tau_b"]["median"] == pytest.approx(np.median(taus), abs=1e-12)
+    assert rob["kendall_tau_b"]["mean"] == pytest.approx(taus.mean(), abs=1e-12)
+    assert rob["text"].startswith("Rank over") and rob["svg"].startswith("<?xml")
+
+
+def test_the_three_schemes_match_a_direct_computation(plain) -> None:
+    snap = _snapshot(plain.task)
+    schemes = {s["scheme"]: s for s in snap.robustness["schemes"]["schemes"]}
+    values, _, right = _stored(snap)
+    assert schemes["aggregate-then-rank"]["ranks"] == list(sps.rankdata(-values, method="min").astype(int))
+    item_ranks = np.apply_along_axis(lambda v: sps.rankdata(-v, method="min"), 1, right)
+    assert schemes["rank-then-aggregate"]["scores"] == pytest.approx(item_ranks.mean(axis=0))
+    # gamma (20 wrong) loses a one-sided Wilcoxon test to alpha and beta; alpha and beta differ on one item
+    assert schemes["test-then-rank"]["scores"] == [1.0, 1.0, 0.0]
+
+
+def test_the_page_shows_the_blob_plot_its_text_and_the_schemes(plain) -> None:
+    url = reverse("robustness", args=[plain.challenge.slug, plain.task.slug])
+    page = htmllib.unescape(Client().get(url).content.decode())
+    assert 'src="data:image/svg+xml;base64,' in page and 'id="blob-text"' in page
+    assert "Rank over " in page and "Kendall's tau-b with the full ranking" in page
+    assert 'id="schemes-table"' in page and "Rank per item, then aggregate" in page
+    board_page = Client().get(reverse("challenge", args=[plain.challenge.slug])).content.decode()
+    assert url in board_page
+
+
+def test_large_boards_state_the_rule_instead(monkeypatch) -> None:
+    monkeypatch.setattr(board_module, "ROBUSTNESS_MAX_ENTRIES", 2)
+    out = board_module.build_robustness(
+        rows=[{"name": n, "key": n} for n in "abc"],
+        values=np.array([0.9, 0.8, 0.7]),
+        theta=np.random.default_rng(0).normal([0.9, 0.8, 0.7], 0.05, size=(100, 3)),
+        item_scores=None,
+        higher_is_better=True,
+        confidence=0.95,
+        title="t",
+    )
+    assert out == {"available": False, "reason": out["reason"]} and "up to 2 entries" in out["reason"]
+
+
+def test_the_ladder_refuses_the_page_before_the_reveal(board) -> None:  # noqa: F811
+    organizer, alice, *_ = board
+    url = reverse("robustness", args=["lad", "main"])
+    web = Client()
+    web.force_login(alice)
+    assert web.get(url).status_code == 404
+    web.force_login(organizer)
+    assert web.get(url).status_code == 200
+
+
+def test_the_summary_puts_the_schemes_side_by_side_across_tasks_with_their_consensus(
+    db, django_capture_on_commit_callbacks
+) -> None:
+    from leaderboard.rankings.models import ChallengeSummary
+    from stats.robustness import challenge_ranking, ranking_schemes
+
+    b = ws.make_board(django_capture_on_commit_callbacks, two_tasks=True)
+    data = ChallengeSummary.objects.filter(challenge=b.challenge, split="public").latest("sequence").data
+    got = data["ranking_schemes"]
+    assert got["available"] and got["names"] == ["alpha", "beta", "gamma"]
+    # the library on the per-item results directly (every entry is on both boards)
+    per_task = {}
+    for task in b.challenge.tasks.order_by("pk"):
+        snap = _snapshot(task)
+        _, _, right = _stored(snap)
+        per_task[task.slug] = ranking_schemes(
+            right, higher_is_better=True, names=[r["name"] for r in snap.rows]
+        )
+    want = challenge_ranking(per_task)
+    for scheme, c in want.consensus.items():
+        assert got["consensus"][scheme]["ranks"] == list(c.ranks)
+        assert got["consensus"][scheme]["mean_ranks"] == pytest.approx(c.mean_ranks)
+    page = Client().get(reverse("summary", args=[b.challenge.slug])).content.decode()
+    assert 'id="consensus-table"' in page and "rank-then-aggregate" in page
