@@ -289,6 +289,13 @@ def mode_of(task: Task) -> BoardMode:
         raise ValueError(f"Task '{task.slug}' has an unknown board mode {task.public_mode!r}.") from None
 
 
+#: Why a participant reads no rank robustness before the reveal.
+ROBUSTNESS_WITHHELD = (
+    "Shown once the board is revealed: the rank frequencies over the resamples order the entries by their "
+    "exact values, finer than the board's rounded numbers a participant reads until then."
+)
+
+
 @dataclass(frozen=True)
 class ReaderView:
     """What one reader may see of one split of one task, now (see the module's docstring)."""
@@ -357,7 +364,14 @@ class ReaderView:
         """The snapshot's rank robustness (``rankings.board.build_robustness``; read where
         :meth:`allows` ``Channel.RANKS``): rank shares rounded like the rank distribution, the schemes'
         mean scores at the board's precision; ranks and tau-b are rank-based and stay as they are."""
-        return public_robustness(stored, task_decimals(self.task))
+        data = public_robustness(stored, task_decimals(self.task))
+        if self.tied and stored.get("available"):
+            # its rank frequencies, medians and schemes rank the entries by their exact values: before the
+            # reveal a participant reads ties at the board's precision only (issue 21, item 8); what the test
+            # set resolves says nothing of the order and stays
+            kept = {"resolution": data["resolution"]} if "resolution" in data else {}
+            return {"available": False, "reason": ROBUSTNESS_WITHHELD, **kept}
+        return data
 
     def entry_count(self, snapshot: BoardSnapshot | None) -> int:
         if not self.exact:

@@ -24,8 +24,15 @@ def test_the_adjusted_leader_the_robustness_page_and_the_report_read_on_a_deskto
     board = _board(django_capture_on_commit_callbacks)
     base = f"{live_server.url}/c/{board.challenge.slug}"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    visitor = browser.new_page(viewport={"width": 1366, "height": 900})
+    visitor.goto(f"{base}/t/{board.task.slug}/robustness/")
+    # before the reveal the per-entry robustness orders entries by exact values: organizers only
+    assert "Shown once the board is revealed" in visitor.locator("main").inner_text()
+    assert visitor.locator("figure.blobplot img").count() == 0
+    visitor.close()
     for width, height in SIZES:
-        page = browser.new_page(viewport={"width": width, "height": height})
+        context = _logged_in(browser, live_server, board.organizer, {"width": width, "height": height})
+        page = context.new_page()
         page.goto(f"{base}/?task={board.task.slug}")
         line = page.locator("#leader-adjusted")
         assert line.is_visible() and "knn-3" in line.inner_text() and "winner's curse" in line.inner_text()
@@ -49,7 +56,7 @@ def test_the_adjusted_leader_the_robustness_page_and_the_report_read_on_a_deskto
         _captions_on_screen(page, width)
         if width == 390:
             assert _wide_elements(page, width, ".table-scroll, pre, code, details") == []
-        page.close()
+        context.close()
 
 
 @pytest.mark.browser

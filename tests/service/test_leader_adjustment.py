@@ -103,9 +103,9 @@ def test_the_page_the_api_the_downloads_and_lb_show_it_at_the_boards_precision(p
     site = Client().get(reverse("board_download", args=[plain.challenge.slug, plain.task.slug, "csv"]))
     table = list(csv.DictReader(io.StringIO(site.content.decode())))
     assert set(ADJUSTED) <= set(CSV_COLUMNS)
-    first = next(r for r in table if r["is_leader"] == "True")
+    first = next(r for r in table if r["is_leader"] == "true")  # the CSV writes true/false (issue 22, P6)
     assert float(first["adjusted_value"]) == round(leader["adjusted_value"], 4)
-    assert all(r["adjusted_value"] == "" for r in table if r["is_leader"] != "True")
+    assert all(r["adjusted_value"] == "" for r in table if r["is_leader"] != "true")
     data = json.loads(
         Client().get(reverse("board_download", args=[plain.challenge.slug, plain.task.slug, "json"])).content
     )

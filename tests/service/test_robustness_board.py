@@ -71,7 +71,13 @@ def test_the_three_schemes_match_a_direct_computation(plain) -> None:
 
 def test_the_page_shows_the_blob_plot_its_text_and_the_schemes(plain) -> None:
     url = reverse("robustness", args=[plain.challenge.slug, plain.task.slug])
-    page = htmllib.unescape(Client().get(url).content.decode())
+    # before the reveal a participant or visitor reads no per-entry robustness: it orders the entries by
+    # their exact values (issue 21, item 8)
+    withheld = htmllib.unescape(Client().get(url).content.decode())
+    assert "Shown once the board is revealed" in withheld and 'id="blob-text"' not in withheld
+    organizer = Client()
+    organizer.force_login(plain.organizer)
+    page = htmllib.unescape(organizer.get(url).content.decode())
     assert 'src="data:image/svg+xml;base64,' in page and 'id="blob-text"' in page
     assert "Rank over " in page and "Kendall's tau-b with the full ranking" in page
     assert 'id="schemes-table"' in page and "Rank per item, then aggregate" in page
