@@ -34,7 +34,9 @@ def _with_related(qs: QuerySet[Submission]) -> QuerySet[Submission]:
                 "value",
                 "run_values",
                 "scored_at",
-            ),
+            )
+            # one order on every database (PostgreSQL returned the private split first, SQLite the public)
+            .order_by("task__position", "task__slug", "-split"),
         ),
     )
 
