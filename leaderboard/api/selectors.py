@@ -25,7 +25,8 @@ def _with_related(qs: QuerySet[Submission]) -> QuerySet[Submission]:
         Prefetch("files", queryset=SubmissionFile.objects.select_related("task")),
         Prefetch(
             "scores",
-            queryset=Score.objects.select_related("task").only(
+            queryset=Score.objects.select_related("task")
+            .only(
                 "id",
                 "submission_id",
                 "task__slug",

@@ -186,5 +186,7 @@ def test_every_board_download_and_answer_is_byte_identical_to_the_golden_texts()
     assert sorted(got) == sorted(want)
     changed = [key for key in want if got[key] != want[key]]
     if changed and os.environ.get("GOLDEN_DIFF"):
-        Path(os.environ["GOLDEN_DIFF"]).write_text(json.dumps({k: [want[k], got[k]] for k in changed}, indent=1))
+        Path(os.environ["GOLDEN_DIFF"]).write_text(
+            json.dumps({k: [want[k], got[k]] for k in changed}, indent=1)
+        )
     assert not changed, (changed[:5], [(want[k][:300], got[k][:300]) for k in changed[:2]])
