@@ -152,16 +152,16 @@ class BoardMode:
         return False
 
     def released_rows(self, task: Task, snapshot: BoardSnapshot | None) -> list[dict[str, Any]]:
-        raise NotImplementedError(f"The {self.name} board releases no rows of its own.")
+        raise RuntimeError(f"The {self.name} board releases no rows of its own.")
 
     def released_signature(self, task: Task) -> dict[str, Any]:
-        raise NotImplementedError(f"The {self.name} board releases no signature of its own.")
+        raise RuntimeError(f"The {self.name} board releases no signature of its own.")
 
     def released_csv(self, rows: list[dict[str, Any]]) -> str:
-        raise NotImplementedError(f"The {self.name} board releases no download of its own.")
+        raise RuntimeError(f"The {self.name} board releases no download of its own.")
 
     def release_view(self, task: Task, release: LadderRelease | None) -> dict[str, Any]:
-        raise NotImplementedError(f"The {self.name} board releases no scores of its own.")
+        raise RuntimeError(f"The {self.name} board releases no scores of its own.")
 
 
 class LadderMode(BoardMode):

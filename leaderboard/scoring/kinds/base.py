@@ -134,7 +134,7 @@ class TaskKind(ABC):
 
     def fanout_chunk(self, payload: dict[str, Any], chunks: range) -> dict[str, np.ndarray]:
         """The replicates of chunks ``chunks`` of W, as named arrays."""
-        raise NotImplementedError(f"{self.name} tasks are not fanned out")
+        raise RuntimeError(f"{self.name} tasks are not fanned out")
 
     def fanout_join(
         self,
@@ -145,7 +145,7 @@ class TaskKind(ABC):
         parts: list[tuple[range, dict[str, np.ndarray]]],
     ) -> list[SplitScore]:
         """The entry's scores from every chunk's arrays (in order), bit-identical to :meth:`score_files`."""
-        raise NotImplementedError(f"{self.name} tasks are not fanned out")
+        raise RuntimeError(f"{self.name} tasks are not fanned out")
 
     # --- the board --------------------------------------------------------------------------------------
     def board_interval(self, metric: str, challenge: Challenge, *, has_jackknife: bool) -> str | None:
@@ -184,7 +184,7 @@ class TaskKind(ABC):
     def segment_texts(self, task: Task, truth: HiddenTruth, data: bytes, name: str) -> list[tuple[str, str]]:
         """Each item's prediction and truth as text, for an organizer's list of worst items (hidden data:
         called from ``scoring.breakdown`` only); only kinds whose :meth:`segment_values` gives values."""
-        raise NotImplementedError(f"{self.name} tasks list no items")
+        raise RuntimeError(f"{self.name} tasks list no items")
 
     # --- the public description -------------------------------------------------------------------------
     @abstractmethod
