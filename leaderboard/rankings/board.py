@@ -67,6 +67,9 @@ class SnapshotRow(TypedDict, total=False):
     key: str  # the entry across tasks and snapshots: ``team:<id>``, or a baseline submission
     is_baseline: bool
     submission_id: int
+    # a Ladder board's row (rankings.ladder): the submission whose released score the row shows, when it is
+    # not the entry the row names (the team selected another one)
+    shown_from: str | None
     submitted_at: str
     description: str
     link: str

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from leaderboard.challenges.models import Task
+from leaderboard.challenges.models import EntrySelection, Task
 from leaderboard.rankings.models import LadderRelease
 from leaderboard.rankings.policy import LadderMode, mode_of
 from leaderboard.scoring import engine
@@ -164,12 +164,16 @@ def released_rows(task: Task) -> list[dict[str, Any]]:
         .values_list("entry_key", "shown", "shown_submission_id")
     ):
         latest[key] = (float(value or 0.0), shown_id)
-    subs = Submission.objects.select_related("team").in_bulk([sid for _, sid in latest.values() if sid])
+    named = _selected_entries(task)  # team key -> the submission the team selected, under "selected"
+    subs = Submission.objects.select_related("team").in_bulk(
+        [sid for _, sid in latest.values() if sid] + list(named.values())
+    )
     higher = engine.metric_higher_is_better(task.metric)
     ordered = sorted(latest.items(), key=lambda kv: (-kv[1][0] if higher else kv[1][0], kv[0]))
     rows: list[dict[str, Any]] = []
     for position, (key, (shown, sid)) in enumerate(ordered, start=1):
-        sub = subs.get(sid) if sid else None
+        source = subs.get(sid) if sid else None
+        sub = subs.get(named[key]) if key in named else source  # the row names the team's entry
         rank = rows[-1]["rank"] if rows and rows[-1]["value"] == shown else position
         rows.append(
             {
@@ -179,7 +183,30 @@ def released_rows(task: Task) -> list[dict[str, Any]]:
                 "is_baseline": bool(sub and sub.is_baseline),
                 "value": shown,
                 "submission_id": sub.pk if sub else None,
+                # the submission whose score the Ladder shows, when it is not the entry the row names
+                "shown_from": source.name
+                if source is not None and sub is not None and source.pk != sub.pk
+                else None,
                 "key": key,
             }
         )
     return rows
+
+
+def _selected_entries(task: Task) -> dict[str, int]:
+    """Under the "selected" entry rule, each team's selected submission scored on this task (by entry key):
+    the entry the row names (issue 22, A9). The value stays the Ladder's release: the selection is the team's
+    own choice and says nothing of a score the Ladder did not release."""
+    if task.challenge.entry_selection != EntrySelection.SELECTED:
+        return {}
+    return {
+        f"team:{team_id}": submission_id
+        for team_id, submission_id in Score.objects.filter(
+            task=task,
+            split=Split.PUBLIC,
+            truth_version=task.truth_version,
+            submission__selected=True,
+            submission__is_baseline=False,
+            submission__status=Status.SCORED,
+        ).values_list("submission__team_id", "submission_id")
+    }

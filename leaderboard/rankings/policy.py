@@ -86,7 +86,7 @@ NOT_AVAILABLE = (
     "are not shown until the final boards are revealed."
 )
 #: The columns of a Ladder board's rows (API rows, CSV downloads): nothing else leaves.
-LADDER_COLUMNS = ["rank", "name", "team", "is_baseline", "value", "submission_id"]
+LADDER_COLUMNS = ["rank", "name", "team", "is_baseline", "value", "submission_id", "shown_from"]
 
 
 class BoardMode:

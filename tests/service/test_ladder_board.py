@@ -481,11 +481,35 @@ def test_lb_shows_the_release_and_never_the_exact_score(
     assert (second_task.public_mode, second_task.ladder_eta) == ("ladder", 0.02)
 
 
-def test_the_ladder_board_says_whose_submission_each_row_names(board) -> None:
+def test_the_ladder_row_names_the_entry_the_team_selected(transactional_db) -> None:
     """The walk read 'logreg' on the Ladder board although the team had selected knn-copy (issue 22, A9):
-    the row names the submission whose score the Ladder shows, and the board says so."""
-    _organizer, alice, *_ = board
+    under the "selected" rule the row names the selected entry; the value stays the Ladder's release (the
+    older submission's shown score), the row says whose it is, and nothing unreleased leaves."""
+    _organizer, task, (ids, labels, split) = _ladder_task("ladder", ladder_eta=ETA)
+    task.challenge.entry_selection = "selected"
+    task.challenge.save(update_fields=["entry_selection"])
+    alice, bob = user("alice"), user("bob")
+    first = _submit(alice, _file(ids, labels, split, 140, 150), "first")  # 0.6897: shown as 0.70
+    second = _submit(alice, _file(ids, labels, split, 146, 120), "second")  # 0.7192: not released
+    response = client_for(alice).post(f"/api/submissions/{second}/select/")
+    assert response.status_code == 200, response.content
+    values = [s.value for s in Score.objects.filter(task=task)]
+    hidden = set().union(*(_forms(v) for v in values)) - {"0.700"}
     web = Client()
-    web.force_login(alice)
-    text = htmllib.unescape(web.get(reverse("challenge", args=["lad"])).content.decode())
-    assert "Each row names the submission whose score the Ladder shows for its team." in text
+    web.force_login(bob)
+    page = htmllib.unescape(web.get(reverse("challenge", args=["lad"])).content.decode())
+    api = client_for(bob).get("/api/challenges/lad/leaderboard/").json()
+    (row,) = api["rows"]
+    assert (row["name"], row["submission_id"], row["value"], row["shown_from"]) == (
+        "second",
+        second,
+        0.7,
+        "first",
+    )
+    assert f'data-submission="{second}"' in page and f'data-submission="{first}"' not in page
+    assert "the value is first's, the last score the Ladder released" in page
+    csv_text = web.get(reverse("board_download", args=["lad", "main", "csv"])).content.decode()
+    (csv_row,) = list(csv.DictReader(io.StringIO(csv_text)))
+    assert (csv_row["name"], csv_row["shown_from"]) == ("second", "first")
+    for text in (page, json.dumps(api), csv_text):
+        assert not _leaks(text, hidden), _leaks(text, hidden)
