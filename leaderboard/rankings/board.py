@@ -13,6 +13,7 @@ from stored snapshots.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, cast
@@ -527,8 +528,48 @@ SELECTION_RULE = (
     "the board's leader (first by name among entries tied for first); direction by the metric; ties and "
     "discrete metrics: the selection event relaxed by half the metric's step; an unbounded end of the "
     "conditional interval is left empty (the hybrid interval is always bounded); boards of one entry have "
-    "no selection to adjust for"
+    "no selection to adjust for; every estimate and end is clipped to the metric's range, and no estimate is "
+    "above the leader's value (below, for a lower-is-better metric): selecting the maximum biases it upward "
+    "only, so an upward correction is the metric's discreteness, not information; the interval is on the "
+    "normal scale, the board's value interval on its own method's, so their ends need not nest"
 )
+
+#: The leader's adjusted numbers that are estimates of its value (capped at the shown value by the rule).
+_ADJUSTED_ESTIMATES = ("adjusted_value", "conditional_value", "bias_corrected")
+_ADJUSTED_ENDS = ("adjusted_low", "adjusted_high", "conditional_low", "conditional_high")
+
+
+def adjusted_within_rule(
+    adjusted: Mapping[str, float | None],
+    *,
+    value: float,
+    higher_is_better: bool,
+    value_range: tuple[float, float],
+) -> dict[str, float | None]:
+    """The leader's selection-adjusted numbers under the stated rule (``SELECTION_RULE``, issue 23):
+
+    - every estimate and interval end is clipped to the metric's range (an accuracy's adjusted upper end
+      never reads 1.02);
+    - no estimate claims an upward correction of the selected maximum: the bias-corrected, hybrid and
+      conditional estimates are at most the leader's value (at least, for a lower-is-better metric).
+      Selecting the best of K entries can only bias the best's value upward; on a discrete metric the
+      bootstrap's bias can still come out negative by a fraction of one item, and that is not news.
+      (The demo's iris board: bias-corrected 0.9342 above the shown 0.9333 becomes 0.9333.)
+
+    The interval's ends are not capped by the board's value interval: the hybrid interval is on the normal
+    scale and can reach past the Clopper-Pearson end on both sides (Andrews, Kitagawa and McCloskey's hybrid
+    is wider than the naive interval in close races); the page says so. ``None`` stays ``None``."""
+    low, high = value_range
+    out: dict[str, float | None] = {}
+    for key, number in adjusted.items():
+        if number is None or not math.isfinite(number):
+            out[key] = number if number is None else None
+            continue
+        number = min(max(float(number), low), high)
+        if key in _ADJUSTED_ESTIMATES:
+            number = min(number, value) if higher_is_better else max(number, value)
+        out[key] = number
+    return out
 
 
 def _adjust_leader(
@@ -555,17 +596,22 @@ def _adjust_leader(
         return {"selection_method": SELECTION_METHOD, "selection_rule": f"not adjusted: {exc}"}
     cond = adj.conditional_interval.as_dict()
     leader.update(
-        {
-            "adjusted_value": adj.hybrid_estimate,
-            "adjusted_low": adj.hybrid_interval.low,
-            "adjusted_high": adj.hybrid_interval.high,
-            "conditional_value": float(adj.conditional_estimate)
-            if np.isfinite(adj.conditional_estimate)
-            else None,
-            "conditional_low": cond["low"],
-            "conditional_high": cond["high"],
-            "bias_corrected": adj.bias_corrected,
-        }
+        adjusted_within_rule(  # type: ignore[typeddict-item]
+            {
+                "adjusted_value": adj.hybrid_estimate,
+                "adjusted_low": adj.hybrid_interval.low,
+                "adjusted_high": adj.hybrid_interval.high,
+                "conditional_value": float(adj.conditional_estimate)
+                if np.isfinite(adj.conditional_estimate)
+                else None,
+                "conditional_low": cond["low"],
+                "conditional_high": cond["high"],
+                "bias_corrected": adj.bias_corrected,
+            },
+            value=float(np.asarray(values, dtype=np.float64)[keys.index(str(leader.get("key")))]),
+            higher_is_better=metric.higher_is_better,
+            value_range=metric.value_range,
+        )
     )
     return {
         "selection_method": SELECTION_METHOD,

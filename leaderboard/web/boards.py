@@ -857,7 +857,13 @@ def leader_adjustment_text(
             f"[{_end(leader.get('conditional_low'), digits, _MINUS_INF)}, "
             f"{_end(leader.get('conditional_high'), digits, _INF)}]"
         )
-    return text + "."
+    method = str(signature.get("interval_method") or "").replace("_", "-") or "value"
+    return (
+        text + ". The adjusted interval is on the normal scale and the board's value interval is "
+        f"{method}, so their ends need not nest; an adjusted estimate is never above the shown value (below "
+        "it for a lower-is-better metric: selecting the best only flatters it) and never outside the metric's "
+        "range."
+    )
 
 
 def _names(names: Sequence[str], most: int = 3) -> str:

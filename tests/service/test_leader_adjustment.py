@@ -65,8 +65,10 @@ def test_the_leaders_row_holds_the_librarys_adjustment_and_the_signature_its_met
     assert [leader["adjusted_low"], leader["adjusted_high"]] == pytest.approx(
         [expected.hybrid_interval.low, expected.hybrid_interval.high], rel=1e-12
     )
-    # the bootstrap bias correction, computed here directly: 2 max - mean of the resamples' maxima
-    assert leader["bias_corrected"] == pytest.approx(2 * values.max() - theta.max(axis=1).mean(), rel=1e-12)
+    # the bootstrap bias correction, computed here directly: 2 max - mean of the resamples' maxima, and never
+    # above the leader's value (on this discrete board it comes out at 0.9182 > 0.9167: capped, issue 23)
+    raw = 2 * values.max() - theta.max(axis=1).mean()
+    assert leader["bias_corrected"] == pytest.approx(min(raw, values.max()), rel=1e-12)
     # the adjustment never lifts the leader (here beta is wrong wherever alpha is: little to adjust)
     assert leader["adjusted_value"] <= leader["value"]
     assert leader["adjusted_low"] < leader["adjusted_value"] < leader["adjusted_high"] <= 1.0
@@ -160,7 +162,7 @@ def test_a_lower_is_better_leader_is_adjusted_upwards_and_a_constant_leader_is_r
     from leaderboard.rankings.board import _adjust_leader
 
     challenge: Any = SimpleNamespace(confidence=0.95, seed=7)
-    metric = SimpleNamespace(higher_is_better=False, name="mae")
+    metric = SimpleNamespace(higher_is_better=False, name="mae", value_range=(0.0, float("inf")))
     rng = np.random.default_rng(3)
     values = np.array([1.00, 1.02, 1.03])  # a close race for the lowest error
     theta = values + rng.normal(0, 0.02, size=(2000, 3))
@@ -178,7 +180,43 @@ def test_a_lower_is_better_leader_is_adjusted_upwards_and_a_constant_leader_is_r
         ["k0", "k1"],
         np.array([0.5, 0.4]),
         flat,
-        SimpleNamespace(higher_is_better=True, name="accuracy"),
+        SimpleNamespace(higher_is_better=True, name="accuracy", value_range=(0.0, 1.0)),
         challenge,
     )
     assert "adjusted_value" not in rows[0] and str(sig["selection_rule"]).startswith("not adjusted: every")
+
+
+def test_the_demos_discrete_leader_claims_no_upward_correction_and_stays_in_the_metrics_range() -> None:
+    """Issue 23's doubt, with the demo's iris numbers: the bootstrap bias correction came out at 0.9342 above
+    the shown 0.9333 (a discrete metric), and near 1 the normal-scale hybrid interval's upper end can leave
+    [0, 1]. Under the stated rule (``SELECTION_RULE``) no estimate is above the leader's value and every end
+    is inside the metric's range; the interval's ends are otherwise kept (they need not nest in the board's
+    Clopper-Pearson interval [0.8989, 0.9588])."""
+    from leaderboard.rankings.board import adjusted_within_rule
+
+    demo = {
+        "adjusted_value": 0.9301,
+        "adjusted_low": 0.9053,
+        "adjusted_high": 0.9614,
+        "conditional_value": None,
+        "conditional_low": None,
+        "conditional_high": 0.9700,
+        "bias_corrected": 0.9342,
+    }
+    out = adjusted_within_rule(demo, value=140 / 150, higher_is_better=True, value_range=(0.0, 1.0))
+    assert out["bias_corrected"] == pytest.approx(140 / 150)  # 0.9333, not 0.9342: no upward correction
+    assert out["adjusted_value"] == 0.9301 and (out["adjusted_low"], out["adjusted_high"]) == (0.9053, 0.9614)
+    assert out["conditional_value"] is None and out["conditional_low"] is None
+    near_one = dict(demo, adjusted_high=1.0213, conditional_high=1.05, bias_corrected=1.001)
+    out = adjusted_within_rule(near_one, value=0.995, higher_is_better=True, value_range=(0.0, 1.0))
+    assert out["adjusted_high"] == 1.0 and out["conditional_high"] == 1.0 and out["bias_corrected"] == 0.995
+    # lower is better (an error): the selected minimum is biased downward; a correction below it is capped
+    low = adjusted_within_rule(
+        {"bias_corrected": 0.09, "adjusted_low": -0.01}, value=0.1, higher_is_better=False, value_range=(0, 9)
+    )
+    assert low == {"bias_corrected": 0.1, "adjusted_low": 0.0}
+
+
+def test_a_board_near_the_top_of_the_range_shows_the_rule_on_the_page(plain) -> None:
+    page = Client().get(reverse("challenge", args=[plain.challenge.slug])).content.decode()
+    assert "their ends need not nest" in page and "never above" in page
