@@ -26,8 +26,8 @@ _FIRST_COLUMNS = [
     "submission_id",
 ]  # fmt: skip
 #: Row fields that are the service's internal keys or repeat another column (``in_best_set_max_t`` is the
-#: verdict's ``in_best_set``): not in the download.
-_NOT_IN_CSV = frozenset({"key", "compared_with_key", "in_best_set_max_t"})
+#: verdict's ``in_best_set``), and a Ladder release's ``shown_from`` (its own CSV has it): not in the download.
+_NOT_IN_CSV = frozenset({"key", "compared_with_key", "in_best_set_max_t", "shown_from"})
 #: A row field's column name where the field's own name would read as the board's verdict (issue 22, M3):
 #: the pair test against the observed leader, Holm-adjusted over the K - 1 comparisons with it, answers
 #: "is this entry worse than the leader if the leader had been chosen before the data?", not the board's
