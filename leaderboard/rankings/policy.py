@@ -112,7 +112,7 @@ class BoardMode:
     ) -> list[Any]:
         if view.tied:
             return participant_rows(snapshot.rows, task_decimals(view.task))[start:stop]
-        return list(public_rows(snapshot.rows[start:stop], task_decimals(view.task)))
+        return list(public_rows(snapshot.rows, task_decimals(view.task), start, stop))
 
     def exact_signature(self, view: ReaderView, snapshot: BoardSnapshot | None) -> dict[str, Any]:
         return public_signature(snapshot.signature, task_decimals(view.task)) if snapshot is not None else {}

@@ -95,8 +95,39 @@ def public_row(row: Mapping[str, Any], decimals: int) -> SnapshotRow:
     return out
 
 
-def public_rows(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[SnapshotRow]:
-    return [public_row(r, decimals) for r in rows]
+def public_rows(
+    rows: Sequence[Mapping[str, Any]], decimals: int, start: int = 0, stop: int | None = None
+) -> list[SnapshotRow]:
+    """The rows ``start:stop`` of a stored board as every exact reader reads them (:func:`public_row`), each
+    difference the difference of the shown values (:func:`shown_differences`; ``rows``: the whole board,
+    where each row's reference is found)."""
+    shown = {r.get("key"): round_to(r.get("value"), decimals) for r in rows if r.get("key") is not None}
+    return [public_row(shown_differences(r, shown), decimals) for r in rows[start:stop]]
+
+
+_DECIDED = ("best", "worse than the best")
+
+
+def shown_differences(row: Mapping[str, Any], shown: Mapping[Any, Any]) -> Mapping[str, Any]:
+    """One rule for every difference a reader reads (issue 22, P1): the shown difference is the shown value
+    minus the shown value of the entry it is compared with, so it adds up from the numbers on the page
+    (0.973 - 0.988 = -0.015, never the rounded exact -0.01447 = -0.014); the difference interval is widened
+    to cover it (by at most one step of the last digit), except across zero on a decided row (the verdict's
+    interval excludes zero; a bound that rounds to zero is written "<0" or ">0"). Participants before the
+    reveal read the same rule over tie groups (:func:`participant_rows`). ``shown``: the board's shown
+    values by entry key. The stored row is untouched."""
+    if "diff" not in row:
+        return row
+    mine, theirs = round_to(row.get("value"), 12), shown.get(row.get("compared_with_key"))
+    mine = shown.get(row.get("key"), mine)
+    diff = _shown_diff(mine, theirs)
+    if diff is None:
+        return row
+    out = dict(row)
+    out["diff"] = diff
+    if not (diff == 0 and row.get("verdict") in _DECIDED):
+        out.update(_covering(row, diff))
+    return out
 
 
 def public_pairwise(pairwise: Mapping[str, Any], decimals: int) -> dict[str, Any]:

@@ -169,11 +169,11 @@ def test_metrics_signatures_and_captions_read_as_words_not_slugs_or_python(
     assert "COCO AP (coco_ap)" in form and "Mean IoU (miou)" in form
 
 
-def test_the_legend_says_why_a_difference_need_not_equal_the_difference_of_the_rounded_values(
+def test_the_legend_says_a_difference_is_the_difference_of_the_values_shown(
     client, django_capture_on_commit_callbacks
 ) -> None:  # type: ignore[no-untyped-def]
-    """-0.014 beside 0.973 and 0.988 (issue 22, P1): the board says the difference is rounded from the
-    unrounded values."""
+    """-0.014 beside 0.973 and 0.988 (issue 22, P1): the difference is now that of the shown values
+    (tests/service/test_shown_differences.py), and the legend says so."""
     board = ws.make_board(django_capture_on_commit_callbacks)
     text = _text(client.get(reverse("challenge", args=[board.challenge.slug])))
-    assert "Each difference is computed from the unrounded values and then rounded" in text
+    assert "Each difference is the difference of the two values as shown" in text
