@@ -1,0 +1,90 @@
+"""The walk's remaining findings in a real browser at 1366 x 900 and 390 x 844 (issue 22 A9 and P1, issue
+23's doubt about the leader's adjusted interval), with screenshots in tmp/artifacts/ and axe-core on each state:
+
+- every shown difference adds up from the shown values (the leader's value minus nothing: the Difference
+  cell of each row equals its value minus the value of the entry it is compared with, as printed);
+- the leader's adjusted sentence states the rule (no estimate above the shown value, the ends need not nest
+  in the board's interval);
+- on a Ladder board under the "selected" rule the row names the entry the team selected and says whose
+  released score the value is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from tests.browser.a11y import assert_accessible
+from tests.browser.test_board_page import ARTIFACTS, _board
+from tests.browser.test_web_flow import browser  # noqa: F401  (the fixture)
+from tests.service.api_support import client_for
+from tests.service.test_ladder_board import ETA, _file, _fresh, _ladder_task, _submit  # noqa: F401
+from tests.service.web_support import user
+
+SIZES = ((1366, 900), (390, 844))
+
+
+def _number(text: str) -> float:
+    match = re.search(r"[\u2212+-]?\d+\.\d+", text)
+    assert match, text
+    return float(match.group(0).replace("\u2212", "-"))
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_differences_add_up_and_the_adjusted_interval_states_its_rule_at_both_widths(
+    browser: Any,  # noqa: F811
+    live_server: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    board = _board(django_capture_on_commit_callbacks)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for width, height in SIZES:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{live_server.url}/c/{board.challenge.slug}/")
+        rows = page.locator("table.board tbody tr")
+        names = [rows.nth(i).locator("th .name").inner_text().strip() for i in range(rows.count())]
+        values = {name: _number(rows.nth(i).locator("td.value").inner_text()) for i, name in enumerate(names)}
+        checked = 0
+        for i in range(1, rows.count()):
+            cell = rows.nth(i).locator("td.diff").inner_text()
+            versus = re.search(r" vs (\S+)", cell)
+            reference = versus.group(1) if versus else names[0]
+            decimals = len(rows.nth(i).locator("td.value").inner_text().split("[")[0].strip().split(".")[1])
+            assert _number(cell) == pytest.approx(round(values[names[i]] - values[reference], decimals)), cell
+            checked += 1
+        assert checked == 4
+        adjusted = page.locator("#leader-adjusted").inner_text()
+        assert "their ends need not nest" in adjusted and "never above the shown value" in adjusted
+        page.screenshot(path=str(ARTIFACTS / f"walk-differences-{width}.png"), full_page=True)
+        assert_accessible(page, f"board, differences and adjusted rule at {width} px")
+        page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_ladder_row_names_the_selected_entry_at_both_widths(
+    browser: Any,  # noqa: F811
+    live_server: Any,
+) -> None:
+    _organizer, task, (ids, labels, split) = _ladder_task("ladder", ladder_eta=ETA)
+    task.challenge.entry_selection = "selected"
+    task.challenge.save(update_fields=["entry_selection"])
+    alice: User = user("alice")
+    _submit(alice, _file(ids, labels, split, 140, 150), "first")  # shown as 0.70
+    second = _submit(alice, _file(ids, labels, split, 146, 120), "second")  # not beyond the step
+    assert client_for(alice).post(f"/api/submissions/{second}/select/").status_code == 200
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for width, height in SIZES:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{live_server.url}/c/lad/")
+        row = page.locator("table.board tbody tr").first
+        assert row.locator(".name").inner_text() == "second"
+        assert "the value is first's, the last score the Ladder released" in row.inner_text()
+        assert row.locator("td.value").inner_text().strip() == "0.700"
+        page.screenshot(path=str(ARTIFACTS / f"walk-ladder-selected-{width}.png"), full_page=True)
+        assert_accessible(page, f"Ladder board with a selected entry at {width} px")
+        page.close()
