@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.browser.a11y import assert_accessible
-from tests.browser.test_board_page import ARTIFACTS, _board
+from tests.browser.test_board_page import ARTIFACTS, _board, _logged_in
 from tests.browser.test_web_flow import browser  # noqa: F401  (the fixture)
 from tests.service.api_support import client_for
 from tests.service.test_ladder_board import ETA, _file, _fresh, _ladder_task, _submit  # noqa: F401
@@ -88,3 +88,25 @@ def test_the_ladder_row_names_the_selected_entry_at_both_widths(
         page.screenshot(path=str(ARTIFACTS / f"walk-ladder-selected-{width}.png"), full_page=True)
         assert_accessible(page, f"Ladder board with a selected entry at {width} px")
         page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_account_pages_cli_lines_are_a_focusable_scroll_region_at_both_widths(
+    browser: Any,  # noqa: F811
+    live_server: Any,
+) -> None:
+    """The walk of 2026-12-02 met axe's scrollable-region-focusable (serious) on the account page at 390 px:
+    the `lb login --token ... --host ...` lines scroll sideways in a <pre> that the keyboard could not reach."""
+    alice = user("alice")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for width, height in SIZES:
+        context = _logged_in(browser, live_server, alice, {"width": width, "height": height})
+        page = context.new_page()
+        page.goto(f"{live_server.url}/accounts/")
+        lines = page.locator("pre.cli-lines")
+        assert "lb login --token" in lines.inner_text()
+        assert lines.get_attribute("tabindex") == "0"
+        page.screenshot(path=str(ARTIFACTS / f"walk-account-{width}.png"), full_page=True)
+        assert_accessible(page, f"account page at {width} px")
+        context.close()
