@@ -117,3 +117,25 @@ def test_the_shakeup_page_prints_values_at_the_boards_precision(board: ws.Board)
     # values and gaps at 2 decimals; only the re-split p-values have 3
     assert cells and {len(c.split(".")[1]) for c in cells} <= {2, 3}, cells
     assert "0.9000" not in page and sum(len(c.split(".")[1]) == 2 for c in cells) >= 9, cells
+
+
+def test_a_shakeup_where_nothing_moved_says_so_not_the_luck_of_the_split(
+    client: Client, board: ws.Board
+) -> None:
+    """Issue 22, M7 (still open in the walk of 2026-12-02): three teams, no rank change, and the verdict read
+    "the shake-up is the luck of the split" beside rho 1.000 [-1.000, 1.000]."""
+    client.force_login(board.organizer)
+    url = reverse("shakeup", args=[board.challenge.slug, board.task.slug])
+
+    def verdict() -> str:
+        return client.get(url).content.decode().split('id="shakeup-verdict"')[1].split("</p>")[0]
+
+    report = ShakeupReport.objects.filter(task=board.task).latest("pk")
+    assert {t["rank_change"] for t in report.data["teams"]} != {0}  # here a team moved: the reference speaks
+    assert "Nothing moved" not in verdict() and "random split" in verdict()
+    # the same report with every team at its public rank (the walk's board)
+    report.data["teams"] = [{**t, "rank_change": 0} for t in report.data["teams"]]
+    report.save(update_fields=["data"])
+    text = verdict()
+    assert "Nothing moved at the reveal" in text and "each of the 3 teams kept its public rank" in text
+    assert "luck of the split" not in text and "can say little" in text

@@ -572,10 +572,14 @@ def _shakeup(request: HttpRequest, slug: str, task_slug: str) -> tuple[Challenge
 def shakeup(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """Public against private at the reveal: organizers always, everyone once the private board is out."""
     challenge, task, report = _shakeup(request, slug, task_slug)
+    teams = report.data.get("teams", []) if report else []
     return render(
         request,
         "web/shakeup.html",
         {
+            # nothing moved at the reveal: the verdict says so, not "the luck of the split" (issue 22, M7)
+            "unchanged": bool(teams) and all(t.get("rank_change") == 0 for t in teams),
+            "n_teams": len(teams),
             "challenge": challenge,
             "task": task,
             "report": report,
