@@ -220,3 +220,31 @@ def test_the_demos_discrete_leader_claims_no_upward_correction_and_stays_in_the_
 def test_a_board_near_the_top_of_the_range_shows_the_rule_on_the_page(plain) -> None:
     page = Client().get(reverse("challenge", args=[plain.challenge.slug])).content.decode()
     assert "their ends need not nest" in page and "never above" in page
+
+
+def test_snapshots_built_before_the_rule_are_brought_under_it_once(plain) -> None:
+    """The walk of 2026-12-02 read wine's adjusted interval [0.949, 1.001] from a snapshot built before the
+    rule: migration rankings/0007 rewrites such a leader's row (and the signature's rule text) once."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("leaderboard.rankings.migrations.0007_leader_adjustment_rule")
+    assert migration.SELECTION_RULE == SELECTION_RULE  # frozen when written
+    snap = _latest(plain.task)
+    rows = [dict(r) for r in snap.rows]
+    leader = next(r for r in rows if r["is_leader"])
+    leader.update(adjusted_high=1.0006, bias_corrected=leader["value"] + 0.001, conditional_high=None)
+    signature = {**snap.signature, "selection_rule": "the old rule"}
+    BoardSnapshot.objects.filter(pk=snap.pk).update(rows=rows, signature=signature)
+    migration.apply_rule(apps, None)
+    snap.refresh_from_db()
+    leader = next(r for r in snap.rows if r["is_leader"])
+    assert leader["adjusted_high"] == 1.0 and leader["bias_corrected"] == leader["value"]
+    assert leader["conditional_high"] is None and snap.signature["selection_rule"] == SELECTION_RULE
+    others = [r for r in snap.rows if not r["is_leader"]]
+    assert others == [r for r in rows if not r["is_leader"]]  # nothing else is touched
+    before = (snap.rows, snap.signature)
+    migration.apply_rule(apps, None)
+    snap.refresh_from_db()
+    assert (snap.rows, snap.signature) == before  # once: under the rule it comes back equal
