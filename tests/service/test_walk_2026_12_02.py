@@ -24,3 +24,23 @@ def test_an_organizers_private_board_of_a_task_without_a_private_split_says_so(p
     text = web.get(reverse("challenge", args=[plain.challenge.slug]) + "?split=private").content.decode()
     assert "This task has no private split" in text
     assert "No board yet" not in text
+
+
+def test_the_reveal_of_a_challenge_without_a_private_split_says_what_it_opens(plain) -> None:
+    """The walk found "Reveal the private board" offered on the demo's challenges, none of which has a private
+    split (N4): the organize page now says there is no private board and what the reveal opens instead."""
+    web = Client()
+    web.force_login(plain.organizer)
+    text = web.get(reverse("organize", args=[plain.challenge.slug])).content.decode()
+    assert 'id="reveal-no-private"' in text and "there is no private board" in text
+    assert "The private board is visible to organizers only" not in text
+
+
+def test_a_challenge_with_a_private_split_keeps_its_reveal_text(
+    db, django_capture_on_commit_callbacks
+) -> None:
+    board = ws.make_board(django_capture_on_commit_callbacks, private_every=3)
+    web = Client()
+    web.force_login(board.organizer)
+    text = web.get(reverse("organize", args=[board.challenge.slug])).content.decode()
+    assert "The private board is visible to organizers only" in text and "reveal-no-private" not in text

@@ -87,12 +87,15 @@ def challenge_edit(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def organize(request: HttpRequest, slug: str) -> HttpResponse:
     challenge = organizer_challenge(request, slug)
+    tasks = list(task_list(challenge=challenge))
     return render(
         request,
         "web/organizer/organize.html",
         {
             "challenge": challenge,
-            "tasks": list(task_list(challenge=challenge)),
+            "tasks": tasks,
+            # no task has a private split: the reveal opens the per-class results only (walk of 2026-12-02, N4)
+            "no_private_split": bool(tasks) and not any(t.has_private_split for t in tasks),
             "counts": organizer_counts(challenge=challenge),
             "jobs": rescore_jobs_recent(challenge=challenge),
             "participants": list(
