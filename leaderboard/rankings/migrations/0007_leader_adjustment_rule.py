@@ -67,9 +67,7 @@ def apply_rule(apps: Any, schema_editor: Any) -> None:
         except (KeyError, ValueError):
             continue
         rows = [
-            leader_row_under_rule(
-                r, higher_is_better=metric.higher_is_better, value_range=tuple(metric.value_range)
-            )
+            leader_row_under_rule(r, higher_is_better=metric.higher_is_better, value_range=metric.value_range)
             if isinstance(r, dict) and r.get("is_leader") and "adjusted_value" in r
             else r
             for r in snapshot.rows
