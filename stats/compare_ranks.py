@@ -368,6 +368,44 @@ def _dense_maxima(y: FloatArray, se: FloatArray, active: BoolArray) -> FloatArra
     return out
 
 
+def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """The candidate pairs of every row (resample) of a part: ``(j, k)`` with ``up_j >= low_k``.
+
+    Returns the upper candidates (``j_rows``, ``j_cols``: entries with ``up_j >= min low``, row-major), the
+    lower candidates' columns ``k_cols`` (entries with ``low_k <= max up``) sorted by row and then by
+    ``low``, where each row's start in them (``start``, per row) and, per upper candidate, the number of
+    lower candidates of its row with ``low_k <= up_j`` (``reps``: a prefix of its row's sorted ones).
+
+    Before issue 24's third pass every upper candidate was crossed with every lower candidate of its row
+    (``n_up x n_low`` per resample), most of them to be dropped by ``up_j >= low_k``; the prefix keeps only
+    those (and a few equal keys). The keys ``2 row + (v - lo) / (hi - lo)`` are a non-decreasing function
+    of ``v`` within a row (each operation rounds monotonically) and below the next row's, so
+    ``low_k <= up_j`` implies ``key_k <= key_j``: the prefix holds every true candidate, and the pairs are
+    checked exactly afterwards.
+    """
+    lo = low.min(axis=1)
+    hi = up.max(axis=1)
+    j_rows, j_cols = np.nonzero(up >= lo[:, None])
+    k_rows, k_cols = np.nonzero(low <= hi[:, None])
+    span = hi - lo
+    span[~(span > 0)] = 1.0  # one value (or no candidate at all) in the row
+    key_k = (low[k_rows, k_cols] - lo[k_rows]) / span[k_rows]
+    key_k += 2.0 * k_rows
+    order = np.argsort(key_k)  # ties in any order: the prefix ends after all of them
+    key_k = key_k[order]
+    k_cols = k_cols[order]
+    key_j = (up[j_rows, j_cols] - lo[j_rows]) / span[j_rows]
+    key_j += 2.0 * j_rows
+    # the upper candidates in the order of their keys too: a search for ascending keys resumes where the
+    # last one ended (numpy's binary search keeps its bound), several times faster than in row-major order
+    order = np.argsort(key_j)
+    key_j, j_rows, j_cols = key_j[order], j_rows[order], j_cols[order]
+    n_k = np.bincount(k_rows, minlength=up.shape[0])
+    start = np.cumsum(n_k) - n_k
+    reps = np.searchsorted(key_k, key_j, side="right") - start[j_rows]
+    return j_rows, j_cols, k_cols, start, reps
+
+
 class _TooMany(Exception):
     """The pruned search found more exceedances than it may hold."""
 
@@ -444,7 +482,7 @@ class _Exceedances:
         tiny = np.finfo(float).tiny
         sdv = sd[cols] if ref < 0 else se[cols, ref]
         sub = se[np.ix_(cols, cols)] if c < se.shape[0] else se
-        edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 61)])
+        edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 31)])
         hist = np.zeros(edges.size, dtype=np.int64)
         gamma_min = np.inf
 
@@ -477,14 +515,12 @@ class _Exceedances:
             sample = sample - y[:: max(1, b // _PREPARE_SAMPLE), ref : ref + 1]
         best_cost, threshold = float(b) * n_pairs, np.inf  # all dense
         for g, n_dense in options:
-            if n_dense >= n_pairs:
-                break
+            if n_dense >= n_pairs or float(b) * n_dense + _TAIL_COST * float(b) * c >= best_cost:
+                break  # more dense pairs only cost more (the options go up in their number)
             h = level * g * (1 - 1e-9) ** 2
             up = sample - h * sdv
             low = sample + h * sdv
-            n_up = (up >= low.min(axis=1)[:, None]).sum(axis=1)
-            n_low = (low <= up.max(axis=1)[:, None]).sum(axis=1)
-            crossed = float((n_up * n_low).sum()) * b / sample.shape[0]
+            crossed = float(_tail_pairs(up, low)[4].sum()) * b / sample.shape[0]
             cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
             if cost < best_cost:
                 best_cost, threshold = cost, g if n_dense else -np.inf
@@ -508,48 +544,76 @@ class _Exceedances:
         gamma = (gamma_min if threshold == -np.inf else threshold) * (1 - 1e-9)
         return best_cost, _Part(cols=cols, ref=ref, sdv=sdv, gamma=gamma, mask=mask), special_j, special_k
 
+    def _referenced(
+        self, level: float, entries: IntArray, within: BoolArray | None
+    ) -> tuple[float, list[_Part], list[IntArray], list[IntArray]]:
+        """The plan of the pairs among ``entries`` (global indices in the order of their values) split
+        between groups consecutive in value, each pair of groups searched with a reference in the middle of
+        its span: (work, parts, dense pairs). ``within`` (positions in ``entries``, symmetric) restricts it
+        to those pairs; None: every pair."""
+        positions = np.array_split(np.arange(entries.size), max(2, min(_GROUPS, entries.size // _GROUP_MIN)))
+        total = 0.0
+        parts: list[_Part] = []
+        dense_j: list[IntArray] = []
+        dense_k: list[IntArray] = []
+        for g1 in range(len(positions)):
+            for g2 in range(g1, len(positions)):
+                local = positions[g1] if g1 == g2 else np.concatenate([positions[g1], positions[g2]])
+                span = np.concatenate(positions[g1 : g2 + 1])
+                ref = int(entries[span[span.size // 2]])
+                cover = None
+                if g1 != g2:
+                    n1 = positions[g1].size
+                    cover = np.zeros((local.size, local.size), dtype=bool)
+                    cover[:n1, n1:] = True
+                    cover[n1:, :n1] = True
+                if within is not None:
+                    inside = within[np.ix_(local, local)]
+                    cover = inside if cover is None else cover & inside
+                cols = entries[local]
+                order_cols = np.argsort(cols, kind="stable")  # local columns in global order
+                cols = cols[order_cols]
+                if cover is not None:
+                    cover = cover[np.ix_(order_cols, order_cols)]
+                c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
+                total += c_cost
+                if c_part is not None:
+                    parts.append(c_part)
+                dense_j.append(c_j)
+                dense_k.append(c_k)
+        return total, parts, dense_j, dense_k
+
     def _prepare(self, level: float) -> None:
-        """The parts and the pairs computed densely (once): the plan without a reference over all pairs,
-        or, when the entries share their variation and the order of their values is known, the plan of
-        the pairs between groups of entries consecutive in value with references, whichever is cheaper."""
-        k = self.y.shape[1]
+        """The parts and the pairs computed densely (once), the cheapest of three plans: without a
+        reference over all pairs; when the entries share their variation and the order of their values is
+        known, with references between groups of entries consecutive in value; or without a reference
+        except for the pairs the first plan computes densely, which are planned with references among the
+        entries they involve (a board that mixes nested or near-duplicate entries with others: issue 24's
+        mix family, where the first plan computed every nested pair densely)."""
+        b, k = self.y.shape
         everything = np.arange(k)
         cost, part, sj, sk = self._plan(level, everything, -1, None)
         plan = ([part] if part is not None else [], [sj], [sk])
         n_pairs = k * (k - 1) / 2
-        if (
-            self.order is not None
-            and k >= 2 * _GROUP_MIN
-            and cost > _REFERENCE_WHEN * self.y.shape[0] * n_pairs
-        ):
-            groups = np.array_split(np.asarray(self.order), max(2, min(_GROUPS, k // _GROUP_MIN)))
-            total = 0.0
-            parts: list[_Part] = []
-            dense_j: list[IntArray] = []
-            dense_k: list[IntArray] = []
-            for g1 in range(len(groups)):
-                for g2 in range(g1, len(groups)):
-                    cols = groups[g1] if g1 == g2 else np.concatenate([groups[g1], groups[g2]])
-                    span = np.concatenate(groups[g1 : g2 + 1])
-                    ref = int(span[span.size // 2])
-                    cover = None
-                    if g1 != g2:
-                        n1 = groups[g1].size
-                        cover = np.zeros((cols.size, cols.size), dtype=bool)
-                        cover[:n1, n1:] = True
-                        cover[n1:, :n1] = True
-                    order_cols = np.argsort(cols, kind="stable")  # local columns in global order
-                    cols = cols[order_cols]
-                    if cover is not None:
-                        cover = cover[np.ix_(order_cols, order_cols)]
-                    c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
-                    total += c_cost
-                    if c_part is not None:
-                        parts.append(c_part)
-                    dense_j.append(c_j)
-                    dense_k.append(c_k)
-            if total < cost:
-                plan = (parts, dense_j, dense_k)
+        if self.order is not None and k >= 2 * _GROUP_MIN and cost > _REFERENCE_WHEN * b * n_pairs:
+            order = np.asarray(self.order)
+            best = cost
+            total, parts, dense_j, dense_k = self._referenced(level, order, None)
+            if total < best:
+                best, plan = total, (parts, dense_j, dense_k)
+            involved = np.zeros(k, dtype=bool)
+            involved[sj] = involved[sk] = True
+            if 2 * _GROUP_MIN <= int(involved.sum()) < k:
+                entries = order[involved[order]]
+                position = np.empty(k, dtype=np.intp)
+                position[entries] = np.arange(entries.size)
+                within = np.zeros((entries.size, entries.size), dtype=bool)
+                within[position[sj], position[sk]] = True
+                within |= within.T
+                sub, parts, dense_j, dense_k = self._referenced(level, entries, within)
+                total = cost - float(b) * sj.size + sub
+                if total < best:
+                    plan = (([part] if part is not None else []) + parts, dense_j, dense_k)
         self.parts = plan[0]
         self.special_j = np.concatenate(plan[1])
         self.special_k = np.concatenate(plan[2])
@@ -638,11 +702,7 @@ class _Exceedances:
             slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
             up = shifted - (hs - slack)
             low = shifted + hs
-            j_rows, j_cols = np.nonzero(up >= low.min(axis=1)[:, None])
-            k_rows, k_cols = np.nonzero(low <= up.max(axis=1)[:, None])
-            n_k = np.bincount(k_rows, minlength=yc.shape[0])
-            start_k = np.cumsum(n_k) - n_k
-            reps = n_k[j_rows]
+            j_rows, j_cols, k_cols, start_k, reps = _tail_pairs(up, low)
             ends = np.cumsum(reps)
             first = 0
             while first < j_rows.size:
