@@ -127,7 +127,7 @@ def rank_distribution(
     x = check_replicates(theta, name="theta")
     confidence = check_level(confidence, name="confidence")
     counts, _ = _rank_counts(x, higher_is_better=higher_is_better)
-    return _rank_table(counts, x.shape[0], confidence)
+    return _rank_table(counts, x.shape[0], confidence, in_place=True)
 
 
 def _rank_dtype(k: int) -> type[np.integer]:
@@ -162,20 +162,25 @@ def _rank_counts(
     return counts.reshape(k, k), ranks
 
 
-def _rank_table(counts: IntArray, b: int, confidence: float) -> RankDistribution:
-    """The :class:`RankDistribution` of rank counts over ``b`` resamples."""
+def _rank_table(counts: IntArray, b: int, confidence: float, *, in_place: bool = False) -> RankDistribution:
+    """The :class:`RankDistribution` of rank counts over ``b`` resamples; with ``in_place`` the
+    probabilities take the counts' memory (K = 10,000: the two K x K arrays were 1.5 GB at once)."""
     k = counts.shape[0]
     tail = (1 - confidence) / 2
     low = np.empty(k, dtype=np.int64)
     high = np.empty(k, dtype=np.int64)
+    probabilities = counts.view(np.float64) if in_place else np.empty((k, k))
     # smallest rank r whose cumulative count reaches q * B (inverse of the empirical CDF), in row blocks
     # (K = 5,000: the cumulative counts and each comparison were a K x K temporary of 200 or 25 MB)
     for r0 in range(0, k, 256):
-        cumulative = np.cumsum(counts[r0 : r0 + 256], axis=1)
+        rows = counts[r0 : r0 + 256]
+        cumulative = np.cumsum(rows, axis=1)
         low[r0 : r0 + 256] = np.argmax(cumulative >= tail * b - 1e-9, axis=1) + 1
         high[r0 : r0 + 256] = np.argmax(cumulative >= (1 - tail) * b - 1e-9, axis=1) + 1
+        # the block's counts are read (divided into a temporary) before its memory takes the quotients
+        probabilities[r0 : r0 + 256] = rows / b
     return RankDistribution(
-        probabilities=counts / b,
+        probabilities=probabilities,
         low=low,
         high=high,
         confidence=confidence,
@@ -736,7 +741,13 @@ class _Exceedances:
         """Every (pair, resample) statistic ``>= level`` of the active pairs computed densely."""
         y, se = self.y, self.se
         b = y.shape[0]
-        yt = np.ascontiguousarray(y.T) if self.special_j.size else y.T
+        # the entries of the dense pairs, transposed (rows contiguous, so a pair's block is two row reads):
+        # only those, not all of y (K = N = B = 10,000: a copy of 763 MiB beside y and the standard errors)
+        involved = np.zeros(y.shape[1], dtype=bool)
+        involved[self.special_j] = involved[self.special_k] = True
+        columns = np.flatnonzero(involved)
+        position = np.cumsum(involved) - 1
+        yt = np.ascontiguousarray(y[:, columns].T)
         parts_j, parts_k, parts_b, parts_z = [], [], [], []
         found = 0
         step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
@@ -745,8 +756,8 @@ class _Exceedances:
             sk = self.special_k[start : start + step]
             on = active[sj, sk]
             sj, sk = sj[on], sk[on]
-            block = yt[sj]
-            block -= yt[sk]
+            block = yt[position[sj]]
+            block -= yt[position[sk]]
             np.abs(block, out=block)
             # |d| >= level se (1 - 1e-12) is necessary for |d| / se >= level (the product and the quotient
             # round differently); the statistic itself is then divided as the full computation divides it
