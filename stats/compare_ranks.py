@@ -519,13 +519,21 @@ class _Exceedances:
         if ref >= 0:
             sample = sample - y[:: max(1, b // _PREPARE_SAMPLE), ref : ref + 1]
         best_cost, threshold = float(b) * n_pairs, np.inf  # all dense
-        for g, n_dense in options:
-            if n_dense >= n_pairs or float(b) * n_dense + _TAIL_COST * float(b) * c >= best_cost:
-                break  # more dense pairs only cost more (the options go up in their number)
+        # from the highest threshold down: its few candidates are cheap to count and give a low cost early,
+        # and a lower threshold is counted only when its bound (each upper candidate crosses at least one
+        # lower one, its row's smallest) does not already exceed the best cost
+        scale = b / sample.shape[0]
+        for g, n_dense in reversed(options):
+            fixed = float(b) * n_dense + _TAIL_COST * float(b) * c
+            if n_dense >= n_pairs or fixed >= best_cost:
+                continue
             h = level * g * (1 - 1e-9) ** 2
             up = sample - h * sdv
             low = sample + h * sdv
-            crossed = float(_tail_pairs(up, low)[4].sum()) * b / sample.shape[0]
+            n_up = int(np.count_nonzero(up >= low.min(axis=1)[:, None]))
+            if fixed + _CANDIDATE_COST * n_up * scale >= best_cost:
+                continue
+            crossed = float(_tail_pairs(up, low)[4].sum()) * scale
             cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
             if cost < best_cost:
                 best_cost, threshold = cost, g if n_dense else -np.inf
@@ -721,7 +729,8 @@ class _Exceedances:
                     bb = np.repeat(j_rows[first:last], rr)
                     within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
                     kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
-                    keep = (up[bb, jj] >= low[bb, kk]) & pairs_ok[jj, kk]
+                    # up_j >= low_k holds for nearly every candidate of the prefix: only the pair's mask
+                    keep = pairs_ok[jj, kk]
                     jj, kk, bb = cols[jj[keep]], cols[kk[keep]], bb[keep]
                     z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
                     hit = z >= level
@@ -807,6 +816,20 @@ class _Exceedances:
         return out
 
 
+def _next_level(level: float, share: float, confidence: float) -> float:
+    """The level of the next search when the quantile fell below ``level``, reached by a ``share`` of the
+    resamples' maxima: the quantile's estimate from a normal tail, ``P(max >= x) ~ share exp(-(x^2 -
+    level^2) / 2)``, lowered by 3%, between ``0.9 level`` (the step of before, also taken when no maximum
+    reached the level) and ``0.99 level``. Only the work depends on it: a level above the quantile is lowered again (K = 5,000, mix: the
+    quantile 5.42 below a first level of 5.59, searched again at 5.03 before, about 5.3 now, each crossing
+    far fewer candidates)."""
+    tail = 1.0 - confidence
+    if not 0.0 < share < tail:
+        return 0.9 * level
+    estimate = math.sqrt(max(level * level + 2.0 * math.log(share / tail), 0.0))
+    return min(0.9 * level if estimate <= 0.0 else max(0.9 * level, 0.97 * estimate), 0.99 * level)
+
+
 def _critical_value(
     y: FloatArray,
     se: FloatArray,
@@ -843,10 +866,11 @@ def _critical_value(
         if not np.isfinite(search.level):
             run(max(guess, 1.0))
         while True:
-            critical = float(np.quantile(search.maxima(active), confidence, method="higher"))
+            maxima = search.maxima(active)
+            critical = float(np.quantile(maxima, confidence, method="higher"))
             if critical >= search.level:
                 return critical
-            level = min(guess, 0.9 * search.level)
+            level = min(guess, _next_level(search.level, float(np.mean(maxima >= search.level)), confidence))
             if level < 1.0:
                 break
             run(level)
