@@ -334,7 +334,7 @@ _ROW_BLOCK = 512
 #: Rows of the standard-error matrix read per block when the pruned search is prepared.
 _PREPARE_ROWS = 128
 #: Resamples on which the prepared search counts the entries in the tails (to choose the dense pairs).
-_PREPARE_SAMPLE = 256
+_PREPARE_SAMPLE = 128
 #: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
 #: computation (the candidate is generated, gathered and filtered by fancy indexing; about 40x at K = 1,000).
 _CANDIDATE_COST = 40.0
