@@ -127,7 +127,7 @@ def rank_distribution(
     x = check_replicates(theta, name="theta")
     confidence = check_level(confidence, name="confidence")
     counts, _ = _rank_counts(x, higher_is_better=higher_is_better)
-    return _rank_table(counts, x.shape[0], confidence)
+    return _rank_table(counts, x.shape[0], confidence, in_place=True)
 
 
 def _rank_dtype(k: int) -> type[np.integer]:
@@ -162,20 +162,25 @@ def _rank_counts(
     return counts.reshape(k, k), ranks
 
 
-def _rank_table(counts: IntArray, b: int, confidence: float) -> RankDistribution:
-    """The :class:`RankDistribution` of rank counts over ``b`` resamples."""
+def _rank_table(counts: IntArray, b: int, confidence: float, *, in_place: bool = False) -> RankDistribution:
+    """The :class:`RankDistribution` of rank counts over ``b`` resamples; with ``in_place`` the
+    probabilities take the counts' memory (K = 10,000: the two K x K arrays were 1.5 GB at once)."""
     k = counts.shape[0]
     tail = (1 - confidence) / 2
     low = np.empty(k, dtype=np.int64)
     high = np.empty(k, dtype=np.int64)
+    probabilities = counts.view(np.float64) if in_place else np.empty((k, k))
     # smallest rank r whose cumulative count reaches q * B (inverse of the empirical CDF), in row blocks
     # (K = 5,000: the cumulative counts and each comparison were a K x K temporary of 200 or 25 MB)
     for r0 in range(0, k, 256):
-        cumulative = np.cumsum(counts[r0 : r0 + 256], axis=1)
+        rows = counts[r0 : r0 + 256]
+        cumulative = np.cumsum(rows, axis=1)
         low[r0 : r0 + 256] = np.argmax(cumulative >= tail * b - 1e-9, axis=1) + 1
         high[r0 : r0 + 256] = np.argmax(cumulative >= (1 - tail) * b - 1e-9, axis=1) + 1
+        # the block's counts are read (divided into a temporary) before its memory takes the quotients
+        probabilities[r0 : r0 + 256] = rows / b
     return RankDistribution(
-        probabilities=counts / b,
+        probabilities=probabilities,
         low=low,
         high=high,
         confidence=confidence,
@@ -329,7 +334,7 @@ _ROW_BLOCK = 512
 #: Rows of the standard-error matrix read per block when the pruned search is prepared.
 _PREPARE_ROWS = 128
 #: Resamples on which the prepared search counts the entries in the tails (to choose the dense pairs).
-_PREPARE_SAMPLE = 256
+_PREPARE_SAMPLE = 128
 #: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
 #: computation (the candidate is generated, gathered and filtered by fancy indexing; about 40x at K = 1,000).
 _CANDIDATE_COST = 40.0
@@ -366,6 +371,44 @@ def _dense_maxima(y: FloatArray, se: FloatArray, active: BoolArray) -> FloatArra
         block /= se[j, cols][:, None]
         np.maximum(out, block.max(axis=0), out=out)
     return out
+
+
+def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """The candidate pairs of every row (resample) of a part: ``(j, k)`` with ``up_j >= low_k``.
+
+    Returns the upper candidates (``j_rows``, ``j_cols``: entries with ``up_j >= min low``, row-major), the
+    lower candidates' columns ``k_cols`` (entries with ``low_k <= max up``) sorted by row and then by
+    ``low``, where each row's start in them (``start``, per row) and, per upper candidate, the number of
+    lower candidates of its row with ``low_k <= up_j`` (``reps``: a prefix of its row's sorted ones).
+
+    Before issue 24's third pass every upper candidate was crossed with every lower candidate of its row
+    (``n_up x n_low`` per resample), most of them to be dropped by ``up_j >= low_k``; the prefix keeps only
+    those (and a few equal keys). The keys ``2 row + (v - lo) / (hi - lo)`` are a non-decreasing function
+    of ``v`` within a row (each operation rounds monotonically) and below the next row's, so
+    ``low_k <= up_j`` implies ``key_k <= key_j``: the prefix holds every true candidate, and the pairs are
+    checked exactly afterwards.
+    """
+    lo = low.min(axis=1)
+    hi = up.max(axis=1)
+    j_rows, j_cols = np.nonzero(up >= lo[:, None])
+    k_rows, k_cols = np.nonzero(low <= hi[:, None])
+    span = hi - lo
+    span[~(span > 0)] = 1.0  # one value (or no candidate at all) in the row
+    key_k = (low[k_rows, k_cols] - lo[k_rows]) / span[k_rows]
+    key_k += 2.0 * k_rows
+    order = np.argsort(key_k)  # ties in any order: the prefix ends after all of them
+    key_k = key_k[order]
+    k_cols = k_cols[order]
+    key_j = (up[j_rows, j_cols] - lo[j_rows]) / span[j_rows]
+    key_j += 2.0 * j_rows
+    # the upper candidates in the order of their keys too: a search for ascending keys resumes where the
+    # last one ended (numpy's binary search keeps its bound), several times faster than in row-major order
+    order = np.argsort(key_j)
+    key_j, j_rows, j_cols = key_j[order], j_rows[order], j_cols[order]
+    n_k = np.bincount(k_rows, minlength=up.shape[0])
+    start = np.cumsum(n_k) - n_k
+    reps = np.searchsorted(key_k, key_j, side="right") - start[j_rows]
+    return j_rows, j_cols, k_cols, start, reps
 
 
 class _TooMany(Exception):
@@ -444,7 +487,7 @@ class _Exceedances:
         tiny = np.finfo(float).tiny
         sdv = sd[cols] if ref < 0 else se[cols, ref]
         sub = se[np.ix_(cols, cols)] if c < se.shape[0] else se
-        edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 61)])
+        edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 31)])
         hist = np.zeros(edges.size, dtype=np.int64)
         gamma_min = np.inf
 
@@ -476,15 +519,21 @@ class _Exceedances:
         if ref >= 0:
             sample = sample - y[:: max(1, b // _PREPARE_SAMPLE), ref : ref + 1]
         best_cost, threshold = float(b) * n_pairs, np.inf  # all dense
-        for g, n_dense in options:
-            if n_dense >= n_pairs:
-                break
+        # from the highest threshold down: its few candidates are cheap to count and give a low cost early,
+        # and a lower threshold is counted only when its bound (each upper candidate crosses at least one
+        # lower one, its row's smallest) does not already exceed the best cost
+        scale = b / sample.shape[0]
+        for g, n_dense in reversed(options):
+            fixed = float(b) * n_dense + _TAIL_COST * float(b) * c
+            if n_dense >= n_pairs or fixed >= best_cost:
+                continue
             h = level * g * (1 - 1e-9) ** 2
             up = sample - h * sdv
             low = sample + h * sdv
-            n_up = (up >= low.min(axis=1)[:, None]).sum(axis=1)
-            n_low = (low <= up.max(axis=1)[:, None]).sum(axis=1)
-            crossed = float((n_up * n_low).sum()) * b / sample.shape[0]
+            n_up = int(np.count_nonzero(up >= low.min(axis=1)[:, None]))
+            if fixed + _CANDIDATE_COST * n_up * scale >= best_cost:
+                continue
+            crossed = float(_tail_pairs(up, low)[4].sum()) * scale
             cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
             if cost < best_cost:
                 best_cost, threshold = cost, g if n_dense else -np.inf
@@ -508,48 +557,76 @@ class _Exceedances:
         gamma = (gamma_min if threshold == -np.inf else threshold) * (1 - 1e-9)
         return best_cost, _Part(cols=cols, ref=ref, sdv=sdv, gamma=gamma, mask=mask), special_j, special_k
 
+    def _referenced(
+        self, level: float, entries: IntArray, within: BoolArray | None
+    ) -> tuple[float, list[_Part], list[IntArray], list[IntArray]]:
+        """The plan of the pairs among ``entries`` (global indices in the order of their values) split
+        between groups consecutive in value, each pair of groups searched with a reference in the middle of
+        its span: (work, parts, dense pairs). ``within`` (positions in ``entries``, symmetric) restricts it
+        to those pairs; None: every pair."""
+        positions = np.array_split(np.arange(entries.size), max(2, min(_GROUPS, entries.size // _GROUP_MIN)))
+        total = 0.0
+        parts: list[_Part] = []
+        dense_j: list[IntArray] = []
+        dense_k: list[IntArray] = []
+        for g1 in range(len(positions)):
+            for g2 in range(g1, len(positions)):
+                local = positions[g1] if g1 == g2 else np.concatenate([positions[g1], positions[g2]])
+                span = np.concatenate(positions[g1 : g2 + 1])
+                ref = int(entries[span[span.size // 2]])
+                cover = None
+                if g1 != g2:
+                    n1 = positions[g1].size
+                    cover = np.zeros((local.size, local.size), dtype=bool)
+                    cover[:n1, n1:] = True
+                    cover[n1:, :n1] = True
+                if within is not None:
+                    inside = within[np.ix_(local, local)]
+                    cover = inside if cover is None else cover & inside
+                cols = entries[local]
+                order_cols = np.argsort(cols, kind="stable")  # local columns in global order
+                cols = cols[order_cols]
+                if cover is not None:
+                    cover = cover[np.ix_(order_cols, order_cols)]
+                c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
+                total += c_cost
+                if c_part is not None:
+                    parts.append(c_part)
+                dense_j.append(c_j)
+                dense_k.append(c_k)
+        return total, parts, dense_j, dense_k
+
     def _prepare(self, level: float) -> None:
-        """The parts and the pairs computed densely (once): the plan without a reference over all pairs,
-        or, when the entries share their variation and the order of their values is known, the plan of
-        the pairs between groups of entries consecutive in value with references, whichever is cheaper."""
-        k = self.y.shape[1]
+        """The parts and the pairs computed densely (once), the cheapest of three plans: without a
+        reference over all pairs; when the entries share their variation and the order of their values is
+        known, with references between groups of entries consecutive in value; or without a reference
+        except for the pairs the first plan computes densely, which are planned with references among the
+        entries they involve (a board that mixes nested or near-duplicate entries with others: issue 24's
+        mix family, where the first plan computed every nested pair densely)."""
+        b, k = self.y.shape
         everything = np.arange(k)
         cost, part, sj, sk = self._plan(level, everything, -1, None)
         plan = ([part] if part is not None else [], [sj], [sk])
         n_pairs = k * (k - 1) / 2
-        if (
-            self.order is not None
-            and k >= 2 * _GROUP_MIN
-            and cost > _REFERENCE_WHEN * self.y.shape[0] * n_pairs
-        ):
-            groups = np.array_split(np.asarray(self.order), max(2, min(_GROUPS, k // _GROUP_MIN)))
-            total = 0.0
-            parts: list[_Part] = []
-            dense_j: list[IntArray] = []
-            dense_k: list[IntArray] = []
-            for g1 in range(len(groups)):
-                for g2 in range(g1, len(groups)):
-                    cols = groups[g1] if g1 == g2 else np.concatenate([groups[g1], groups[g2]])
-                    span = np.concatenate(groups[g1 : g2 + 1])
-                    ref = int(span[span.size // 2])
-                    cover = None
-                    if g1 != g2:
-                        n1 = groups[g1].size
-                        cover = np.zeros((cols.size, cols.size), dtype=bool)
-                        cover[:n1, n1:] = True
-                        cover[n1:, :n1] = True
-                    order_cols = np.argsort(cols, kind="stable")  # local columns in global order
-                    cols = cols[order_cols]
-                    if cover is not None:
-                        cover = cover[np.ix_(order_cols, order_cols)]
-                    c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
-                    total += c_cost
-                    if c_part is not None:
-                        parts.append(c_part)
-                    dense_j.append(c_j)
-                    dense_k.append(c_k)
-            if total < cost:
-                plan = (parts, dense_j, dense_k)
+        if self.order is not None and k >= 2 * _GROUP_MIN and cost > _REFERENCE_WHEN * b * n_pairs:
+            order = np.asarray(self.order)
+            best = cost
+            total, parts, dense_j, dense_k = self._referenced(level, order, None)
+            if total < best:
+                best, plan = total, (parts, dense_j, dense_k)
+            involved = np.zeros(k, dtype=bool)
+            involved[sj] = involved[sk] = True
+            if 2 * _GROUP_MIN <= int(involved.sum()) < k:
+                entries = order[involved[order]]
+                position = np.empty(k, dtype=np.intp)
+                position[entries] = np.arange(entries.size)
+                within = np.zeros((entries.size, entries.size), dtype=bool)
+                within[position[sj], position[sk]] = True
+                within |= within.T
+                sub, parts, dense_j, dense_k = self._referenced(level, entries, within)
+                total = cost - float(b) * sj.size + sub
+                if total < best:
+                    plan = (([part] if part is not None else []) + parts, dense_j, dense_k)
         self.parts = plan[0]
         self.special_j = np.concatenate(plan[1])
         self.special_k = np.concatenate(plan[2])
@@ -638,11 +715,7 @@ class _Exceedances:
             slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
             up = shifted - (hs - slack)
             low = shifted + hs
-            j_rows, j_cols = np.nonzero(up >= low.min(axis=1)[:, None])
-            k_rows, k_cols = np.nonzero(low <= up.max(axis=1)[:, None])
-            n_k = np.bincount(k_rows, minlength=yc.shape[0])
-            start_k = np.cumsum(n_k) - n_k
-            reps = n_k[j_rows]
+            j_rows, j_cols, k_cols, start_k, reps = _tail_pairs(up, low)
             ends = np.cumsum(reps)
             first = 0
             while first < j_rows.size:
@@ -656,7 +729,8 @@ class _Exceedances:
                     bb = np.repeat(j_rows[first:last], rr)
                     within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
                     kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
-                    keep = (up[bb, jj] >= low[bb, kk]) & pairs_ok[jj, kk]
+                    # up_j >= low_k holds for nearly every candidate of the prefix: only the pair's mask
+                    keep = pairs_ok[jj, kk]
                     jj, kk, bb = cols[jj[keep]], cols[kk[keep]], bb[keep]
                     z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
                     hit = z >= level
@@ -676,7 +750,13 @@ class _Exceedances:
         """Every (pair, resample) statistic ``>= level`` of the active pairs computed densely."""
         y, se = self.y, self.se
         b = y.shape[0]
-        yt = np.ascontiguousarray(y.T) if self.special_j.size else y.T
+        # the entries of the dense pairs, transposed (rows contiguous, so a pair's block is two row reads):
+        # only those, not all of y (K = N = B = 10,000: a copy of 763 MiB beside y and the standard errors)
+        involved = np.zeros(y.shape[1], dtype=bool)
+        involved[self.special_j] = involved[self.special_k] = True
+        columns = np.flatnonzero(involved)
+        position = np.cumsum(involved) - 1
+        yt = np.ascontiguousarray(y[:, columns].T)
         parts_j, parts_k, parts_b, parts_z = [], [], [], []
         found = 0
         step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
@@ -685,8 +765,8 @@ class _Exceedances:
             sk = self.special_k[start : start + step]
             on = active[sj, sk]
             sj, sk = sj[on], sk[on]
-            block = yt[sj]
-            block -= yt[sk]
+            block = yt[position[sj]]
+            block -= yt[position[sk]]
             np.abs(block, out=block)
             # |d| >= level se (1 - 1e-12) is necessary for |d| / se >= level (the product and the quotient
             # round differently); the statistic itself is then divided as the full computation divides it
@@ -736,6 +816,20 @@ class _Exceedances:
         return out
 
 
+def _next_level(level: float, share: float, confidence: float) -> float:
+    """The level of the next search when the quantile fell below ``level``, reached by a ``share`` of the
+    resamples' maxima: the quantile's estimate from a normal tail, ``P(max >= x) ~ share exp(-(x^2 -
+    level^2) / 2)``, lowered by 3%, between ``0.9 level`` (the step of before, also taken when no maximum
+    reached the level) and ``0.99 level``. Only the work depends on it: a level above the quantile is lowered again (K = 5,000, mix: the
+    quantile 5.42 below a first level of 5.59, searched again at 5.03 before, about 5.3 now, each crossing
+    far fewer candidates)."""
+    tail = 1.0 - confidence
+    if not 0.0 < share < tail:
+        return 0.9 * level
+    estimate = math.sqrt(max(level * level + 2.0 * math.log(share / tail), 0.0))
+    return min(0.9 * level if estimate <= 0.0 else max(0.9 * level, 0.97 * estimate), 0.99 * level)
+
+
 def _critical_value(
     y: FloatArray,
     se: FloatArray,
@@ -772,10 +866,11 @@ def _critical_value(
         if not np.isfinite(search.level):
             run(max(guess, 1.0))
         while True:
-            critical = float(np.quantile(search.maxima(active), confidence, method="higher"))
+            maxima = search.maxima(active)
+            critical = float(np.quantile(maxima, confidence, method="higher"))
             if critical >= search.level:
                 return critical
-            level = min(guess, 0.9 * search.level)
+            level = min(guess, _next_level(search.level, float(np.mean(maxima >= search.level)), confidence))
             if level < 1.0:
                 break
             run(level)

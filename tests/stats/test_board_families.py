@@ -83,24 +83,75 @@ def test_the_split_keeps_the_bound_true(
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
     for cost in (0.0, 40.0, 1e12, np.inf):
         monkeypatch.setattr(cr, "_CANDIDATE_COST", cost)
-        search = cr._Exceedances(y, se, sd, order=np.argsort(point, kind="stable"))
-        search._prepare(4.0)
-        upper = np.triu(se > 0, 1)
-        covered = np.zeros(se.shape, dtype=np.int64)
-        np.add.at(covered, (search.special_j, search.special_k), 1)
-        assert np.all(search.special_j < search.special_k)
-        for part in search.parts:
-            local = np.triu(part.mask, 1) if np.all(np.diff(part.cols) > 0) else part.mask
-            li, lj = np.nonzero(local)
-            gj, gk = part.cols[li], part.cols[lj]
-            np.add.at(covered, (np.minimum(gj, gk), np.maximum(gj, gk)), 1)
-            ratio = se[gj, gk] / np.maximum(part.sdv[li] + part.sdv[lj], np.finfo(float).tiny)
-            assert np.all(ratio >= part.gamma)
-            s_expected = sd[part.cols] if part.ref < 0 else se[part.cols, part.ref]
-            assert np.array_equal(part.sdv, s_expected)
-        assert np.array_equal(covered, upper.astype(np.int64))  # every pair exactly once
+        search = _split_checked(y, se, sd, point)
         if cost == np.inf:
             assert search.dense_all
+
+
+def _split_checked(y: np.ndarray, se: np.ndarray, sd: np.ndarray, point: np.ndarray) -> cr._Exceedances:
+    """The search's plan, checked: every pair in exactly one part or the dense list, every part's bound true."""
+    search = cr._Exceedances(y, se, sd, order=np.argsort(point, kind="stable"))
+    search._prepare(4.0)
+    upper = np.triu(se > 0, 1)
+    covered = np.zeros(se.shape, dtype=np.int64)
+    np.add.at(covered, (search.special_j, search.special_k), 1)
+    assert np.all(search.special_j < search.special_k)
+    for part in search.parts:
+        local = np.triu(part.mask, 1) if np.all(np.diff(part.cols) > 0) else part.mask
+        li, lj = np.nonzero(local)
+        gj, gk = part.cols[li], part.cols[lj]
+        np.add.at(covered, (np.minimum(gj, gk), np.maximum(gj, gk)), 1)
+        ratio = se[gj, gk] / np.maximum(part.sdv[li] + part.sdv[lj], np.finfo(float).tiny)
+        assert np.all(ratio >= part.gamma)
+        s_expected = sd[part.cols] if part.ref < 0 else se[part.cols, part.ref]
+        assert np.array_equal(part.sdv, s_expected)
+    assert np.array_equal(covered, upper.astype(np.int64))  # every pair exactly once
+    return search
+
+
+@pytest.mark.parametrize(("k", "group_min"), [(70, 8), (90, 32)])
+def test_the_mixed_plan_keeps_the_bound_true_and_the_dense_numbers(
+    k: int, group_min: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan without a reference except for the pairs it would compute densely, which are searched with
+    references among the entries they involve (the mix family at K = 5,000 computed every nested pair
+    densely before it): every pair once, the bounds true, the dense computation's numbers to the bit."""
+    theta, point = _board("mix", k)
+    with monkeypatch.context() as m:
+        _dense(m)
+        want = simultaneous_ranks(theta, point, higher_is_better=True)
+    _pruned(monkeypatch, 40.0)
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
+    monkeypatch.setattr(cr, "_TAIL_COST", 0.0)  # tails free: on so small a board the mixed plan wins
+    monkeypatch.setattr(cr, "_GROUP_MIN", group_min)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    search = _split_checked(y, se, sd, point)
+    refs = [part.ref for part in search.parts]
+    assert min(refs) < 0 <= max(refs)  # a part without a reference beside referenced ones
+    got = simultaneous_ranks(theta, point, higher_is_better=True)
+    assert got.critical_value == want.critical_value
+    assert got.steps == want.steps
+    np.testing.assert_array_equal(got.better, want.better)
+
+
+def test_the_tail_pairs_are_every_pair_the_bound_lets_through() -> None:
+    """The candidates of a part's resample are every (j, k) with up_j >= low_k (a prefix of the lower
+    candidates sorted by row and value), also with ties and a row of one value, and hardly any more."""
+    rng = np.random.default_rng(5)
+    up = np.round(rng.normal(size=(40, 30)), 1)
+    low = up + np.round(rng.uniform(0, 2, size=30), 1)
+    up[3] = low[3] = 0.5  # one value in the row
+    j_rows, j_cols, k_cols, start, reps = cr._tail_pairs(up, low)
+    got = set()
+    for row, j, start_r, n in zip(j_rows, j_cols, start[j_rows], reps, strict=True):
+        for kk in k_cols[start_r : start_r + n]:
+            got.add((int(row), int(j), int(kk)))
+    want = {(b, j, kk) for b in range(40) for j in range(30) for kk in range(30) if up[b, j] >= low[b, kk]}
+    assert want <= got
+    # a key rounds: an extra candidate only where low_k exceeds up_j in the last bits (checked exactly later)
+    assert all(low[b, kk] - up[b, j] <= 1e-12 for b, j, kk in got)
+    assert len(got) < 1.05 * len(want)
 
 
 def _options(n: int) -> dict[str, Any]:
