@@ -89,25 +89,100 @@ def new_teams(challenge_id: int, count: int) -> list[str]:
     return [Token.objects.create(user=u).key for u in users]
 
 
-def stage_lines(procs: loadtest.Processes, workers: int) -> dict[int, dict[str, Any]]:
+def stage_lines(procs: loadtest.Processes, names: list[str]) -> dict[int, dict[str, Any]]:
     """The rebuild log lines of the workers by snapshot sequence: kind and stage seconds."""
     out: dict[int, dict[str, Any]] = {}
-    for i in range(workers):
-        for m in REBUILT.finditer(procs.log_text(f"celery{i + 1}")):
+    for name in names:
+        for m in REBUILT.finditer(procs.log_text(name)):
             stages = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", m.group(6))}
-            out[int(m.group(4))] = {"kind": m.group(3), "worker": i + 1, "entries": int(m.group(5)), **stages}
+            out[int(m.group(4))] = {"kind": m.group(3), "worker": name, "entries": int(m.group(5)), **stages}
     return out
 
 
-def task_seconds(procs: loadtest.Processes, workers: int) -> dict[str, list[float]]:
+def task_seconds(procs: loadtest.Processes, names: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
-    for i in range(workers):
-        for name, seconds in SUCCEEDED.findall(procs.log_text(f"celery{i + 1}")):
+    for worker in names:
+        for name, seconds in SUCCEEDED.findall(procs.log_text(worker)):
             out.setdefault(name.rsplit(".", 1)[-1], []).append(float(seconds))
     return out
 
 
-def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 (one run, in order)
+def upload(
+    args: argparse.Namespace,
+    base: str,
+    api: str,
+    data: dict[str, Any],
+    token: str,
+    rng: Any,
+    latest: Any,
+    label: str,
+) -> dict[str, Any]:
+    """One upload by a new team, timed from the POST until the anonymous board API serves the entry."""
+    import httpx
+
+    from leaderboard.rankings.models import BoardSnapshot
+    from leaderboard.submissions.models import Submission
+
+    time.sleep(args.pause)  # the summary of the previous upload done: one upload at a time
+    body = loadtest.predictions_csv(data["truth"], float(rng.uniform(0.80, 0.86)), rng, data["difficulty"])
+    before = latest().sequence
+    load_before = loadtest.loadavg()
+    t0_wall, t0 = time.time(), time.perf_counter()
+    with httpx.Client(base_url=base, timeout=120, headers={"Authorization": f"Token {token}"}) as h:
+        r = h.post(
+            f"/api/challenges/{loadtest.CHALLENGE}/submissions/",
+            data={"name": f"upload {label}"},
+            files={"file": ("upload.csv", body, "text/csv")},
+        )
+    post_s = time.perf_counter() - t0
+    if r.status_code != 201:
+        raise SystemExit(f"upload refused: {r.status_code} {r.text[:300]}")
+    sub_id = r.json()["id"]
+    loadtest.wait_until(
+        lambda: (s := latest()) is not None and s.sequence > before,
+        timeout=args.timeout,
+        what=f"a snapshot after upload {label}",
+        every=0.05,
+    )
+    snapshot_seen = time.perf_counter() - t0
+    snap = (
+        BoardSnapshot.objects.filter(task_id=data["task_id"], split="public", sequence__gt=before)
+        .order_by("sequence")
+        .only("sequence", "created_at", "rows")
+        .first()
+    )
+    assert snap is not None
+
+    def served() -> bool:
+        """The anonymous API (gunicorn, its read cache) serves the snapshot with the entry."""
+        with httpx.Client(base_url=base, timeout=60) as h:
+            return int(h.get(api + "&limit=1").json().get("sequence") or 0) >= snap.sequence
+
+    loadtest.wait_until(served, timeout=args.timeout, what=f"upload {label} on the API", every=0.05)
+    total = time.perf_counter() - t0
+    sub = Submission.objects.get(pk=sub_id)
+    with httpx.Client(base_url=base, timeout=60) as h:  # the entry is on the API's board (any page)
+        found = False
+        for offset in range(0, len(snap.rows), 1000):
+            page = h.get(f"{api}&limit=1000&offset={offset}").json()["rows"]
+            found = found or any(row.get("submission_id") == sub_id for row in page)
+    assert found, f"upload {label} (submission {sub_id}) not on the API's board"
+    loadtest.log(f"upload {label}: on the board API after {total:.2f} s (POST {post_s:.2f} s)")
+    return {
+        "submission_id": sub_id,
+        "sequence": snap.sequence,
+        "total_s": total,
+        "upload_check_s": post_s,
+        # the scoring task may start before the POST's answer has arrived: a queue of 0 then
+        "queue_s": max(0.0, sub.started_at.timestamp() - t0_wall - post_s),
+        "scoring_s": (sub.finished_at - sub.started_at).total_seconds(),
+        "snapshot_created_after_s": snap.created_at.timestamp() - t0_wall,
+        "snapshot_seen_s": snapshot_seen,
+        "loadavg_before": load_before,
+    }
+
+
+def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:
     """Everything for one board size, in this (child) process."""
     import httpx
 
@@ -119,8 +194,6 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 
     )  # fmt: skip
     env = loadtest.service_env(largs, data_dir)
     env["LEADERBOARD_BOARD_CACHE_BOARDS"] = str(args.board_cache_boards)
-    if args.no_shared_state:
-        env["LEADERBOARD_BOARD_STATE_SHARED"] = "0"
     procs = loadtest.Processes(env, data_dir)
     import redis
 
@@ -135,12 +208,11 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 
         loadtest.django_setup(env)
         from leaderboard.rankings.models import BoardSnapshot
         from leaderboard.rankings.tasks import rebuild_leaderboard
-        from leaderboard.submissions.models import Submission
 
         t = time.perf_counter()
         data = loadtest.create_board(largs)
         result["setup_s"] = round(time.perf_counter() - t, 1)
-        tokens = new_teams(data["challenge_id"], args.uploads)
+        tokens = new_teams(data["challenge_id"], args.uploads * len(args.modes.split(",")))
         port = args.port or loadtest.free_port()
         base = f"http://{HOST}:{port}"
         procs.start(
@@ -148,12 +220,6 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 
             [str(BIN / "gunicorn"), "-c", "deploy/gunicorn.conf.py", "leaderboard.config.wsgi"],
             {"GUNICORN_BIND": f"{HOST}:{port}", "GUNICORN_WORKERS": str(args.gunicorn_workers)},
         )
-        for i in range(args.celery_workers):
-            procs.start(
-                f"celery{i + 1}",
-                [str(BIN / "celery"), "-A", "leaderboard", "worker", "-Q", args.queue, "--concurrency", "1",
-                 "-n", f"e2e{i + 1}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
-            )  # fmt: skip
 
         def healthy() -> bool:
             try:
@@ -162,12 +228,8 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 
                 return False
 
         loadtest.wait_until(healthy, timeout=90, what="gunicorn answering /healthz")
-        loadtest.wait_until(
-            lambda: all(" ready." in procs.log_text(f"celery{i + 1}") for i in range(args.celery_workers)),
-            timeout=90,
-            what="celery workers ready",
-        )
         task_id = data["task_id"]
+        api = f"/api/challenges/{loadtest.CHALLENGE}/leaderboard/?task={loadtest.TASK}"
 
         def latest() -> Any:
             return (
@@ -177,86 +239,52 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 
                 .first()
             )
 
-        t = time.perf_counter()
-        rebuild_leaderboard.apply_async(args=[task_id, "public"])
-        loadtest.wait_until(
-            lambda: latest() is not None, timeout=args.timeout, what="the first board", every=0.2
-        )
-        result["first_build_s"] = round(time.perf_counter() - t, 2)
-        result["first_build_loadavg"] = loadtest.loadavg()
-        loadtest.log(f"K = {k}: first board in {result['first_build_s']} s")
-
-        api = f"/api/challenges/{loadtest.CHALLENGE}/leaderboard/?task={loadtest.TASK}"
         import numpy as np
 
         rng = np.random.default_rng(args.seed + 11)
-        uploads = []
-        for u in range(args.uploads):
-            time.sleep(args.pause)  # the summary of the previous upload done: one upload at a time
-            body = loadtest.predictions_csv(
-                data["truth"], float(rng.uniform(0.80, 0.86)), rng, data["difficulty"]
-            )
-            before = latest().sequence
-            load_before = loadtest.loadavg()
-            t0_wall, t0 = time.time(), time.perf_counter()
-            with httpx.Client(
-                base_url=base, timeout=120, headers={"Authorization": f"Token {tokens[u]}"}
-            ) as h:
-                r = h.post(
-                    f"/api/challenges/{loadtest.CHALLENGE}/submissions/",
-                    data={"name": f"upload {u}"},
-                    files={"file": (f"upload-{u}.csv", body, "text/csv")},
+        result["modes"] = {}
+        for mode in args.modes.split(","):
+            names = [f"celery-{mode}{i + 1}" for i in range(args.celery_workers)]
+            started = [
+                procs.start(
+                    name,
+                    [str(BIN / "celery"), "-A", "leaderboard", "worker", "-Q", args.queue, "--concurrency", "1",
+                     "-n", f"e2e-{mode}{i + 1}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
+                    {"LEADERBOARD_BOARD_STATE_SHARED": "1" if mode == "shared" else "0"},
                 )
-            post_s = time.perf_counter() - t0
-            if r.status_code != 201:
-                raise SystemExit(f"upload refused: {r.status_code} {r.text[:300]}")
-            sub_id = r.json()["id"]
+                for i, name in enumerate(names)
+            ]  # fmt: skip
             loadtest.wait_until(
-                lambda before=before: (s := latest()) is not None and s.sequence > before, timeout=args.timeout,
-                what=f"a snapshot after upload {u}", every=0.05,
-            )  # fmt: skip
-            snapshot_seen = time.perf_counter() - t0
-
-            def visible(sub_id: int = sub_id) -> bool:
-                with httpx.Client(base_url=base, timeout=60) as h:
-                    rows = h.get(api).json().get("rows", [])
-                return any(row.get("submission_id") == sub_id for row in rows)
-
-            loadtest.wait_until(visible, timeout=args.timeout, what=f"upload {u} on the API", every=0.05)
-            total = time.perf_counter() - t0
-            sub = Submission.objects.get(pk=sub_id)
-            snap = (
-                BoardSnapshot.objects.filter(
-                    task_id=task_id, split="public", rows__contains=[{"submission_id": sub_id}]
+                lambda names=names: all(" ready." in procs.log_text(n) for n in names),
+                timeout=90,
+                what="celery workers ready",
+            )
+            out: dict[str, Any] = {}
+            if latest() is None:  # the board of K entries, built once (a full rebuild)
+                t = time.perf_counter()
+                rebuild_leaderboard.apply_async(args=[task_id, "public"])
+                loadtest.wait_until(
+                    lambda: latest() is not None, timeout=args.timeout, what="the first board", every=0.2
                 )
-                .order_by("sequence")
-                .only("sequence", "created_at")
-                .first()
-            )
-            uploads.append(
-                {
-                    "submission_id": sub_id,
-                    "sequence": snap.sequence if snap else None,
-                    "total_s": total,
-                    "upload_check_s": post_s,
-                    # the scoring task may start before the POST's answer has arrived: a queue of 0 then
-                    "queue_s": max(0.0, sub.started_at.timestamp() - t0_wall - post_s),
-                    "scoring_s": (sub.finished_at - sub.started_at).total_seconds(),
-                    "snapshot_created_after_s": snap.created_at.timestamp() - t0_wall if snap else None,
-                    "snapshot_seen_s": snapshot_seen,
-                    "loadavg_before": load_before,
-                }
-            )
-            loadtest.log(f"K = {k}, upload {u}: on the board API after {total:.2f} s (POST {post_s:.2f} s)")
-        time.sleep(args.pause)
-        lines = stage_lines(procs, args.celery_workers)
-        for up in uploads:
-            up["rebuild"] = lines.get(up["sequence"] or -1, {})
-        result["uploads"] = uploads
-        result["worker_tasks"] = {
-            name: {"count": len(v), "median_s": round(statistics.median(v), 3), "max_s": round(max(v), 3)}
-            for name, v in task_seconds(procs, args.celery_workers).items()
-        }
+                result["first_build_s"] = round(time.perf_counter() - t, 2)
+                result["first_build_loadavg"] = loadtest.loadavg()
+                loadtest.log(f"K = {k}: first board in {result['first_build_s']} s")
+            out["uploads"] = [
+                upload(args, base, api, data, tokens.pop(), rng, latest, f"{mode} {u}")
+                for u in range(args.uploads)
+            ]
+            time.sleep(args.pause)
+            lines = stage_lines(procs, names)
+            for up in out["uploads"]:
+                up["rebuild"] = lines.get(up["sequence"] or -1, {})
+            out["worker_tasks"] = {
+                name: {"count": len(v), "median_s": round(statistics.median(v), 3), "max_s": round(max(v), 3)}
+                for name, v in task_seconds(procs, names).items()
+            }
+            for proc in started:  # the next mode's workers start from nothing kept in memory
+                proc.terminate()
+                proc.wait(timeout=60)
+            result["modes"][mode] = out
     finally:
         procs.stop()
         result["loadavg_end"] = loadtest.loadavg()
@@ -280,14 +308,23 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def table(result: dict[str, Any]) -> str:
+    lines = [
+        f"K = {result['entries']}: first build (full) {result.get('first_build_s')} s at load "
+        f"{result.get('first_build_loadavg')}; load {result['loadavg_start']} -> {result['loadavg_end']}"
+    ]
+    for mode, out in result["modes"].items():
+        lines.append(mode_table(mode, out))
+    return "\n".join(lines)
+
+
+def mode_table(mode: str, result: dict[str, Any]) -> str:
     ups = result["uploads"]
     total = [u["total_s"] for u in ups]
     lines = [
-        f"K = {result['entries']}: {len(ups)} uploads, first build {result['first_build_s']} s; "
-        f"load {result['loadavg_start']} -> {result['loadavg_end']}",
-        f"  upload to board: p50 {percentile(total, 0.5):.2f} s, p95 {percentile(total, 0.95):.2f} s "
-        f"(kinds: {', '.join(str(u['rebuild'].get('kind')) for u in ups)})",
-        "  stage (median over uploads)              seconds   share",
+        f"  workers' state {mode}: {len(ups)} uploads: p50 {percentile(total, 0.5):.2f} s, "
+        f"p95 {percentile(total, 0.95):.2f} s (rebuilds: {', '.join(str(u['rebuild'].get('kind')) for u in ups)}; "
+        f"load before each: {', '.join(u['loadavg_before'][0] if isinstance(u['loadavg_before'], list) else str(u['loadavg_before']) for u in ups)})",
+        "  stage (median over uploads)                       seconds   share",
     ]
     med_total = statistics.median(total)
 
@@ -315,7 +352,7 @@ def table(result: dict[str, Any]) -> str:
     accounted = sum(v for _, v in stages[:3] if v == v) + (rebuild_sum if rebuild_sum == rebuild_sum else 0)
     stages.append(("rest: rebuild queue, cache invalidation, API read", med_total - accounted))
     for name, v in stages:
-        lines.append(f"  {name:<42} {v:7.3f}  {v / med_total * 100:5.1f}%")
+        lines.append(f"  {name:<50} {v:7.3f}  {v / med_total * 100:5.1f}%")
     for name, s in sorted(result.get("worker_tasks", {}).items()):
         lines.append(f"  worker task {name}: {s['count']} runs, median {s['median_s']} s, max {s['max_s']} s")
     return "\n".join(lines)
@@ -331,7 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gunicorn-workers", type=int, default=2)
     parser.add_argument("--board-cache-boards", type=int, default=4)
     parser.add_argument(
-        "--no-shared-state", action="store_true", help="the incremental state in-process only"
+        "--modes",
+        default="local,shared",
+        help="worker setups in turn: local (the incremental state in each process only), shared (board_state)",
     )
     parser.add_argument("--pause", type=float, default=2.0, help="seconds between uploads")
     parser.add_argument("--timeout", type=float, default=900)
