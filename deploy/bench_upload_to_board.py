@@ -7,7 +7,7 @@ Usage (from the repository root; PostgreSQL and Redis answering on 127.0.0.1, de
 For each board size K (``--entries``), in a child process of its own:
 
 1. a database of its own (``<--database>_k<K>``, dropped and re-created), Redis database ``--redis-db``
-   (flushed), a private data directory; a challenge with one accuracy task of ``--items`` items and K
+   (its queue and shared board states emptied), a private data directory; a challenge with one accuracy task of ``--items`` items and K
    scored entries whose Score rows are bulk-inserted (``deploy/loadtest.py``'s ``create_board``: the
    engine's numbers, not K uploads);
 2. gunicorn (``deploy/gunicorn.conf.py``, ``--gunicorn-workers``) and ``--celery-workers`` Celery worker
@@ -201,7 +201,9 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:
     result: dict[str, Any] = {"entries": k, "loadavg_start": loadtest.loadavg()}
     try:
         recreate_database(database)
-        broker.flushdb()
+        broker.delete(args.queue)  # its own queue only: the Redis database may serve another benchmark
+        for key in broker.scan_iter("board-state:*"):  # boards of an earlier run's database
+            broker.delete(key)
         subprocess.run(
             [PYTHON, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True
         )
@@ -296,7 +298,7 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:
             pass
         if not args.keep:
             drop_database(database)
-            broker.flushdb()
+            broker.delete(args.queue)  # its own queue only: the Redis database may serve another benchmark
             import shutil
 
             shutil.rmtree(data_dir, ignore_errors=True)
