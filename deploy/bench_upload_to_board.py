@@ -182,7 +182,7 @@ def upload(
     }
 
 
-def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:
+def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 (one run, in order)
     """Everything for one board size, in this (child) process."""
     import httpx
 
