@@ -23,8 +23,10 @@ tests/service/test_board_incremental.py).
 The cache lives in the worker process (Celery prefork: each child has its own), bounded by
 ``settings.BOARD_CACHE_BOARDS`` boards, least recently used first out; about 110 MB per board at
 K = 1,000, B = 10,000. A board's rebuilds reach the same process only by chance when a worker runs
-several children; the gain is in the processes that do (``--concurrency 1`` workers for boards, or a
-queue of rebuilds routed to one worker). A taken board is out of the cache while it is being built, so
+several children, so the state of each board written is also shared (``rankings.board_state``: Redis, or
+the data directory) once its snapshot is committed, and :func:`take` falls back to it when this process
+keeps no usable board: the next rebuild on any process or host takes the update path under the same
+conditions. A taken board is out of the cache while it is being built, so
 two threads never share one.
 """
 
