@@ -47,9 +47,11 @@ replicates are resampled per entry) is a full rebuild, which refreshes the cache
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import types
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -96,6 +98,12 @@ class _State:
     maxt_key: tuple[float, bool] | None
     jackknife: FloatArray | None
     gram: FloatArray | None  # z^T z of the board (stats.compare_ranks._gram_operand: exact elements)
+    #: a state read back by :meth:`BoardCache.restore` holds no replicates, jackknife or options: their
+    #: digests stand for them (``theta`` and ``jackknife`` are then None until the next build)
+    theta_digest: str | None = None
+    jackknife_digest: str | None = None
+    options_digest: str | None = None
+    rows: int | None = None  # the resamples of a restored state
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -165,7 +173,6 @@ class _Parts:
             prev is None
             or theta is not self.theta
             or prev.ranks is None
-            or prev.rank_counts is None
             or prev.higher_is_better != higher_is_better
         ):
             counts, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
@@ -371,10 +378,14 @@ class BoardCache:
         prev = self._state
         if prev is None or len(names) != len(prev.names) + 1 or theta.ndim != 2:
             return None
-        if theta.shape != (prev.theta.shape[0], len(names)) or point.shape != (len(names),):
+        rows = prev.theta.shape[0] if prev.theta is not None else prev.rows
+        if theta.shape != (rows, len(names)) or point.shape != (len(names),):
             return None
         stored = {key: value for key, value in options.items() if key not in _NOT_COMPARED}
-        if stored.keys() != prev.options.keys() or not all(
+        if prev.options_digest is not None:  # a restored state: its options by their digest
+            if _options_digest(stored) != prev.options_digest:
+                return None
+        elif stored.keys() != prev.options.keys() or not all(
             _same_option(stored[key], prev.options[key]) for key in stored
         ):
             return None
@@ -388,17 +399,178 @@ class BoardCache:
         if not np.array_equal(point[old], prev.point):
             return None
         in_order = old == list(range(len(old)))
-        if not np.array_equal(theta[:, : len(old)] if in_order else theta[:, old], prev.theta):
+        previous_theta = theta[:, : len(old)] if in_order else theta[:, old]
+        if prev.theta is None:  # a restored state: the previous replicates by their digest
+            if _array_digest(previous_theta) != prev.theta_digest:
+                return None
+        elif not np.array_equal(previous_theta, prev.theta):
             return None
         jack = options.get("jackknife")
-        if (jack is None) != (prev.jackknife is None):
+        restored = prev.theta is None
+        if (jack is None) != ((prev.jackknife_digest if restored else prev.jackknife) is None):
             return None
-        if jack is not None and prev.jackknife is not None:
+        if jack is not None:
             jack = np.asarray(jack, dtype=np.float64)
-            if (
-                jack.ndim != 2
-                or jack.shape[1] != len(names)
-                or not np.array_equal(jack[:, old], prev.jackknife)
-            ):
+            if jack.ndim != 2 or jack.shape[1] != len(names):
+                return None
+            if restored:
+                if _array_digest(jack[:, old]) != prev.jackknife_digest:
+                    return None
+            elif prev.jackknife is None or not np.array_equal(jack[:, old], prev.jackknife):
                 return None
         return old, new
+
+    # -- sharing the state between processes (rankings.board_state) -------------------------------
+    def export(self) -> dict[str, Any] | None:
+        """What the next build needs from this board, as plain values and arrays (no objects, no code), for
+        another process to :meth:`restore`; None when there is no board or its options cannot be told
+        apart by value (a callable other than a named function or method).
+
+        The replicates and the jackknife are not in it (the next build passes them again: the stored
+        scores'): their SHA-256 digests are, so a restored state is used only for the very same arrays. The
+        Gram matrix is stored as its lower triangle (it is symmetric to the bit)."""
+        st = self._state
+        if st is None:
+            return None
+        options_digest = st.options_digest if st.theta is None else _options_digest(st.options)
+        if options_digest is None:
+            return None
+        theta_digest = st.theta_digest if st.theta is None else _array_digest(st.theta)
+        jack_digest = (
+            st.jackknife_digest
+            if st.theta is None
+            else (None if st.jackknife is None else _array_digest(st.jackknife))
+        )
+        maxt = st.maxt
+        return {
+            "names": list(st.names),
+            "point": st.point,
+            "rows": st.rows if st.theta is None else int(st.theta.shape[0]),
+            "options_digest": options_digest,
+            "theta_digest": theta_digest,
+            "jackknife_digest": jack_digest,
+            "bounds": [[m, float(c), bool(j), lo, hi] for (m, c, j), (lo, hi) in st.bounds.items()],
+            "ranks": st.ranks,
+            "higher_is_better": st.higher_is_better,
+            "maxt": None
+            if maxt is None
+            else {
+                "level": float(maxt.level),
+                "pair_j": maxt.pair_j,
+                "pair_k": maxt.pair_k,
+                "rows": maxt.rows,
+                "z": maxt.z,
+            },
+            "maxt_key": None if st.maxt_key is None else [float(st.maxt_key[0]), bool(st.maxt_key[1])],
+            "gram": None if st.gram is None else _lower_triangle(st.gram),
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> BoardCache:
+        """A cache holding the board :meth:`export` gave (in another process): its next :meth:`build` with
+        the same entries plus one takes the update path, exactly as in the process that built it."""
+        names = tuple(str(n) for n in data["names"])
+        maxt = data.get("maxt")
+        cache = cls()
+        cache._state = _State(
+            names=names,
+            point=np.asarray(data["point"], dtype=np.float64),
+            theta=None,  # type: ignore[arg-type]  # restored: by its digest until the next build
+            options={},
+            bounds={
+                (str(m), float(c), bool(j)): (np.asarray(lo, np.float64), np.asarray(hi, np.float64))
+                for m, c, j, lo, hi in data["bounds"]
+            },
+            ranks=None if data.get("ranks") is None else np.asarray(data["ranks"]),
+            rank_counts=None,  # recounted by the update from the ranks (_add_rank_column)
+            higher_is_better=bool(data["higher_is_better"]),
+            maxt=None
+            if maxt is None
+            else MaxTState(
+                level=float(maxt["level"]),
+                pair_j=np.asarray(maxt["pair_j"], dtype=np.intp),
+                pair_k=np.asarray(maxt["pair_k"], dtype=np.intp),
+                rows=np.asarray(maxt["rows"], dtype=np.intp),
+                z=np.asarray(maxt["z"], dtype=np.float64),
+            ),
+            maxt_key=None
+            if data.get("maxt_key") is None
+            else (float(data["maxt_key"][0]), bool(data["maxt_key"][1])),
+            jackknife=None,
+            gram=None
+            if data.get("gram") is None
+            else _from_lower_triangle(np.asarray(data["gram"]), len(names)),
+            theta_digest=str(data["theta_digest"]),
+            jackknife_digest=None if data.get("jackknife_digest") is None else str(data["jackknife_digest"]),
+            options_digest=str(data["options_digest"]),
+            rows=None if data.get("rows") is None else int(data["rows"]),
+        )
+        cache.last = "restored"
+        return cache
+
+
+def _array_digest(a: npt.ArrayLike) -> str:
+    """SHA-256 of a float64 array's shape and bytes (C order)."""
+    x = np.ascontiguousarray(a, dtype=np.float64)
+    h = hashlib.sha256(repr(x.shape).encode())
+    h.update(x.data)  # C-contiguous: its buffer, not a copy
+    return h.hexdigest()
+
+
+def _option_token(value: Any) -> bytes | None:
+    """An option as bytes that another process computes alike for an equal option; None if it cannot be."""
+    if value is None or isinstance(value, bool | int | float | str | np.generic):
+        return f"{type(value).__name__}:{value!r}".encode()
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            return None
+        a = np.ascontiguousarray(value)
+        return f"array:{a.dtype.str}:{a.shape}:".encode() + hashlib.sha256(a.data).digest()
+    if isinstance(value, list | tuple):
+        parts = [_option_token(v) for v in value]
+        return None if any(p is None for p in parts) else b"[" + b",".join(parts) + b"]"  # type: ignore[arg-type]
+    if isinstance(value, dict):
+        items = [(str(k).encode(), _option_token(v)) for k, v in sorted(value.items())]
+        if any(t is None for _, t in items):
+            return None
+        return b"{" + b",".join(k + b"=" + t for k, t in items if t is not None) + b"}"
+    if isinstance(value, types.FunctionType) and "<" not in value.__qualname__:
+        return f"function:{value.__module__}.{value.__qualname__}".encode()  # a named function, not a closure
+    if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
+        owner = _option_token(value.__self__)
+        return None if owner is None else f"method:{value.__func__.__qualname__}:".encode() + owner
+    if is_dataclass(value) and not isinstance(value, type):
+        parts = [_option_token(getattr(value, f.name)) for f in fields(value) if f.compare]
+        if any(p is None for p in parts):
+            return None
+        return f"{type(value).__module__}.{type(value).__qualname__}(".encode() + b",".join(parts) + b")"  # type: ignore[arg-type]
+    return None
+
+
+def _options_digest(options: dict[str, Any]) -> str | None:
+    token = _option_token(dict(options))
+    return None if token is None else hashlib.sha256(token).hexdigest()
+
+
+def _lower_triangle(m: FloatArray) -> FloatArray:
+    """The lower triangle of a square matrix, row by row (no index arrays: K = 5,000 would need 0.2 GB)."""
+    k = m.shape[0]
+    out = np.empty(k * (k + 1) // 2)
+    at = 0
+    for i in range(k):
+        out[at : at + i + 1] = m[i, : i + 1]
+        at += i + 1
+    return out
+
+
+def _from_lower_triangle(t: FloatArray, k: int) -> FloatArray:
+    """The symmetric matrix whose lower triangle :func:`_lower_triangle` gave."""
+    if t.shape != (k * (k + 1) // 2,):
+        raise ValueError(f"a lower triangle of {k} rows has {k * (k + 1) // 2} elements, not {t.shape}")
+    out = np.empty((k, k))
+    at = 0
+    for i in range(k):
+        out[i, : i + 1] = t[at : at + i + 1]
+        out[: i + 1, i] = t[at : at + i + 1]
+        at += i + 1
+    return out

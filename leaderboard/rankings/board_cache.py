@@ -23,8 +23,10 @@ tests/service/test_board_incremental.py).
 The cache lives in the worker process (Celery prefork: each child has its own), bounded by
 ``settings.BOARD_CACHE_BOARDS`` boards, least recently used first out; about 110 MB per board at
 K = 1,000, B = 10,000. A board's rebuilds reach the same process only by chance when a worker runs
-several children; the gain is in the processes that do (``--concurrency 1`` workers for boards, or a
-queue of rebuilds routed to one worker). A taken board is out of the cache while it is being built, so
+several children, so the state of each board written is also shared (``rankings.board_state``: Redis, or
+the data directory) once its snapshot is committed, and :func:`take` falls back to it when this process
+keeps no usable board: the next rebuild on any process or host takes the update path under the same
+conditions. A taken board is out of the cache while it is being built, so
 two threads never share one.
 """
 
@@ -37,7 +39,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db import transaction
 
+from leaderboard.rankings import board_state
 from leaderboard.rankings.board import ENGINE_VERSION, BoardCache
 
 if TYPE_CHECKING:
@@ -106,16 +110,37 @@ def take(
         return None
     with _lock:
         kept = _boards.pop((task.pk, split), None)
-    if (
+    if _usable(kept, task=task, split=split, previous=previous, entries=entries):
+        return kept.board  # type: ignore[union-attr]
+    if previous is not None and board_state.enabled():
+        # another process (or host) built the previous board: its state as it stored it (board_state)
+        stored = board_state.load(task_id=task.pk, split=split)
+        if stored is not None:
+            meta, board = stored
+            shared = _Kept(
+                board=board,
+                settings=tuple(meta.get("settings") or ()),
+                entries=tuple(tuple(e) for e in meta.get("entries") or ()),
+                digest=str(meta.get("digest")),
+                sequence=int(meta.get("sequence", -1)),
+            )
+            if _usable(shared, task=task, split=split, previous=previous, entries=entries):
+                return board
+    return BoardCache()
+
+
+def _usable(
+    kept: _Kept | None, *, task: Task, split: str, previous: BoardSnapshot | None, entries: Sequence[Entry]
+) -> bool:
+    """Whether a kept board is the previous snapshot's, with these settings, and the entries add one."""
+    return (
         kept is not None
         and previous is not None
         and previous.sequence == kept.sequence
         and previous.signature.get("inputs") == kept.digest
         and kept.settings == _settings_of(task, split)
         and _one_added(kept.entries, _entries_of(entries))
-    ):
-        return kept.board
-    return BoardCache()
+    )
 
 
 def keep(
@@ -137,6 +162,17 @@ def keep(
         _boards.move_to_end((task.pk, split))
         while len(_boards) > size:
             _boards.popitem(last=False)
+    if board_state.enabled():
+        # shared once the snapshot is committed (a rolled-back snapshot shares nothing); the next rebuild
+        # on another process reads it (board_state); the participant's wait does not include it
+        meta = {
+            "settings": list(kept.settings),
+            "entries": [list(e) for e in kept.entries],
+            "digest": kept.digest,
+            "sequence": kept.sequence,
+        }
+        task_id = task.pk
+        transaction.on_commit(lambda: board_state.save(task_id=task_id, split=split, meta=meta, board=board))
 
 
 def peek(task_id: int, split: str) -> BoardCache | None:

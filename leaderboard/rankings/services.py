@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -152,6 +153,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
     here, with the task locked and before the scores are read, so a score committed after this read
     finds no marker and sends a new rebuild: no score is left off the board.
     """
+    stages = _Stages()
     with transaction.atomic():
         # Only the task's row (of=self; a plain FOR UPDATE with select_related also locked the challenge,
         # which deadlocked with uploads), and FOR NO KEY UPDATE: rebuilds of one task wait for each other
@@ -163,6 +165,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         )
         _clear_rebuild_pending(task_id, split)
         read_at = timezone.now()  # every score committed before this is on the board once this succeeds
+        stages.lap("lock")
         entries = _choose_entries(task, split)
         latest = (
             BoardSnapshot.objects.filter(task=task, split=split)
@@ -189,10 +192,14 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         if latest is not None and latest.signature.get("inputs") == digest:
             _record_rebuild_success(task, split, read_at)
             return latest
+        stages.lap("choose")
         _load_score_data(entries)
+        stages.lap("read")
         # this process's previous board of the task when this one adds one entry to it (board_cache)
         incremental = board_cache.take(task=task, split=split, previous=latest, entries=entries)
+        stages.lap("state")
         board = board_builder.build_board(task=task, split=split, entries=entries, cache=incremental)
+        stages.lap("board")
         sequence = (latest.sequence if latest else 0) + 1
         snapshot = BoardSnapshot.objects.create(
             task=task,
@@ -206,25 +213,48 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             robustness=board.robustness,
             ladder_rows=ladder_rows,
         )
+        stages.lap("write")
         board_cache.keep(task=task, split=split, board=incremental, snapshot=snapshot, entries=entries)
         _record_rebuild_success(task, split, read_at)
         challenge_id = task.challenge_id
         transaction.on_commit(lambda: summary_rebuild_dispatch(challenge_id=challenge_id, split=split))
         if task.has_private_split:
             transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
+    stages.lap("commit")
     logger.info(
-        "board %s/%s rebuilt (%s): snapshot %s with %s entries",
+        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s",
         task_id,
         split,
         "full" if incremental is None else incremental.last,
         sequence,
         len(entries),
+        stages,
     )
     for off in left_off:
         logger.warning(
             "board %s/%s: %s (%s) left off: %s", task_id, split, off["name"], off["key"], off["reason"]
         )
     return snapshot
+
+
+class _Stages:
+    """Wall time of a rebuild's stages, for its log line (``deploy/bench_upload_to_board.py`` reads it):
+    ``lock`` (the task's row), ``choose`` (the entries and the inputs digest), ``read`` (the scores'
+    replicates), ``state`` (the incremental board's state: this process's or the shared store's),
+    ``board`` (``build_board``), ``write`` (the snapshot row), ``commit`` (the commit and what runs on it:
+    the shared state's save, the summary's and shake-up's dispatch)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
+        self._last = now
+
+    def __str__(self) -> str:
+        return " ".join(f"{k}={v:.3f}s" for k, v in self.seconds.items())
 
 
 def _record_rebuild_success(task: Task, split: str, read_at: datetime) -> None:
