@@ -18,7 +18,7 @@ from leaderboard.challenges.models import Challenge
 from leaderboard.challenges.settings_spec import CHALLENGE
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import ADDRESS_DAILY_USED, client_key_of
-from tests.service.api_support import FAST_HASHERS, PASSWORD, client_for, file, reset_throttles
+from tests.service.api_support import FAST_HASHERS, client_for, file, reset_throttles
 from tests.service.factories import challenge_with_task, predictions, user
 
 ATTACKER = "203.0.113.7"
@@ -66,10 +66,16 @@ def test_many_accounts_from_one_address_share_one_teams_quota_api(db) -> None:
 
 
 def test_the_total_limit_also_counts_per_address(db) -> None:
-    challenge, _task, ids, truth = challenge_with_task(user("org"), resamples=100, daily_limit=10, total_limit=2)
+    challenge, _task, ids, truth = challenge_with_task(
+        user("org"), resamples=100, daily_limit=10, total_limit=2
+    )
     codes = [_submit(user(f"t{i}"), ids, truth, k=i).status_code for i in range(3)]
     assert codes == [201, 201, 429]
-    assert _submit(user("t9"), ids, truth).json()["extra"] == {"limit": "total", "scope": "address", "used": 2}
+    assert _submit(user("t9"), ids, truth).json()["extra"] == {
+        "limit": "total",
+        "scope": "address",
+        "used": 2,
+    }
     assert challenge.submissions.count() == 2
 
 
@@ -80,7 +86,8 @@ def test_the_site_counts_per_address_too(db) -> None:
         site = Client(REMOTE_ADDR=ATTACKER)
         site.force_login(user(f"site{i}"))
         response = site.post(
-            "/c/toy/submit/", {"name": "m", f"file_{task.slug}": file("p.csv", predictions(ids, truth, 0.6, i))}
+            "/c/toy/submit/",
+            {"name": "m", f"file_{task.slug}": file("p.csv", predictions(ids, truth, 0.6, i))},
         )
         codes.append(response.status_code)
     assert codes == [302, 429]
