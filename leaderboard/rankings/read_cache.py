@@ -129,6 +129,7 @@ def cached_for_anonymous(
                 caches["answers"].set(f"{version}:{key}", (response.content, headers), ANSWER_SECONDS)
             return response
 
+        wrapper.anonymous_reads = "own"  # type: ignore[attr-defined]  # core.middleware: it throttles renders
         return wrapper
 
     return decorate
