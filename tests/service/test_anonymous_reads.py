@@ -69,7 +69,7 @@ def test_every_anonymous_render_is_throttled_whatever_the_query(two_tasks, monke
             codes.append(response.status_code)
             if response.status_code != 429 and len(queries):
                 renders += 1
-        if renders > RATE or 429 not in codes and renders == len(codes):
+        if renders > RATE or (429 not in codes and renders == len(codes)):
             unthrottled[path] = codes
     assert not unthrottled, f"anonymous renders not throttled: {unthrottled}"
 
