@@ -3,6 +3,7 @@
 Usage (from the repository root)::
 
     python deploy/attack_labels.py [--items 1000] [--days 30] [--seed 0] [--json]
+    python deploy/attack_labels.py --strategy boosting --accounts 20 [--no-quota-per-address]
     python deploy/attack_labels.py --url https://host --challenge slug --task test --token KEY --truth truth.csv
 
 Without ``--url`` it runs the whole service in this process (the embedded default: a temporary SQLite
@@ -24,6 +25,13 @@ only what the API answers a participant:
    submission for public items, nothing for private ones.
    Or **boosting** (``--strategy boosting``; Blum & Hardt 2015): random prediction files, then a vote of
    each over the items, weighted by whether it scored above the median; no boundary needed.
+
+**Many accounts** (``--accounts N``): the attacker signs up N accounts from its one address, as fast as
+the sign-up throttle lets it (the fake clock waits out each 429), each a team of its own with the full
+quota, and spreads the probes over them: the next account when one's daily limit answers, the next day
+when every account's has. The challenge's default counts one team's quota per network address
+(``quota_per_address``); ``--no-quota-per-address`` is the organizer turning that off, to measure what
+the accounts would get without it. The JSON gives the submissions per account and for the challenge.
 
 At the end the attacker's belief about every label is compared with the truth: ``recovered`` counts the
 labels it has right, against ``guessing`` (the expected count of a coin flip, N/2) and the margin that
@@ -141,6 +149,14 @@ class Live:
             base_url=url.rstrip("/"), headers={"Authorization": f"Token {token}"}, timeout=120
         )
 
+    @property
+    def token(self) -> str:
+        return str(self.http.headers.get("Authorization", "")).removeprefix("Token ")
+
+    @token.setter
+    def token(self, value: str) -> None:  # the next account's (--token a,b,c)
+        self.http.headers["Authorization"] = f"Token {value}"
+
     def _answer(self, response: Any) -> tuple[int, Any]:
         try:
             return response.status_code, response.json()
@@ -159,8 +175,17 @@ class Live:
 
 
 # --- the organizer (in-process only) --------------------------------------------------------------------
-def organize(api: InProcess, *, items: int, seed: int) -> tuple[list[str], list[str]]:
-    """A public challenge with default settings and one binary task; returns (ids, hidden labels)."""
+def organize(
+    api: InProcess,
+    *,
+    items: int,
+    seed: int,
+    accounts: int = 1,
+    quota_per_address: bool = True,
+    resamples: int | None = None,
+) -> tuple[list[str], list[str], list[str]]:
+    """A public challenge with default settings (but ``quota_per_address`` when turned off) and one binary
+    task; then the attacker's ``accounts`` sign-ups. Returns (ids, hidden labels, the accounts' tokens)."""
     rng = random.Random(seed)
     ids = [f"item-{i:05d}" for i in range(items)]
     labels = [rng.choice("01") for _ in ids]
@@ -168,7 +193,12 @@ def organize(api: InProcess, *, items: int, seed: int) -> tuple[list[str], list[
     status, body = api.post("/api/auth/register/", {"username": "organizer", "password": PASSWORD})
     assert status == 201, body
     api.token = body["token"]
-    status, body = api.post("/api/challenges/", {"slug": CHALLENGE, "title": "Label extraction"})
+    settings: dict[str, Any] = {"slug": CHALLENGE, "title": "Label extraction"}
+    if not quota_per_address:
+        settings["quota_per_address"] = False
+    if resamples is not None:
+        settings["resamples"] = resamples
+    status, body = api.post("/api/challenges/", settings)
     assert status == 201, body
     truth = io.StringIO()
     writer = csv.writer(truth)
@@ -182,10 +212,23 @@ def organize(api: InProcess, *, items: int, seed: int) -> tuple[list[str], list[
         files=[("truth", "truth.csv", truth.getvalue().encode())],
     )
     assert status == 201, body
-    status, body = api.post("/api/auth/register/", {"username": "attacker", "password": PASSWORD})
-    assert status == 201, body
-    api.token = body["token"]
-    return ids, labels
+    api.token = None
+    tokens = [sign_up(api, "attacker" if accounts == 1 else f"attacker{k}") for k in range(accounts)]
+    api.token = tokens[0]
+    return ids, labels, tokens
+
+
+def sign_up(api: Transport, username: str) -> str:
+    """One account, waiting out the sign-up throttle (per address and over the service)."""
+    for _ in range(1000):
+        status, body = api.post("/api/auth/register/", {"username": username, "password": PASSWORD})
+        if status == 201:
+            return str(body["token"])
+        wait = body.get("extra", {}).get("wait") if isinstance(body, dict) else None
+        if status != 429 or wait is None:
+            raise RefusedError(status, body)
+        api.wait(float(wait) + 1)
+    raise RuntimeError(f"could not sign {username} up")
 
 
 # --- the attacker ---------------------------------------------------------------------------------------
@@ -202,6 +245,31 @@ class Attacker:
     belief: dict[int, str] = field(default_factory=dict)
     method: str = ""
     log: list[str] = field(default_factory=list)
+    #: The accounts' API tokens (one team each); empty: the transport's own token.
+    tokens: list[str] = field(default_factory=list)
+    per_account: dict[int, int] = field(default_factory=dict)
+    _current: int = 0
+    _spent_today: set[int] = field(default_factory=set)
+    _spent: set[int] = field(default_factory=set)
+
+    def _use(self, account: int) -> None:
+        self._current = account
+        if self.tokens:
+            self.api.token = self.tokens[account]  # type: ignore[attr-defined]
+
+    def _next_account(self, *, total: bool, everyone: bool) -> bool:
+        """After a 429: move to an account with quota left today; False when none has any today."""
+        accounts = range(max(1, len(self.tokens)))
+        spent = set(accounts) if everyone else {self._current}
+        (self._spent if total else self._spent_today).update(spent)
+        return self._first_available()
+
+    def _first_available(self) -> bool:
+        for k in range(max(1, len(self.tokens))):
+            if k not in self._spent and k not in self._spent_today:
+                self._use(k)
+                return True
+        return False
 
     def file(self, predictions: list[str]) -> bytes:
         return (
@@ -218,14 +286,23 @@ class Attacker:
             )
             if status == 201:
                 self.submissions += 1
+                self.per_account[self._current] = self.per_account.get(self._current, 0) + 1
                 return self.scored(body)
             extra = body.get("extra", {}) if isinstance(body, dict) else {}
+            everyone = extra.get("scope") == "address"  # the limit of every account from this address
             if status == 429 and extra.get("limit") == "daily":
+                if self._next_account(total=False, everyone=everyone):
+                    continue
                 if self.days >= self.max_days or not self.api.next_day():
                     return None
                 self.days += 1
+                self._spent_today.clear()
+                if not self._first_available():
+                    return None
                 continue
             if status == 429 and extra.get("limit") == "total":
+                if self._next_account(total=True, everyone=everyone):
+                    continue
                 return None
             if status == 429 and "wait" in extra:
                 self.api.wait(float(extra["wait"]) + 1)
@@ -410,13 +487,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a live service (default: in-process)")
     parser.add_argument("--challenge", default=CHALLENGE)
     parser.add_argument("--task", default=TASK)
-    parser.add_argument("--token", help="the attacker's API token (live service)")
+    parser.add_argument(
+        "--token", help="the attacker's API token, or its accounts' tokens comma-separated (live service)"
+    )
+    parser.add_argument(
+        "--accounts", type=int, default=1, help="accounts the attacker signs up (in-process), a team each"
+    )
+    parser.add_argument(
+        "--no-quota-per-address",
+        dest="quota_per_address",
+        action="store_false",
+        help="the organizer turns the one-quota-per-address default off (in-process)",
+    )
     parser.add_argument("--truth", help="id,label CSV to score the attack against (live service)")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        help="the challenge's resamples (default: the challenge default); the attacker reads only rounded "
+        "values, so this changes the run's time, not what it learns (in-process)",
+    )
     args = parser.parse_args(argv)
 
     started = time.monotonic()
+    tokens: list[str] = []
     if args.url:
-        api: Transport = Live(args.url, args.token or "")
+        tokens = [t for t in (args.token or "").split(",") if t]
+        api: Transport = Live(args.url, tokens[0] if tokens else "")
         _, items = api.get(
             f"/api/challenges/{args.challenge}/tasks/{args.task}/items/?format=json&limit=1000000"
         )
@@ -431,9 +527,18 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(ROOT))
         tmp = tempfile.TemporaryDirectory(prefix="attack-labels-")
         api = InProcess(Path(tmp.name))
-        ids, labels = organize(api, items=args.items, seed=args.seed)
+        ids, labels, tokens = organize(
+            api,
+            items=args.items,
+            seed=args.seed,
+            accounts=args.accounts,
+            quota_per_address=args.quota_per_address,
+        )
 
-    attacker = Attacker(api=api, challenge=args.challenge, task=args.task, ids=ids, max_days=args.days)
+    attacker = Attacker(
+        api=api, challenge=args.challenge, task=args.task, ids=ids, max_days=args.days,
+        tokens=tokens if len(tokens) > 1 else [],
+    )  # fmt: skip
     belief = attacker.run(args.seed, args.strategy)
     result: dict[str, Any] = {
         "items": len(ids),
@@ -441,6 +546,8 @@ def main(argv: list[str] | None = None) -> int:
         "submissions": attacker.submissions,
         "method": attacker.method,
         "labels_claimed": len(belief),
+        "accounts": max(1, len(tokens)),
+        "per_account": [attacker.per_account.get(k, 0) for k in range(max(1, len(tokens)))],
         "log": attacker.log,
         "seconds": round(time.monotonic() - started, 1),
     }
@@ -449,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         guessing = len(labels) / 2
         _, challenge = api.get(f"/api/challenges/{args.challenge}/")
         quota = int(challenge["total_limit"])
+        result["quota_per_address"] = challenge.get("quota_per_address")
         margin = quota + MARGIN_SD * math.sqrt(len(labels)) / 2
         result.update(
             quota=quota,
@@ -463,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             f"{result.get('recovered', '?')} of {len(ids)} labels right after {attacker.submissions} submissions "
-            f"in {attacker.days} days ({attacker.method or 'no method worked'}); guessing: "
+            f"from {result['accounts']} account(s) in {attacker.days} days ({attacker.method or 'no method worked'}); guessing: "
             f"{result.get('guessing', '?')}, margin {result.get('margin', '?')}"
         )
     return 0

@@ -15,6 +15,10 @@ middleware; no HTTP server, no client in the measured process), and prints the p
 (``time.process_time``) and wall time per request, and the size of the answer. A web server (gunicorn)
 adds its own parsing and socket work on top. Also ``--uncached``: the first request after the caches are
 cleared, i.e. the cost of drawing a new snapshot. Results are printed as JSON.
+
+``--readers anonymous participant organizer`` (default: all three): the board page and API are also read
+signed in, as a participant (a session cookie for the page, an API token for the API; a user who is no
+organizer) and as one of the challenge's organizers (issue 21, item 10: under 3 ms of CPU each).
 """
 
 from __future__ import annotations
@@ -40,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--readers",
+        nargs="+",
+        choices=["anonymous", "participant", "organizer"],
+        default=["anonymous", "participant", "organizer"],
+    )
     args = parser.parse_args(argv)
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         raise SystemExit("set DATABASE_URL to an empty PostgreSQL database of your own")
@@ -82,26 +92,28 @@ def main(argv: list[str] | None = None) -> int:
     app = get_wsgi_application()
     factory = RequestFactory()
 
-    def call(path: str, query: str = "") -> tuple[int, int]:
+    credentials = _credentials(Challenge.objects.get(slug=loadtest.CHALLENGE))
+
+    def call(path: str, query: str = "", reader: str = "anonymous") -> tuple[int, int]:
         environ = factory._base_environ(PATH_INFO=path, QUERY_STRING=query, REQUEST_METHOD="GET")
         environ["wsgi.input"] = io.BytesIO(b"")
+        if reader != "anonymous":
+            session, token = credentials[reader]
+            if path.startswith("/api/"):
+                environ["HTTP_AUTHORIZATION"] = f"Token {token}"
+            else:
+                environ["HTTP_COOKIE"] = f"sessionid={session}"
         status: list[str] = []
         body = b"".join(app(environ, lambda s, h, e=None: status.append(s)))  # type: ignore[misc]
         return int(status[0].split()[0]), len(body)
 
-    slug, task_slug = loadtest.CHALLENGE, loadtest.TASK
-    reads = {
-        "board page": (f"/c/{slug}/", f"task={task_slug}"),
-        "board API": (f"/api/challenges/{slug}/leaderboard/", f"task={task_slug}"),
-        "rank distribution page": (f"/c/{slug}/t/{task_slug}/ranks/", ""),
-        "rank distribution image": (f"/c/{slug}/t/{task_slug}/ranks.png", ""),
-    }
+    reads = _reads(loadtest.CHALLENGE, loadtest.TASK, args.readers)
     out: dict[str, Any] = {"entries": entries, "items": args.items, "requests": args.requests, "reads": {}}
-    for label, (path, query) in reads.items():
-        for cache in ("boards", "default"):
+    for label, (path, query, reader) in reads.items():
+        for cache in ("boards", "default", "answers"):
             caches[cache].clear()
         c0, w0 = time.process_time(), time.perf_counter()
-        status, size = call(path, query)
+        status, size = call(path, query, reader)
         first = {
             "cpu_ms": round((time.process_time() - c0) * 1000, 2),
             "wall_ms": round((time.perf_counter() - w0) * 1000, 2),
@@ -111,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         c0, w0 = time.process_time(), time.perf_counter()
         for _ in range(args.requests):
-            status, size = call(path, query)
+            status, size = call(path, query, reader)
             assert status == 200, (label, status)
         cpu = (time.process_time() - c0) / args.requests
         wall = (time.perf_counter() - w0) / args.requests
@@ -124,6 +136,41 @@ def main(argv: list[str] | None = None) -> int:
         }
     print(json.dumps(out, indent=2))
     return 0
+
+
+def _reads(slug: str, task_slug: str, readers: list[str]) -> dict[str, tuple[str, str, str]]:
+    """What is read, by whom: label -> (path, query, reader)."""
+    reads: dict[str, tuple[str, str, str]] = {}
+    for reader in readers:
+        who = "" if reader == "anonymous" else f", {reader}"
+        reads[f"board page{who}"] = (f"/c/{slug}/", f"task={task_slug}", reader)
+        reads[f"board API{who}"] = (f"/api/challenges/{slug}/leaderboard/", f"task={task_slug}", reader)
+        if reader == "anonymous":
+            reads["rank distribution page"] = (f"/c/{slug}/t/{task_slug}/ranks/", "", reader)
+            reads["rank distribution image"] = (f"/c/{slug}/t/{task_slug}/ranks.png", "", reader)
+    return reads
+
+
+def _credentials(challenge: Any) -> dict[str, tuple[str, str]]:
+    """A signed-in participant and organizer of the challenge: (session key, API token) each."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from leaderboard.accounts.models import User
+    from leaderboard.accounts.services import api_token_get_or_create
+
+    out = {}
+    for reader in ("participant", "organizer"):
+        user, _ = User.objects.get_or_create(username=f"cpu-{reader}")
+        if reader == "organizer":
+            challenge.organizers.add(user)
+        session = SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session.save()
+        out[reader] = (str(session.session_key), api_token_get_or_create(user=user).key)
+    return out
 
 
 if __name__ == "__main__":

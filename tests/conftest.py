@@ -227,13 +227,16 @@ def _tasks_in_process_unless_a_worker_runs(request: pytest.FixtureRequest) -> It
 
 @pytest.fixture(autouse=True)
 def _fresh_sign_up_counters() -> Iterator[None]:
-    """Sign-up is throttled per address (5 an hour) and over the service (60 an hour), counted in the cache
-    (Redis in CI, kept between runs); every test client is 127.0.0.1, so each test starts with fresh
-    sign-up counters. Only those two keys are deleted: the rest of the cache is the tests' own business."""
+    """Sign-up is throttled per address (5 an hour) and over the service (60 an hour), and anonymous reads
+    per address, counted in the cache (Redis in CI, kept between runs); every test client is 127.0.0.1, so
+    each test starts with fresh counters. Only those keys are deleted: the rest of the cache is the tests'
+    own business."""
     from django.core.cache import cache
 
     with contextlib.suppress(Exception):  # a test that takes the cache's Redis down sets it up itself
-        cache.delete_many(["throttle_signup_127.0.0.1", "throttle_signup_global_all"])
+        cache.delete_many(
+            ["throttle_signup_127.0.0.1", "throttle_signup_global_all", "throttle_anon_read_127.0.0.1"]
+        )
     yield
 
 

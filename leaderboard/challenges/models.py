@@ -117,6 +117,10 @@ class Challenge(models.Model):
         default=False,
         help_text="Participants ask to take part and an organizer approves them before they may submit.",
     )
+    quota_per_address = models.BooleanField(
+        default=True,
+        help_text="Submissions of every team from one network address share one team's limits.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -327,6 +327,16 @@ CHALLENGE_SETTINGS_SPEC: tuple[Setting, ...] = (
         label="Approved participants only",
         help="Participants ask to take part; they may submit once an organizer approves them.",
     ),
+    Setting(
+        "quota_per_address",
+        "bool",
+        default=True,
+        label="One quota per network address",
+        help="Submissions of every team sent from one network address share one team's limits, so "
+        "throwaway accounts do not multiply the quota, nor what the board tells about the hidden labels "
+        "(docs/reliability.md). Teams behind one shared address (a lab's or a campus's) then share a "
+        "quota: turn this off only with approval on, or for a challenge whose board has nothing to leak.",
+    ),
 )
 CHALLENGE = _by_name(CHALLENGE_SETTINGS_SPEC)
 # Changing these changes every number on the board, so they are frozen once a submission was scored.

@@ -86,6 +86,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # every anonymous read that renders is throttled (issue 21, item 10)
+    "leaderboard.core.middleware.AnonymousReadThrottleMiddleware",
 ]
 
 ROOT_URLCONF = "leaderboard.config.urls"

@@ -10,7 +10,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from redis.exceptions import RedisError
 from rest_framework.request import Request
-from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle, SimpleRateThrottle
 
 from leaderboard.core.exceptions import ServiceUnavailableError
 
@@ -36,6 +36,12 @@ class WriteScopedRateThrottle(ScopedRateThrottle):
                 logger.warning("throttle cache unreachable; letting an upload through unthrottled")
                 return True
             raise ServiceUnavailableError(THROTTLE_UNAVAILABLE) from None
+
+
+def client_address(request: HttpRequest | Request) -> str:
+    """The client's network address as the throttles see it (``REMOTE_ADDR``, or ``X-Forwarded-For``
+    behind the number of proxies settings trust): the key of the limits that count per address."""
+    return str(BaseThrottle().get_ident(request) or "")
 
 
 #: Sign-up rates when the environment sets none (``LEADERBOARD_THROTTLE_SIGNUP``, ``_SIGNUP_GLOBAL``):

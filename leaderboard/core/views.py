@@ -10,6 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from leaderboard.core.health import run_checks
+from leaderboard.core.middleware import anonymous_reads
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +20,7 @@ DATABASE_UNAVAILABLE = "The service's database is unreachable for a moment; plea
 RETRY_AFTER_SECONDS = 10
 
 
+@anonymous_reads("exempt")  # load balancers ask often, from one address
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -32,6 +34,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(body, status=200 if healthy else 503)
 
 
+@anonymous_reads("exempt")  # a redirect; browsers ask whatever a page links
 @require_GET
 def favicon(request: HttpRequest) -> HttpResponseRedirect:
     """Browsers ask for /favicon.ico whatever a page links: answer with the site's icon, not a 404.

@@ -767,13 +767,10 @@ def build_summary(
     if len(set(names)) != len(names):
         names = [f"{per_task[0][k]['name']} ({per_task[0][k]['team']})" for k in common]
     scores = np.array([[rows[k]["value"] for k in common] for rows in per_task])
+    higher = directions.pop()
+    metric = ",".join(sorted({t.metric for t, _ in snapshots}))
     result = compare_across_tasks(
-        scores,
-        names=names,
-        higher_is_better=directions.pop(),
-        alpha=0.05,
-        posthoc="nemenyi",
-        metric=",".join(sorted({t.metric for t, _ in snapshots})),
+        scores, names=names, higher_is_better=higher, alpha=0.05, posthoc="nemenyi", metric=metric
     )
     data = result.as_dict()
     data["available"] = True
@@ -781,9 +778,60 @@ def build_summary(
     data["snapshots"] = [s.sequence for _, s in snapshots]
     data["keys"] = dict(zip(names, common, strict=True))
     data["scores"] = scores.tolist()
+    data["higher_is_better"] = higher
+    data["metric"] = metric
     data["ranking_schemes"] = _schemes_across_tasks(snapshots, common, names)
     svg = cd_diagram_svg(result, title=challenge.title).decode()
+    from leaderboard.rankings.precision import task_decimals  # precision imports this module
+
+    data["tied"] = tied_summary(data, {t.slug: task_decimals(t) for t, _ in snapshots}, title=challenge.title)
     return data, svg
+
+
+#: Why the tied summary (before the reveal, for everyone but organizers) has no ranking schemes.
+SCHEMES_WITHHELD = (
+    "Shown once the board is revealed: the schemes rank the entries by their exact values, finer than the "
+    "board's rounded numbers a participant reads until then."
+)
+
+
+def tied_summary(
+    data: Mapping[str, Any], decimals_by_task: Mapping[str, int], *, title: str
+) -> dict[str, Any]:
+    """The cross-task summary as a participant reads it before the reveal (issue 21, item 8): computed from
+    each task's values at its board's precision, so entries whose values are equal as shown tie on that
+    task and share its average rank (Friedman's rule), and the average ranks, the test, the critical
+    difference's cliques and the diagram say no more than the rounded values. The ranking schemes rank by
+    exact values and are withheld. Stored beside the exact summary (``data["tied"]``, its diagram in
+    ``svg``); organizers read the exact one. ``data``: :func:`build_summary`'s."""
+    from leaderboard.rankings.precision import round_to
+
+    tasks = list(data.get("tasks") or [])
+    names = sorted(data.get("keys") or {}, key=lambda name: data["keys"][name])
+    scores = [
+        [round_to(v, decimals_by_task.get(slug, 1)) for v in line]
+        for slug, line in zip(tasks, data.get("scores") or [], strict=True)
+    ]
+    result = compare_across_tasks(
+        np.array(scores, dtype=np.float64),
+        names=names,
+        higher_is_better=bool(data.get("higher_is_better", True)),
+        alpha=0.05,
+        posthoc="nemenyi",
+        metric=str(data.get("metric", "")),
+    )
+    out = result.as_dict()
+    out.update(
+        available=True,
+        tasks=tasks,
+        snapshots=data.get("snapshots"),
+        keys=data.get("keys"),
+        scores=scores,
+        ranking_schemes={"available": False, "reason": SCHEMES_WITHHELD},
+        svg=cd_diagram_svg(result, title=title).decode(),
+        rule="each task's values at its board's precision; ties share their average rank",
+    )
+    return out
 
 
 #: Which way each ranking scheme's score is better (``stats.robustness.SCHEMES``): the values by the

@@ -45,10 +45,11 @@ from typing import Any, ClassVar
 
 from leaderboard.challenges.models import PublicMode, Task
 from leaderboard.challenges.selectors import AnyUser, user_is_organizer
-from leaderboard.rankings.board import LadderBoard, ladder_board
+from leaderboard.rankings.board import LadderBoard, ladder_board, tied_summary
 from leaderboard.rankings.exports import board_csv, csv_cell
-from leaderboard.rankings.models import BoardSnapshot, LadderRelease
+from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary, LadderRelease
 from leaderboard.rankings.precision import (
+    challenge_decimals,
     p_decimals,
     participant_distribution,
     participant_pairwise,
@@ -58,6 +59,7 @@ from leaderboard.rankings.precision import (
     public_robustness,
     public_rows,
     public_signature,
+    public_summary,
     round_to,
     task_decimals,
 )
@@ -419,6 +421,25 @@ def challenge_refusal(tasks: Iterable[Task], split: str, user: AnyUser, channel:
         if not view.allows(channel):
             return view.refusal
     return None
+
+
+def summary_for(
+    summary: ChallengeSummary, tasks: Iterable[Task], split: str, user: AnyUser
+) -> tuple[dict[str, Any], str]:
+    """The cross-task summary and its diagram as ``user`` reads them (asked after
+    :func:`challenge_refusal` let the reader in): organizers, and everyone after the reveal, read the
+    summary of the exact values; everyone else before the reveal reads it from the values at each task's
+    precision, ties sharing their average rank (``rankings.board.tied_summary``, issue 21). Either way each
+    task's values are shown at its precision (``rankings.precision.public_summary``)."""
+    tasks = list(tasks)
+    decimals = challenge_decimals(tasks)
+    data: Mapping[str, Any] = summary.data
+    svg = summary.svg
+    if data.get("available") and any(reader_view(t, split, user).tied for t in tasks):
+        tied = data.get("tied") or tied_summary(data, decimals, title=summary.challenge.title)
+        svg = str(tied.get("svg") or "")
+        data = {k: v for k, v in tied.items() if k != "svg"}
+    return public_summary({k: v for k, v in data.items() if k != "tied"}, decimals), svg
 
 
 def releases_of(*, submission_ids: Iterable[int]) -> dict[tuple[int, int], LadderRelease]:

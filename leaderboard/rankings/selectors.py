@@ -12,7 +12,14 @@ from leaderboard.challenges.models import Challenge, Task
 from leaderboard.challenges.selectors import AnyUser, private_board_visible, task_list
 from leaderboard.core.exceptions import NotFoundError
 from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
-from leaderboard.rankings.policy import Channel, ReaderView, challenge_refusal, reader_view, releases_of
+from leaderboard.rankings.policy import (
+    Channel,
+    ReaderView,
+    challenge_refusal,
+    reader_view,
+    releases_of,
+    summary_for,
+)
 from leaderboard.rankings.services import splits_of
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status
@@ -28,6 +35,7 @@ __all__ = [
     "reader_view",
     "releases_of",
     "shakeup_latest",
+    "summary_for",
     "summary_latest",
 ]
 

@@ -52,10 +52,19 @@ class Submission(models.Model):
     request_digest = models.CharField(
         max_length=64, blank=True, help_text="sha256 of what was uploaded under the idempotency key."
     )
+    client_key = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="A keyed hash of the network address the upload came from (never the address): "
+        "submissions from one address share one team's limits (Challenge.quota_per_address).",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["team", "created_at"])]
+        indexes = [
+            models.Index(fields=["team", "created_at"]),
+            models.Index(fields=["challenge", "client_key", "created_at"]),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["submitted_by", "idempotency_key"],

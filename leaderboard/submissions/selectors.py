@@ -68,12 +68,7 @@ class Quota:
         return self.used_today >= self.daily_limit
 
 
-def team_quota(*, challenge: Challenge, team: Team | None, now: datetime | None = None) -> Quota:
-    """The quota of ``team`` (a user with no team yet has used nothing)."""
-    now = now or timezone.now()
-    if team is None:
-        return Quota(challenge.daily_limit, challenge.total_limit, 0, 0, None)
-    charged = Submission.objects.filter(team=team, charged=True)
+def _quota(*, challenge: Challenge, charged: QuerySet[Submission], now: datetime) -> Quota:
     used_total = charged.count()
     recent = sorted(charged.filter(created_at__gte=now - WINDOW).values_list("created_at", flat=True))
     next_slot = None
@@ -81,6 +76,51 @@ def team_quota(*, challenge: Challenge, team: Team | None, now: datetime | None 
         # the slot opens when enough of the window's submissions have aged out to go under the limit
         next_slot = recent[len(recent) - challenge.daily_limit] + WINDOW
     return Quota(challenge.daily_limit, challenge.total_limit, len(recent), used_total, next_slot)
+
+
+def team_quota(*, challenge: Challenge, team: Team | None, now: datetime | None = None) -> Quota:
+    """The quota of ``team`` (a user with no team yet has used nothing)."""
+    now = now or timezone.now()
+    if team is None:
+        return Quota(challenge.daily_limit, challenge.total_limit, 0, 0, None)
+    return _quota(challenge=challenge, charged=Submission.objects.filter(team=team, charged=True), now=now)
+
+
+def address_quota(*, challenge: Challenge, client_key: str, now: datetime | None = None) -> Quota | None:
+    """The quota that every team's uploads from one network address share (``client_key``, a keyed hash
+    of the address) when the challenge counts one quota per address; None when it does not, or the
+    address is unknown (an upload made by a service call, not a request)."""
+    if not challenge.quota_per_address or not client_key:
+        return None
+    charged = Submission.objects.filter(challenge=challenge, client_key=client_key, charged=True)
+    return _quota(challenge=challenge, charged=charged, now=now or timezone.now())
+
+
+@dataclass(frozen=True)
+class SharedAddress:
+    """Several teams of one challenge that submitted from one network address (the organizer's notice)."""
+
+    teams: tuple[str, ...]
+    submissions: int
+
+
+def shared_addresses(*, challenge: Challenge) -> list[SharedAddress]:
+    """The network addresses (never shown: only their keyed hashes are stored) from which more than one
+    team of the challenge submitted, with the teams' names: throwaway accounts look like this, and so do
+    real teams behind one campus address."""
+    rows = (
+        Submission.objects.filter(challenge=challenge, charged=True)
+        .exclude(client_key="")
+        .values_list("client_key", "team__name")
+        .order_by()
+    )
+    teams: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    for key, team in rows:
+        teams.setdefault(key, set()).add(team)
+        counts[key] = counts.get(key, 0) + 1
+    shared = [SharedAddress(tuple(sorted(t)), counts[k]) for k, t in teams.items() if len(t) > 1]
+    return sorted(shared, key=lambda a: (-len(a.teams), a.teams))
 
 
 def wait_text(when: datetime, now: datetime | None = None) -> str:

@@ -5,11 +5,13 @@ submissions in the app graph and registers it)."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -37,6 +39,8 @@ from leaderboard.submissions.models import (
     SubmissionFile,
 )
 from leaderboard.submissions.selectors import (
+    Quota,
+    address_quota,
     submission_of_team_member,
     submission_visible,
     team_quota,
@@ -91,6 +95,7 @@ def submission_create(
     link: str = "",
     is_baseline: bool = False,
     idempotency_key: str = "",
+    client_address: str = "",
 ) -> Submission:
     """Validate every file against its task's public item list, then store and dispatch, or store nothing.
 
@@ -113,6 +118,7 @@ def submission_create(
     tasks = _check_tasks(challenge=challenge, files=files)
     checked = _check_files(files=files, tasks=tasks)
     digest = _request_digest(name, checked) if idempotency_key else ""
+    client_key = client_key_of(client_address)
     with transaction.atomic():
         team = Team.objects.select_for_update().get(pk=team_for_user(challenge=challenge, user=user).pk)
         # A retry of an upload that used the last slot is no new one: look for it before the limits.
@@ -123,10 +129,11 @@ def submission_create(
             return replay
         if not organizer:
             _check_limits(challenge=challenge, team=team)
+            _check_address_limits(challenge=challenge, client_key=client_key)
         submission, replayed = _store(
             challenge=challenge, team=team, user=user, name=name, description=description, link=link,
             is_baseline=is_baseline, organizer=organizer, idempotency_key=idempotency_key, digest=digest,
-            tasks=tasks, checked=checked,
+            tasks=tasks, checked=checked, client_key=client_key,
         )  # fmt: skip
         if replayed:
             return submission
@@ -223,6 +230,7 @@ def _store(
     digest: str,
     tasks: dict[str, Task],
     checked: list[Checked],
+    client_key: str,
 ) -> tuple[Submission, bool]:
     """The submission row and its files (inside the caller's transaction, the team row locked), or the
     one a parallel request with the same idempotency key stored first (then ``True``)."""
@@ -240,6 +248,7 @@ def _store(
                 charged=not organizer,
                 idempotency_key=idempotency_key,
                 request_digest=digest,
+                client_key=client_key,
             )
     except IntegrityError:  # a parallel request with this key (another team's lock) committed first
         replay = (
@@ -311,6 +320,56 @@ def _check_limits(*, challenge: Challenge, team: Team) -> None:
             f"Your team has used its {challenge.daily_limit} submissions of the last 24 hours{when}.",
             extra={
                 "limit": "daily",
+                "used": quota.used_today,
+                **({"next_slot_at": quota.next_slot_at.isoformat()} if quota.next_slot_at else {}),
+            },
+        )
+
+
+ADDRESS_TOTAL_USED = (
+    "The teams submitting from your network address have used all {limit} submissions of this challenge: "
+    "it counts one team's quota per address, so that new accounts do not multiply what the board tells "
+    "about the hidden labels. If several real teams share your address, ask the organizers to turn "
+    "approval on and this limit off."
+)
+ADDRESS_DAILY_USED = (
+    "The teams submitting from your network address have used its {limit} submissions of the last 24 "
+    "hours{when}: this challenge counts one team's quota per address. If several real teams share your "
+    "address, ask the organizers to turn approval on and this limit off."
+)
+
+
+def client_key_of(address: str) -> str:
+    """A keyed hash of a client's network address (HMAC with the secret key): equal addresses give equal
+    keys, and the stored key does not give the address back. Empty for an unknown address."""
+    if not address:
+        return ""
+    return hmac.new(settings.SECRET_KEY.encode(), address.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _check_address_limits(*, challenge: Challenge, client_key: str) -> None:
+    """Refuse an upload once the teams that send from this address have used one team's quota (a
+    challenge with ``quota_per_address``), with the same ``extra`` as a team's limit plus its scope."""
+    if not challenge.quota_per_address or not client_key:
+        return
+    # Teams are locked one by one; the challenge row serialises the uploads of different teams from one
+    # address, so two at once cannot both take the address's last slot.
+    Challenge.objects.select_for_update().filter(pk=challenge.pk).first()
+    quota: Quota | None = address_quota(challenge=challenge, client_key=client_key)
+    if quota is None:
+        return
+    if quota.total_used_up:
+        raise LimitReachedError(
+            ADDRESS_TOTAL_USED.format(limit=challenge.total_limit),
+            extra={"limit": "total", "scope": "address", "used": quota.used_total},
+        )
+    if quota.daily_used_up:
+        when = f"; the next slot opens {wait_text(quota.next_slot_at)}" if quota.next_slot_at else ""
+        raise LimitReachedError(
+            ADDRESS_DAILY_USED.format(limit=challenge.daily_limit, when=when),
+            extra={
+                "limit": "daily",
+                "scope": "address",
                 "used": quota.used_today,
                 **({"next_slot_at": quota.next_slot_at.isoformat()} if quota.next_slot_at else {}),
             },

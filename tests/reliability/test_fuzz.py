@@ -252,13 +252,24 @@ API_SETTINGS = settings(
 
 def _conformance_checks() -> list[object]:
     """No 500, and every answer as the schema says: its status code is documented, its content type,
-    headers and body match the documented response (issue 10 point 8)."""
+    headers and body match the documented response (issue 10 point 8); and every check schemathesis offers
+    for one request (issue 21, item 11): a request that the schema calls valid is not refused with a 4xx
+    that says the input is wrong (``positive_data_acceptance``), one it calls invalid is not accepted
+    (``negative_data_rejection``), a missing required header is refused, an undocumented method answers
+    405 with ``Allow``, and a request without credentials is not let in where the schema asks for them
+    (``ignored_auth``)."""
     from schemathesis.checks import (
+        allow_header_conformance,
         content_type_conformance,
+        ignored_auth,
+        missing_required_header,
+        negative_data_rejection,
         not_a_server_error,
+        positive_data_acceptance,
         response_headers_conformance,
         response_schema_conformance,
         status_code_conformance,
+        unsupported_method,
     )
 
     return [
@@ -267,6 +278,12 @@ def _conformance_checks() -> list[object]:
         content_type_conformance,
         response_headers_conformance,
         response_schema_conformance,
+        negative_data_rejection,
+        positive_data_acceptance,
+        missing_required_header,
+        unsupported_method,
+        allow_header_conformance,
+        ignored_auth,
     ]
 
 

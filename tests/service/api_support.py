@@ -16,8 +16,13 @@ PASSWORD = "a-long-test-password-123"
 FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def client_for(user: User | None) -> APIClient:
-    client = APIClient()
+def client_for(user: User | None, *, address: str | None = None) -> APIClient:
+    """An API client for ``user``; each user sends from an address of their own (``10.9.x.y``, from the
+    user's id) unless ``address`` says otherwise, as real participants do: a challenge counts one quota
+    per address (``Challenge.quota_per_address``)."""
+    if address is None:
+        address = f"10.9.{user.pk // 250 % 250}.{user.pk % 250 + 1}" if user is not None else "127.0.0.1"
+    client = APIClient(REMOTE_ADDR=address)
     if user is not None:
         client.force_authenticate(user=user)
     return client

@@ -153,3 +153,59 @@ def test_the_audits_board_tells_apart_at_most_60_exact_counts() -> None:
     assert got["participant rows with ranks"] <= 60, got
     assert got["participant rows without ranks"] <= got["participant rows with ranks"]
     assert set(RANK_COLUMNS) <= set(rows[0])
+
+
+# --- the cross-task summary (issue 21, item 8) -----------------------------------------------------------
+@pytest.fixture
+def two_tasks(transactional_db):
+    """Two tasks at one decimal, the same files on both: "second" (43 of 61 public items, 0.705) is ahead of
+    "first" (40, 0.656) on each task exactly, and both show 0.7; "carol" (50) leads both."""
+    organizer = user("org")
+    challenge = challenge_create(organizer=organizer, slug="two", title="Two", resamples=200)
+    truth = _truth()
+    rows = "".join(f"{i},{t},{s}\n" for i, t, s in zip(*truth, strict=True))
+    for slug in ("main", "other"):
+        task_create(
+            challenge=challenge, slug=slug, title=slug, metric="accuracy",
+            truth=("id,label,split\n" + rows).encode(), truth_name="truth.csv", labels=LABELS,
+            split_column="split", decimals=1,
+        )  # fmt: skip
+    players = {}
+    for team, name, right in (("alice", "second", 43), ("bob", "first", 40), ("carol", "carol", 50)):
+        players[team] = user(team)
+        data = _file(truth, right, right)
+        response = client_for(players[team]).post(
+            "/api/challenges/two/submissions/",
+            {"name": name, "file:main": file("m.csv", data), "file:other": file("o.csv", data)},
+            format="multipart",
+        )
+        assert response.status_code == 201, response.content
+    return organizer, players
+
+
+def _average_ranks(reader) -> dict[str, float]:
+    response = client_for(reader).get("/api/challenges/two/summary/")
+    assert response.status_code == 200, response.content
+    return {e["name"]: e["average_rank"] for e in response.json()["summary"]["entries"]}
+
+
+def test_the_summary_ranks_rounded_values_for_participants_and_exact_ones_for_organizers(two_tasks) -> None:
+    organizer, players = two_tasks
+    assert _average_ranks(organizer) == {"carol": 1.0, "second": 2.0, "first": 3.0}
+    for reader in (players["bob"], None):  # a participant, a visitor: ties share their average rank
+        assert _average_ranks(reader) == {"carol": 1.0, "second": 2.5, "first": 2.5}
+    shown = client_for(players["bob"]).get("/api/challenges/two/summary/").json()["summary"]
+    assert shown["ranking_schemes"]["available"] is False and "tied" not in shown
+    # The site's page and both diagrams follow the same rule.
+    site = Client()
+    page = site.get("/c/two/summary/").content.decode()
+    assert "2.5" in page or "2.50" in page
+    organizer_site = Client()
+    organizer_site.force_login(organizer)
+    diagram, exact = (c.get("/c/two/critical-difference.svg") for c in (site, organizer_site))
+    assert diagram.status_code == exact.status_code == 200 and diagram.content != exact.content
+    api_svg = client_for(None).get("/api/challenges/two/critical-difference.svg")
+    assert api_svg.status_code == 200 and api_svg.content == diagram.content
+    # After the reveal everyone reads the exact order.
+    challenge_reveal_private(challenge=Challenge.objects.get(slug="two"), while_open=True)
+    assert _average_ranks(players["bob"]) == {"carol": 1.0, "second": 2.0, "first": 3.0}

@@ -31,13 +31,13 @@ from leaderboard.challenges.selectors import (
     task_list,
 )
 from leaderboard.core.exceptions import NotFoundError
-from leaderboard.rankings.precision import challenge_decimals, public_summary
 from leaderboard.rankings.selectors import (
     Channel,
     board_at,
     board_latest,
     challenge_refusal,
     reader_view,
+    summary_for,
     summary_latest,
 )
 
@@ -160,8 +160,10 @@ class SummaryView(APIView):
         summary = summary_latest(challenge=challenge, split=name, user=request.user)
         if summary is None:
             raise NotFoundError(NO_SUMMARY.format(split=name))
+        tasks = list(challenge.tasks.all())
+        shown, svg = summary_for(summary, tasks, name, request.user)
         svg_url = None
-        if summary.svg:
+        if svg:
             from django.urls import reverse
 
             svg_url = reverse("api:critical-difference", kwargs={"slug": challenge.slug}) + f"?split={name}"
@@ -170,8 +172,8 @@ class SummaryView(APIView):
             "split": name,
             "sequence": summary.sequence,
             "created_at": summary.created_at,
-            # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
-            "summary": public_summary(summary.data, challenge_decimals(list(challenge.tasks.all()))),
+            # As the read policy shows it: ties at the board's precision before the reveal (issue 21).
+            "summary": shown,
             "svg_url": svg_url,
         }
         return Response(s.SummaryOutputSerializer(data).data)
@@ -197,9 +199,10 @@ class CriticalDifferenceView(JSONErrorsMixin, APIView):
         if refusal is not None:
             raise NotFoundError(refusal)
         summary = summary_latest(challenge=challenge, split=name, user=request.user)
-        if summary is None or not summary.svg:
+        svg = summary_for(summary, challenge.tasks.all(), name, request.user)[1] if summary else ""
+        if not svg:
             raise NotFoundError(NO_DIAGRAM.format(split=name))
-        response = Response(summary.svg)
+        response = Response(svg)
         # The SVG is drawn by the service, but names in it come from participants: no scripts, ever.
         response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
         return response

@@ -32,6 +32,7 @@ from leaderboard.challenges.selectors import (
 )
 from leaderboard.core.throttles import (
     WriteScopedRateThrottle,
+    client_address,
 )
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_cancel, submission_create, submission_select
@@ -138,6 +139,7 @@ class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
             user=_user(request),
             files=files,
             idempotency_key=request.headers.get("Idempotency-Key", "").strip(),
+            client_address=client_address(request),
             **serializer.validated_data,
         )
         submission = submission_get(submission_id=created.pk, user=request.user)  # as scored by now, if eager

@@ -121,4 +121,5 @@ def throttled_anonymous_reads(view: Callable[..., HttpResponseBase]) -> Callable
                 return refusal
         return view(request, *args, **kwargs)
 
+    wrapper.anonymous_reads = "own"  # type: ignore[attr-defined]  # core.middleware: already throttled
     return wrapper

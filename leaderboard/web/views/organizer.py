@@ -29,6 +29,7 @@ from leaderboard.rankings.selectors import board_health
 from leaderboard.scoring.engine import metric_choices
 from leaderboard.scoring.models import RescoreJob
 from leaderboard.scoring.services import task_rescore
+from leaderboard.submissions.selectors import shared_addresses
 from leaderboard.web.forms import ChallengeForm, PlanForm, TaskForm, TruthReplaceForm
 from leaderboard.web.selectors import organizer_counts, rescore_job_get, rescore_jobs_recent
 from leaderboard.web.views.common import (
@@ -104,6 +105,7 @@ def organize(request: HttpRequest, slug: str) -> HttpResponse:
                 .order_by("approved", "requested_at")
             ),
             "boards": board_health(challenge=challenge),
+            "shared_addresses": shared_addresses(challenge=challenge),
         },
     )
 

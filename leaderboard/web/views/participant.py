@@ -15,6 +15,7 @@ from leaderboard.challenges.models import EntrySelection, Participant
 from leaderboard.challenges.selectors import private_board_visible, task_list, user_is_organizer, user_team
 from leaderboard.challenges.services import participant_may_submit, participation_request
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.core.throttles import client_address
 from leaderboard.rankings.selectors import Channel, reader_view
 from leaderboard.scoring.kinds import DEFAULT_KIND, get_kind, upload_limit
 from leaderboard.submissions.models import Status, Submission
@@ -60,6 +61,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                     link=form.cleaned_data["link"],
                     is_baseline=bool(form.cleaned_data.get("is_baseline")),
                     idempotency_key=form.cleaned_data["idempotency_key"],
+                    client_address=client_address(request),
                 )
             except ApplicationError as exc:
                 error = error_context(exc)

@@ -21,9 +21,7 @@ from leaderboard.challenges.selectors import private_board_visible, task_list, u
 from leaderboard.rankings.exports import shakeup_csv
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.rankings.precision import (
-    challenge_decimals,
     public_shakeup,
-    public_summary,
     task_decimals,
 )
 from leaderboard.rankings.read_cache import cached_for_anonymous
@@ -35,6 +33,7 @@ from leaderboard.rankings.selectors import (
     challenge_refusal,
     reader_view,
     shakeup_latest,
+    summary_for,
     summary_latest,
 )
 from leaderboard.scoring.kinds import get_kind
@@ -413,8 +412,9 @@ def summary(request: HttpRequest, slug: str) -> HttpResponse:
         return ladder_refusal(request, challenge, None, refusal)  # it ranks entries by their exact values
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
-    # Per-task values at each task's precision (rankings.precision); the rest is rank-based.
-    data = public_summary(summ.data, challenge_decimals(tasks)) if summ else {}
+    # As the read policy shows it: each task's values at its precision, and before the reveal the ranks of
+    # those values, ties sharing their average rank (issue 21).
+    data = summary_for(summ, tasks, split, request.user)[0] if summ else {}
     return render(
         request,
         "web/summary.html",
@@ -489,9 +489,10 @@ def cd_svg(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404(refusal)
     with as_http():
         summ = summary_latest(challenge=challenge, split=split, user=request.user)
-    if summ is None or not summ.svg:
+    svg = summary_for(summ, challenge.tasks.all(), split, request.user)[1] if summ else ""
+    if not svg:
         raise Http404("No critical-difference diagram yet.")
-    response = HttpResponse(summ.svg, content_type="image/svg+xml; charset=utf-8")
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
     return response
 
