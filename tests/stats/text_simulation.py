@@ -8,7 +8,8 @@ pool segment and output (sacreBLEU 2.6.0), so a simulated test set costs matrix 
 
 Used by the slow tests of test_text_simulation.py; ``python -m tests.stats.text_simulation [reps [metric]]``
 prints the A/A tables of docs/text.md, ``python -m tests.stats.text_simulation coverage [reps]`` the coverage of
-the intervals of BLEU, chrF and TER.
+the intervals of BLEU, chrF and TER, ``python -m tests.stats.text_simulation verdict [reps]`` the board
+verdict's false claims for BLEU, chrF and TER.
 """
 
 from __future__ import annotations
@@ -132,7 +133,29 @@ def board_false_claims(
     return claims / reps
 
 
+def verdict_table(
+    reps: int, metrics: tuple[str, ...] = ("bleu", "chrf", "ter")
+) -> dict[tuple[str, int], list[float]]:
+    """The board verdict's false-claim rate per metric and board size (2 and 5 systems) at every size."""
+    return {
+        (name, k): [board_false_claims(n, reps, k=k, metric_name=name) for n in SIZES]
+        for name in metrics
+        for k in (2, 5)
+    }
+
+
 def main(argv: list[str]) -> None:
+    if argv and argv[0] == "verdict":
+        reps = int(argv[1]) if len(argv) > 1 else 500
+        metrics = tuple(argv[2:]) or ("bleu", "chrf", "ter")
+        t0 = time.perf_counter()
+        print(f"Board verdict false claims, alpha 0.05, {reps} boards per cell, B = R = 1000")
+        print("| metric | systems | " + " | ".join(str(n) for n in SIZES) + " |")
+        print("|---|---|" + "---|" * len(SIZES))
+        for (name, k), rates in verdict_table(reps, metrics).items():
+            print(f"| {name} | {k} | " + " | ".join(f"{x:.3f}" for x in rates) + " |", flush=True)
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     if argv and argv[0] == "coverage":
         reps = int(argv[1]) if len(argv) > 1 else 500
         t0 = time.perf_counter()
