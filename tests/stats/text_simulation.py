@@ -133,17 +133,6 @@ def board_false_claims(
     return claims / reps
 
 
-def verdict_table(
-    reps: int, metrics: tuple[str, ...] = ("bleu", "chrf", "ter")
-) -> dict[tuple[str, int], list[float]]:
-    """The board verdict's false-claim rate per metric and board size (2 and 5 systems) at every size."""
-    return {
-        (name, k): [board_false_claims(n, reps, k=k, metric_name=name) for n in SIZES]
-        for name in metrics
-        for k in (2, 5)
-    }
-
-
 def main(argv: list[str]) -> None:
     if argv and argv[0] == "verdict":
         reps = int(argv[1]) if len(argv) > 1 else 500
@@ -152,8 +141,12 @@ def main(argv: list[str]) -> None:
         print(f"Board verdict false claims, alpha 0.05, {reps} boards per cell, B = R = 1000")
         print("| metric | systems | " + " | ".join(str(n) for n in SIZES) + " |")
         print("|---|---|" + "---|" * len(SIZES))
-        for (name, k), rates in verdict_table(reps, metrics).items():
-            print(f"| {name} | {k} | " + " | ".join(f"{x:.3f}" for x in rates) + " |", flush=True)
+        for name in metrics:
+            for k in (2, 5):
+                print(f"| {name} | {k} | ", end="", flush=True)
+                for n in SIZES:  # cell by cell: a long run's first cells are usable before its end
+                    print(f"{board_false_claims(n, reps, k=k, metric_name=name):.3f} | ", end="", flush=True)
+                print(flush=True)
         print(f"({time.perf_counter() - t0:.0f} s)")
         return
     if argv and argv[0] == "coverage":
