@@ -144,6 +144,7 @@ def task_create(
     public_mode: str = "plain",
     ladder_eta: float | None = None,
     ladder_z: float | None = None,
+    text_options: dict[str, Any] | None = None,
 ) -> Task:
     """Create a task from its hidden-labels file (parsed and validated before anything is stored).
 
@@ -156,7 +157,9 @@ def task_create(
     The metric decides the task's kind. A detection task's file is a COCO (or VOC-style) annotation file;
     a segmentation task's an archive of label maps, with ``labels`` the class names (index = pixel value)
     and ``ignore_index`` / ``reduce_zero_label`` its settings. The item list is the images in the order
-    the parser gives them, recorded once: images are never re-identified afterwards.
+    the parser gives them, recorded once: images are never re-identified afterwards. ``text_options``:
+    a text task's metric options (``settings_spec.TEXT_METRIC_OPTIONS``: tokenizer, lowercase,
+    smoothing, effective order), checked and kept by the text kind (its signature names them).
     """
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
@@ -169,6 +172,7 @@ def task_create(
             "decimals": decimals,
             "stratify": stratify,
             "ignore_index": ignore_index,
+            **(text_options or {}),
         },
     )
     _check_public_mode(public_mode, ladder_eta, ladder_z)
@@ -181,7 +185,11 @@ def task_create(
         group_column=group_column,
         split_column=split_column,
         positive=positive or None,
-        options={"ignore_index": ignore_index, "reduce_zero_label": reduce_zero_label},
+        options={
+            "ignore_index": ignore_index,
+            "reduce_zero_label": reduce_zero_label,
+            **(text_options or {}),
+        },
     )
     task = Task.objects.create(
         challenge=challenge,

@@ -137,6 +137,25 @@ STRATIFY = (
     ("class", "By true class for every classification metric"),
     ("none", "Not stratified"),
 )
+#: sacreBLEU's BLEU tokenizers (``stats.text.extract.TOKENIZERS``; a test keeps the two equal) and
+#: smoothing methods (``stats.text.finalize.SMOOTH_DEFAULTS``): this module imports nothing of ``stats``.
+TOKENIZE = (
+    ("13a", "13a (mteval-v13a, the default)"),
+    ("intl", "intl (international punctuation and symbols)"),
+    ("char", "char (every character a token)"),
+    ("zh", "zh (Chinese characters split)"),
+    ("none", "none (already tokenized)"),
+    ("ja-mecab", "ja-mecab (Japanese, MeCab)"),
+    ("ko-mecab", "ko-mecab (Korean, MeCab)"),
+)
+SMOOTH_METHODS = (
+    ("exp", "exp (the default)"),
+    ("floor", "floor"),
+    ("add-k", "add-k"),
+    ("none", "none"),
+)
+#: The task settings that are a text metric's options (the text kind checks which metric has which).
+TEXT_METRIC_OPTIONS = ("tokenize", "lowercase", "smooth_method", "effective_order")
 
 #: A task's settings, in the order of the site's form (``task_create``'s keywords, and ``truth``).
 TASK_SETTINGS: tuple[Setting, ...] = (
@@ -254,6 +273,38 @@ TASK_SETTINGS: tuple[Setting, ...] = (
         "bool",
         default=False,
         help="Segmentation (ADE20K): label 0 is ignored and the other labels shift by -1.",
+    ),
+    Setting(
+        "tokenize",
+        "choice",
+        default="13a",
+        choices=TOKENIZE,
+        label="BLEU tokenizer",
+        help="Text tasks, BLEU: sacreBLEU's tokenizer (13a, intl, char, zh, none; ja-mecab and ko-mecab "
+        "where their packages are installed). Named in the signature.",
+    ),
+    Setting(
+        "lowercase",
+        "bool",
+        default=False,
+        help="Text tasks, BLEU and chrF: compare lowercased text (sacreBLEU's case:lc). TER is "
+        "case-insensitive already.",
+    ),
+    Setting(
+        "smooth_method",
+        "choice",
+        default="exp",
+        choices=SMOOTH_METHODS,
+        label="BLEU smoothing",
+        help="Text tasks, BLEU: sacreBLEU's smoothing of zero n-gram counts (exp, floor, add-k, none).",
+    ),
+    Setting(
+        "effective_order",
+        "bool",
+        default=False,
+        label="BLEU effective order",
+        help="Text tasks, BLEU: leave out n-gram orders with no match in a (short) corpus (sacreBLEU's "
+        "eff:yes).",
     ),
     Setting(
         "truth",

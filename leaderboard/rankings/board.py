@@ -32,7 +32,6 @@ from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefine
 from stats.compare_ranks import min_ranks
 from stats.crosstask import compare_across_tasks
 from stats.ladder import LadderBoard
-from stats.metrics import get_metric
 from stats.power import board_resolution, items_for_gap, measured_resolution_zero_one, planned_resolution
 from stats.robustness import (
     RankingSchemes,
@@ -285,7 +284,7 @@ def build_board(
     from stats.compare import mcnemar_exact
 
     challenge = task.challenge
-    metric = get_metric(task.metric)
+    metric = get_kind(task.kind).task_metric(task)
     now = timezone.now().isoformat()
     if not entries:
         return BuiltBoard(
@@ -651,7 +650,7 @@ def build_shakeup(
     ``public_scores`` and ``private_scores`` map a submission id to its stored Score on that split; their
     per-item statistics feed the re-split reference and stay here (only aggregates leave).
     """
-    metric = get_metric(task.metric)
+    metric = get_kind(task.kind).task_metric(task)
     pub_rows, priv_rows, keys = _shakeup_entries(public, private, public_scores, private_scores)
     if len(keys) < 2:
         return {

@@ -313,3 +313,56 @@ def test_replacing_the_references_keeps_the_segments(transactional_db) -> None:
     tags = [GOLD_TAGS[0], GOLD_TAGS[1], ["B-PER", "O", "O", "B-LOC", "O"]]
     task_truth_replace(task=Task.objects.get(slug="ner"), truth=conll(tags), truth_name="gold2.conll")
     assert TaskTruth.objects.get(task__slug="ner").labels == tags
+
+
+def test_metric_options_are_task_settings_scored_and_in_the_signature(transactional_db) -> None:
+    """BLEU with the intl tokenizer, lowercase, floor smoothing and effective order (sacreBLEU's options):
+    the board's values equal sacreBLEU's corpus BLEU with the same options, the signature names them, and
+    an option a metric does not have, or an unknown value, is a 400 naming the setting."""
+    org = client_for(user("org"))
+    make_challenge(org, "opt")
+    options = {"tokenize": "intl", "lowercase": True, "smooth_method": "floor", "effective_order": True}
+    r = org.post(
+        "/api/challenges/opt/tasks/",
+        {"slug": "mt", "title": "bleu", "metric": "bleu", "truth": SimpleUploadedFile("ref.txt", lines(REFS)),
+         **options},
+        format="multipart",
+    )  # fmt: skip
+    assert r.status_code == 201, r.content
+    signature = r.json()["vision"]["signature"]
+    assert "case:lc" in signature and "eff:yes" in signature and "tok:intl" in signature
+    assert "smooth:floor" in signature
+    for name, hyps in (("good", GOOD), ("weak", WEAK)):
+        r = submit(client_for(user(name)), "opt", name, f"{name}.txt", lines(hyps))
+        assert r.status_code == 201 and r.json()["status"] == Status.SCORED, r.content
+    rows = {row["name"]: row for row in board("opt").rows}
+    bleu = sacrebleu.BLEU(tokenize="intl", lowercase=True, smooth_method="floor", effective_order=True)
+    for name, hyps in (("good", GOOD), ("weak", WEAK)):
+        assert rows[name]["value"] == pytest.approx(bleu.corpus_score(hyps, [REFS]).score, abs=1e-9)
+    # the weak system's BLEU differs between the options and the defaults (the options are applied)
+    assert rows["weak"]["value"] != pytest.approx(sacrebleu.BLEU().corpus_score(WEAK, [REFS]).score, abs=1e-6)
+
+    def refused(metric: str, **opts: Any) -> dict[str, Any]:
+        r = org.post(
+            "/api/challenges/opt/tasks/",
+            {"slug": f"x{len(opts)}", "title": "x", "metric": metric,
+             "truth": SimpleUploadedFile("ref.txt", lines(REFS)), **opts},
+            format="multipart",
+        )  # fmt: skip
+        assert r.status_code == 400, r.content
+        return r.json()
+
+    assert "tokenize" in json.dumps(refused("ter", tokenize="intl"))
+    assert "smooth_method" in json.dumps(refused("bleu", smooth_method="laplace"))
+    assert "lowercase" in json.dumps(refused("ter", lowercase=True))
+    assert not Task.objects.filter(challenge__slug="opt", slug__startswith="x").exists()
+
+
+def test_the_tokenizer_choices_are_stats_tokenizers() -> None:
+    from leaderboard.challenges.settings_spec import SMOOTH_METHODS, TASK, TOKENIZE
+    from stats.text.extract import TOKENIZERS
+    from stats.text.finalize import SMOOTH_DEFAULTS
+
+    assert tuple(v for v, _ in TOKENIZE) == TOKENIZERS
+    assert {v for v, _ in SMOOTH_METHODS} == set(SMOOTH_DEFAULTS)
+    assert TASK["tokenize"].default == "13a" and TASK["smooth_method"].default == "exp"

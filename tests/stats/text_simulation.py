@@ -8,7 +8,8 @@ pool segment and output (sacreBLEU 2.6.0), so a simulated test set costs matrix 
 
 Used by the slow tests of test_text_simulation.py; ``python -m tests.stats.text_simulation [reps [metric]]``
 prints the A/A tables of docs/text.md, ``python -m tests.stats.text_simulation coverage [reps]`` the coverage of
-the intervals of BLEU, chrF and TER.
+the intervals of BLEU, chrF and TER, ``python -m tests.stats.text_simulation verdict [reps]`` the board
+verdict's false claims for BLEU, chrF and TER.
 """
 
 from __future__ import annotations
@@ -133,6 +134,21 @@ def board_false_claims(
 
 
 def main(argv: list[str]) -> None:
+    if argv and argv[0] == "verdict":
+        reps = int(argv[1]) if len(argv) > 1 else 500
+        metrics = tuple(argv[2:]) or ("bleu", "chrf", "ter")
+        t0 = time.perf_counter()
+        print(f"Board verdict false claims, alpha 0.05, {reps} boards per cell, B = R = 1000")
+        print("| metric | systems | " + " | ".join(str(n) for n in SIZES) + " |")
+        print("|---|---|" + "---|" * len(SIZES))
+        for name in metrics:
+            for k in (2, 5):
+                print(f"| {name} | {k} | ", end="", flush=True)
+                for n in SIZES:  # cell by cell: a long run's first cells are usable before its end
+                    print(f"{board_false_claims(n, reps, k=k, metric_name=name):.3f} | ", end="", flush=True)
+                print(flush=True)
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     if argv and argv[0] == "coverage":
         reps = int(argv[1]) if len(argv) > 1 else 500
         t0 = time.perf_counter()

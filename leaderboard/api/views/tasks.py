@@ -36,6 +36,7 @@ from leaderboard.challenges.services import (
     task_public_mode_set,
     task_truth_replace,
 )
+from leaderboard.challenges.settings_spec import TEXT_METRIC_OPTIONS
 from leaderboard.scoring.kinds import get_kind, kind_for_metric
 from leaderboard.scoring.services import rescore_job_refresh, task_rescore
 
@@ -85,6 +86,7 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             public_mode=data["public_mode"],
             ladder_eta=data["ladder_eta"],
             ladder_z=data["ladder_z"],
+            text_options={key: data[key] for key in TEXT_METRIC_OPTIONS if key in data},
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 

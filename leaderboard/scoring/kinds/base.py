@@ -75,6 +75,11 @@ class TaskKind(ABC):
     def claims(self, metric: Metric) -> bool:
         """Whether tasks with this headline metric are of this kind (exactly one kind claims a metric)."""
 
+    def task_metric(self, task: Task) -> Metric:
+        """The task's metric as scored and compared: the registry's, or (a kind with metric options, text)
+        the registry's with the task's own finalizer. The board's randomization tests finalize with it."""
+        return get_metric(task.metric)
+
     # --- files ------------------------------------------------------------------------------------------
     def upload_max_bytes(self) -> int:
         """The largest file of a task of this kind."""

@@ -5,8 +5,10 @@ per line), JSONL or CSV with segment ids (one or several references per segment,
 per segment: the bootstrap then resamples documents), or CoNLL for span F1. An entry's per-segment
 statistics are extracted once (sacreBLEU 2.6.0, jiwer), checked against the library's public corpus
 score, stored as the score's item statistics, and resampled on the task's fixed rows of ``W``; every
-replicate is an exact corpus score. The metric's options are sacreBLEU's defaults, named by the signature
-kept on the task (``Task.vision["signature"]``).
+replicate is an exact corpus score. The metric's options are sacreBLEU's defaults unless the task sets
+them (the settings ``tokenize``, ``lowercase``, ``smooth_method``, ``effective_order``; kept in
+``Task.vision["options"]``), all named by the signature kept on the task (``Task.vision["signature"]``);
+the board finalizes replicates and randomizations with the task's options (``Text.task_metric``).
 
 What is stored: the references (or gold tags) as the hidden labels, one entry per segment; the documents
 as the hidden groups; public facts (format, reference count, signature, tokens per sentence) on the task.
@@ -21,6 +23,7 @@ import numpy as np
 from django.conf import settings
 
 import stats
+from leaderboard.challenges.settings_spec import TASK, TEXT_METRIC_OPTIONS
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.scoring.engine import ParsedTruth, PredictionFormat, SplitScore, input_error
 from leaderboard.scoring.kinds.base import ExampleFile, Files, TaskKind, register
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
     from leaderboard.scoring.selectors import HiddenTruth
 
 #: Segments up to which an extraction is checked against the library's corpus score on the whole corpus;
-#: above it, on a fixed sample of segments (``verify="sample"``: scoring twice would double a TER entry).
+#: above it, and for TER always, on a fixed sample of segments (``verify="sample"``).
 VERIFY_WHOLE_MAX = 2000
 #: Entries of a BLEU board checked against the leader for the brevity-penalty kink (the first by value),
 #: and the resamples of each check's standard errors.
@@ -55,10 +58,46 @@ def _tags(metric: str) -> bool:
     return truth_kind(metric) == "tags"
 
 
-def _metric(name: str) -> TextMetric:
-    """The task's metric with sacreBLEU's (jiwer's, conlleval's) defaults: the board's finaliser is the
-    registry's, so the service offers no other options."""
-    return text_metric(name)
+def _metric(name: str, options: Mapping[str, Any] | None = None) -> TextMetric:
+    """The metric with sacreBLEU's (jiwer's, conlleval's) defaults and a task's options
+    (:func:`_options`); the board finalizes with it (``Text.task_metric``)."""
+    return text_metric(name, **(options or {}))
+
+
+def _task_metric(task: Task) -> TextMetric:
+    return _metric(task.metric, task.vision.get("options"))
+
+
+#: The task settings that are options of sacreBLEU's metrics, and the metrics that have each.
+OPTION_METRICS: dict[str, tuple[str, ...]] = {
+    "tokenize": ("bleu",),
+    "lowercase": ("bleu", "chrf", "chrf++"),
+    "smooth_method": ("bleu",),
+    "effective_order": ("bleu",),
+}
+
+
+def _options(metric: str, options: Mapping[str, Any], *, name: str) -> dict[str, Any]:
+    """The task's metric options that differ from sacreBLEU's defaults, checked: an option the metric
+    does not have, or a tokenizer this machine cannot run, is refused with the setting's name."""
+    out: dict[str, Any] = {}
+    for key in TEXT_METRIC_OPTIONS:
+        value = options.get(key)
+        if value is None or value == "" or value == TASK[key].default:
+            continue
+        if metric not in OPTION_METRICS[key]:
+            raise ApplicationError(
+                f"`{key}` is an option of {', '.join(OPTION_METRICS[key])}, not of {metric}; leave it at "
+                f"its default ({TASK[key].default}).",
+                extra={"field": key},
+            )
+        out[key] = value
+    try:
+        text_metric(metric, **out)
+    except ValueError as exc:
+        field = next((k for k in out if k in str(exc)), "tokenize")
+        raise ApplicationError(f"{name}: {exc}", extra={"field": field}) from exc
+    return out
 
 
 #: The kind's name (``Task.kind``). Not "text": the settings' own field types include "text", and the seam
@@ -98,15 +137,24 @@ class Text(TaskKind):
                 "(JSONL `doc`, CSV `doc` column); leave labels, group and split columns empty.",
                 extra={"file": name, "field": field},
             )
+        opts = _options(metric, options, name=name)
         try:
             if _tags(metric):
                 return _parse_tags(data, name=name, metric=metric)
-            return _parse_references(data, name=name, metric=metric)
+            return _parse_references(data, name=name, metric=metric, options=opts)
         except InputError as exc:
             raise input_error(exc) from exc
 
     def replacement_labels(self, task: Task) -> list[str] | None:
         return None  # the entity types come from the file
+
+    def replacement_options(self, task: Task) -> dict[str, Any]:
+        return dict(task.vision.get("options") or {})
+
+    def task_metric(self, task: Task) -> Metric:
+        """The registry's metric with the task's options' finalizer (BLEU's smoothing, effective order)."""
+        metric: Metric = _task_metric(task).registry_metric()
+        return metric
 
     def validate_predictions(self, data: bytes, *, name: str, task: Task) -> None:
         try:
@@ -119,7 +167,7 @@ class Text(TaskKind):
         self, *, task: Task, truth: HiddenTruth, files: Files, challenge: Challenge
     ) -> list[SplitScore]:
         runs = [_statistics(task, truth, data, name) for data, name, _fmt in files]
-        metric = get_metric(task.metric)
+        metric = self.task_metric(task)
         scores = score_item_statistics(
             runs,
             metric=metric,
@@ -177,7 +225,7 @@ class Text(TaskKind):
     def segment_values(self, task: Task, item_statistics: np.ndarray) -> np.ndarray | None:
         """Each segment's own metric value (sentence BLEU with exp smoothing, segment chrF, TER, WER...)
         from the stored statistics: the finaliser applied row by row."""
-        values = get_metric(task.metric).finalize(np.asarray(item_statistics, dtype=np.float64))
+        values = self.task_metric(task).finalize(np.asarray(item_statistics, dtype=np.float64))
         return np.asarray(values, dtype=np.float64)
 
     def segment_texts(self, task: Task, truth: HiddenTruth, data: bytes, name: str) -> list[tuple[str, str]]:
@@ -235,9 +283,9 @@ class Text(TaskKind):
 
 
 # --- reading ---------------------------------------------------------------------------------------------
-def _parse_references(data: bytes, *, name: str, metric: str) -> ParsedTruth:
+def _parse_references(data: bytes, *, name: str, metric: str, options: dict[str, Any]) -> ParsedTruth:
     truth = read_text_truth([data], names=[name])
-    tm = _metric(metric)
+    tm = _metric(metric, options)
     segments = [[stream[i] for stream in truth.references] for i in range(len(truth.ids))]
     while all(seg and seg[-1] is None for seg in segments):
         segments = [seg[:-1] for seg in segments]
@@ -256,7 +304,12 @@ def _parse_references(data: bytes, *, name: str, metric: str) -> ParsedTruth:
         groups=truth.documents,
         private=None,
         kind=KIND_NAME,
-        vision={"truth": "references", "n_refs": truth.n_refs, "signature": tm.signature(truth.n_refs)},
+        vision={
+            "truth": "references",
+            "n_refs": truth.n_refs,
+            "signature": tm.signature(truth.n_refs),
+            "options": options,
+        },
     )
 
 
@@ -302,7 +355,7 @@ def _read_run(data: bytes, *, name: str, task: Task) -> list[str] | list[list[st
 
 def _statistics(task: Task, truth: HiddenTruth, data: bytes, name: str) -> np.ndarray:
     """One run's per-segment statistics, checked against the library's corpus score."""
-    tm = _metric(task.metric)
+    tm = _task_metric(task)
     try:
         run = _read_run(data, name=name, task=task)
     except InputError as exc:  # validated at upload; only a changed task gets here
@@ -312,7 +365,10 @@ def _statistics(task: Task, truth: HiddenTruth, data: bytes, name: str) -> np.nd
     segments: list[list[str | None]] = truth.labels  # type: ignore[assignment]
     n_refs = max(len(seg) for seg in segments)
     refs = [[seg[r] if r < len(seg) else None for seg in segments] for r in range(n_refs)]
-    verify: bool | str = True if len(run) <= VERIFY_WHOLE_MAX else "sample"
+    # TER's rows are compiled (stats.text.ter); checking them on the whole corpus would run sacreBLEU's
+    # pure-Python TER on it twice, so a fixed sample of segments is checked, rows and value
+    whole = len(run) <= VERIFY_WHOLE_MAX and tm.name != "ter"
+    verify: bool | str = True if whole else "sample"
     return tm.statistics(run, refs, verify=verify).matrix  # type: ignore[arg-type]
 
 

@@ -23,6 +23,7 @@ from leaderboard.challenges.services import (
     task_create,
     task_truth_replace,
 )
+from leaderboard.challenges.settings_spec import TEXT_METRIC_OPTIONS
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings.board import plan_items, planned
 from leaderboard.rankings.selectors import board_health
@@ -139,6 +140,9 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 public_mode=form.cleaned_data["public_mode"] or "plain",
                 ladder_eta=form.cleaned_data["ladder_eta"],
                 ladder_z=form.cleaned_data["ladder_z"],
+                text_options={
+                    key: form.cleaned_data[key] for key in TEXT_METRIC_OPTIONS if key in form.cleaned_data
+                },
             )
         except ApplicationError as exc:
             error = error_context(exc)
