@@ -1,5 +1,6 @@
-"""Ranking robustness of each board (issue 23, item 2), computed at rebuild and read from the snapshot, checked
-against a direct computation from the stored replicates and per-item results, and scipy's ``kendalltau``."""
+"""Ranking robustness of each board (issue 23, item 2), built on first read and kept per snapshot (not by the
+rebuild), checked against a direct computation from the stored replicates and per-item results, and scipy's
+``kendalltau``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from django.urls import reverse
 from scipy import stats as sps
 
 from leaderboard.rankings import board as board_module
-from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.models import BoardSnapshot, RobustnessReport
+from leaderboard.rankings.services import board_robustness
 from leaderboard.scoring.models import Score
 from tests.service import web_support as ws
 from tests.service.test_ladder_board import _fresh, board  # noqa: F401 (fixtures)
@@ -39,7 +41,7 @@ def _stored(snap: BoardSnapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_rank_frequencies_and_tau_b_match_a_direct_computation(plain) -> None:
     snap = _snapshot(plain.task)
-    rob = snap.robustness
+    rob = board_robustness(snap)
     assert rob["available"] and [e["name"] for e in rob["entries"]] == [r["name"] for r in snap.rows]
     values, theta, _ = _stored(snap)
     # ranks in every resample, min ranks with 1 = best, by scipy
@@ -58,9 +60,37 @@ def test_rank_frequencies_and_tau_b_match_a_direct_computation(plain) -> None:
     assert rob["text"].startswith("Rank over") and rob["svg"].startswith("<?xml")
 
 
+def test_the_rebuild_builds_none_and_the_first_read_builds_and_keeps_it(plain, monkeypatch) -> None:
+    snap = _snapshot(plain.task)
+    # the rebuild stored what the test set resolves and the scores it read, not the robustness
+    assert set(snap.robustness) == {"resolution", "scores"} and not RobustnessReport.objects.exists()
+    url = reverse("robustness", args=[plain.challenge.slug, plain.task.slug])
+    # a participant before the reveal reads it withheld, and builds nothing
+    assert "Shown once the board is revealed" in htmllib.unescape(Client().get(url).content.decode())
+    assert not RobustnessReport.objects.exists()
+    first = board_robustness(snap)
+    assert RobustnessReport.objects.get().snapshot == snap and "scores" not in first
+    assert first["resolution"] == snap.robustness["resolution"]
+
+    def refuse(**kwargs):
+        raise AssertionError("built twice")
+
+    monkeypatch.setattr(board_module, "build_snapshot_robustness", refuse)
+    again = board_robustness(BoardSnapshot.objects.get(pk=snap.pk))  # another process: read from the database
+    assert again == first
+
+
+def test_a_board_rescored_since_says_so_instead_of_mixing_scores(plain) -> None:
+    snap = _snapshot(plain.task)
+    score = Score.objects.filter(task=plain.task, split="public").first()
+    score.save()  # a re-score: its scored_at moves on
+    rob = board_robustness(snap)
+    assert rob["available"] is False and "re-scored" in rob["reason"] and "resolution" in rob
+
+
 def test_the_three_schemes_match_a_direct_computation(plain) -> None:
     snap = _snapshot(plain.task)
-    schemes = {s["scheme"]: s for s in snap.robustness["schemes"]["schemes"]}
+    schemes = {s["scheme"]: s for s in board_robustness(snap)["schemes"]["schemes"]}
     values, _, right = _stored(snap)
     assert schemes["aggregate-then-rank"]["ranks"] == list(sps.rankdata(-values, method="min").astype(int))
     item_ranks = np.apply_along_axis(lambda v: sps.rankdata(-v, method="min"), 1, right)
