@@ -163,3 +163,54 @@ def test_the_summary_puts_the_schemes_side_by_side_across_tasks_with_their_conse
         assert got["consensus"][scheme]["mean_ranks"] == pytest.approx(c.mean_ranks)
     page = Client().get(reverse("summary", args=[b.challenge.slug])).content.decode()
     assert 'id="consensus-table"' in page and "rank-then-aggregate" in page
+
+
+def test_the_api_gives_it_through_the_read_policy(plain) -> None:
+    """GET /api/challenges/<slug>/tasks/<task>/robustness/: organizers read it at any time; a participant
+    reads it withheld before the reveal (and builds nothing) and in full after; the numbers are the stored
+    ones as the read policy rounds them."""
+    from leaderboard.challenges.services import challenge_reveal_private
+    from tests.service.api_support import client_for
+
+    url = f"/api/challenges/{plain.challenge.slug}/tasks/{plain.task.slug}/robustness/"
+    before = client_for(plain.alice).get(url)
+    assert before.status_code == 200 and before.json()["sequence"] == _snapshot(plain.task).sequence
+    withheld = before.json()["robustness"]
+    assert withheld["available"] is False and "Shown once the board is revealed" in withheld["reason"]
+    assert "entries" not in withheld and "kendall_tau_b" not in withheld and "resolution" in withheld
+    assert not RobustnessReport.objects.exists()
+    assert client_for(None).get(url).json()["robustness"]["available"] is False
+
+    organizer = client_for(plain.organizer).get(url).json()["robustness"]
+    stored = board_robustness(_snapshot(plain.task))
+    assert organizer["available"] is True and "svg" not in organizer
+    assert [e["name"] for e in organizer["entries"]] == ["alpha", "beta", "gamma"]
+    assert [e["median"] for e in organizer["entries"]] == [e["median"] for e in stored["entries"]]
+    assert organizer["kendall_tau_b"]["median"] == stored["kendall_tau_b"]["median"]
+    assert organizer["text"] == stored["text"] and "schemes" in organizer
+
+    challenge_reveal_private(challenge=plain.challenge, while_open=True)
+    after = client_for(plain.alice).get(url).json()["robustness"]
+    assert after["available"] is True and after["entries"] == organizer["entries"]
+    assert client_for(plain.alice).get(url + "?split=private").json()["sequence"] is None  # no such board
+    assert client_for(plain.alice).get(url.replace(plain.task.slug, "nope")).status_code == 404
+
+
+def test_the_api_schema_types_it() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    op = schema["paths"]["/api/challenges/{slug}/tasks/{task}/robustness/"]["get"]
+    ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert ref.endswith("/RobustnessOutput")
+    props = schema["components"]["schemas"]["Robustness"]["properties"]
+    assert {"available", "entries", "kendall_tau_b", "schemes", "resolution"} <= set(props)
+
+
+def test_the_api_refuses_it_on_a_ladder_board_before_the_reveal(board) -> None:  # noqa: F811
+    from tests.service.api_support import client_for
+
+    organizer, alice, *_ = board
+    url = "/api/challenges/lad/tasks/main/robustness/"
+    assert client_for(alice).get(url).status_code == 404
+    assert client_for(organizer).get(url).status_code == 200
