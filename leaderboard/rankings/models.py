@@ -98,11 +98,18 @@ class RobustnessReport(models.Model):
     schemes.
 
     Not paid by the rebuild: built on the first read that may see it (``rankings.services.board_robustness``)
-    and kept here, one per snapshot, so every process reads the same one. Never updated.
+    and kept here, one per snapshot, so every process reads the same one. Never updated, but for the blob plot
+    (``svg``), drawn once by the first read that shows it.
     """
 
     snapshot = models.OneToOneField(BoardSnapshot, on_delete=models.CASCADE, related_name="robustness_report")
-    data = models.JSONField()
+    data = models.JSONField(help_text="Everything but the blob plot.")
+    svg = models.TextField(  # noqa: DJ001 (null: not drawn yet; "": nothing to draw)
+        null=True,
+        blank=True,
+        help_text="The blob plot, drawn on the first read of the page that shows it (the costly part); "
+        "null: not drawn yet, empty: nothing to draw (a board over BLOB_MAX_ENTRIES, or no robustness).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -85,14 +85,14 @@ def shakeup_latest(*, task: Task, user: AnyUser) -> ShakeupReport | None:
     return shakeup_current(task=task)
 
 
-def robustness_read(*, reader: ReaderView, snapshot: BoardSnapshot) -> dict[str, Any]:
+def robustness_read(*, reader: ReaderView, snapshot: BoardSnapshot, svg: bool = False) -> dict[str, Any]:
     """The snapshot's rank robustness as ``reader`` reads it (``ReaderView.robustness``; the caller checks
-    ``Channel.RANKS``). Built on the first read that may see it (``rankings.services.board_robustness``):
-    a reader it is withheld from (a participant before the reveal) reads what the test set resolves only,
-    and builds nothing."""
+    ``Channel.RANKS``). Built on the first read that may see it (``rankings.services.board_robustness``;
+    ``svg``: with the blob plot, for the page that shows it): a reader it is withheld from (a participant
+    before the reveal) reads what the test set resolves only, and builds nothing."""
     if reader.tied and snapshot.entry_count >= 2:
         return reader.robustness(stored_resolution(snapshot))
-    return reader.robustness(board_robustness(snapshot))
+    return reader.robustness(board_robustness(snapshot, svg=svg))
 
 
 def resolution_read(*, reader: ReaderView, snapshot: BoardSnapshot) -> dict[str, Any] | None:

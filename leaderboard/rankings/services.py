@@ -332,7 +332,9 @@ def challenge_summary_rebuild(*, challenge_id: int, split: str) -> ChallengeSumm
             if snap is not None:
                 snapshots.append((task, snap))
         data, svg = board_builder.build_summary(
-            challenge=challenge, snapshots=snapshots, robustness_of=board_robustness
+            challenge=challenge,
+            snapshots=snapshots,
+            robustness_of=lambda snap: board_robustness(snap, svg=False),  # its schemes, no blob plot
         )
         latest = (
             ChallengeSummary.objects.filter(challenge=challenge, split=split).order_by("-sequence").first()
@@ -432,24 +434,25 @@ ROBUSTNESS_RESCORED = (
 )
 
 
-def board_robustness(snapshot: BoardSnapshot) -> dict[str, Any]:
+def board_robustness(snapshot: BoardSnapshot, *, svg: bool = True) -> dict[str, Any]:
     """How stable the ranking of ``snapshot`` is (``rankings.board.build_robustness``) with what its test set
     resolves, as stored: not a reader's view (``rankings.policy.ReaderView.robustness`` is).
 
-    The rebuild does not pay for it (about as long as the board itself on small boards: rank frequencies,
-    Kendall's tau-b of every bootstrap ranking, the blob plot, the ranking schemes): it is built here on
-    the first read from the scores the snapshot read, and kept (:class:`RobustnessReport`, one per
-    snapshot), so every later read in any process is one query. The numbers are those a rebuild would
-    have stored. Snapshots written before hold it in ``BoardSnapshot.robustness`` and are read as stored.
+    The rebuild does not pay for it: it is built here on the first read from the scores the snapshot read,
+    and kept (:class:`RobustnessReport`, one per snapshot), so every later read in any process is one query.
+    The blob plot (``svg``, nearly all of the cost) is drawn only for a read that asks for it (the page
+    that shows it), once; other reads (the API, the summary's schemes, the report) get ``svg`` empty. The
+    numbers are those a rebuild would have stored. Snapshots written before hold it in
+    ``BoardSnapshot.robustness`` and are read as stored.
     """
     stored = dict(snapshot.robustness or {})
     stamps = stored.pop(ROBUSTNESS_INPUTS, None)
     if "available" in stored or stamps is None:  # written by an older rebuild, with the robustness in it
         return stored
     report = RobustnessReport.objects.filter(snapshot=snapshot).first()
-    if report is None:
-        report = _robustness_build(snapshot, stamps)
-    return {**report.data, **stored}
+    if report is None or (svg and report.svg is None):
+        report = _robustness_build(snapshot, stamps, report, draw=svg)
+    return {**report.data, "svg": report.svg or "", **stored}
 
 
 def stored_resolution(snapshot: BoardSnapshot) -> dict[str, Any]:
@@ -458,7 +461,9 @@ def stored_resolution(snapshot: BoardSnapshot) -> dict[str, Any]:
     return {k: v for k, v in (snapshot.robustness or {}).items() if k != ROBUSTNESS_INPUTS}
 
 
-def _robustness_build(snapshot: BoardSnapshot, stamps: dict[str, str]) -> RobustnessReport:
+def _robustness_build(
+    snapshot: BoardSnapshot, stamps: dict[str, str], report: RobustnessReport | None, *, draw: bool
+) -> RobustnessReport:
     task = Task.objects.select_related("challenge").get(pk=snapshot.task_id)
     rows = snapshot.rows
     scores = {
@@ -471,9 +476,15 @@ def _robustness_build(snapshot: BoardSnapshot, stamps: dict[str, str]) -> Robust
     if any(current.get(str(r["submission_id"])) != stamps.get(str(r["submission_id"])) for r in rows):
         data: dict[str, Any] = {"available": False, "reason": ROBUSTNESS_RESCORED}
     else:
-        data = board_builder.build_snapshot_robustness(task=task, rows=rows, scores=scores)
+        data = board_builder.build_snapshot_robustness(task=task, rows=rows, scores=scores, draw=draw)
+    drawn = data.pop("svg", "")
+    svg = drawn if draw or not data.get("available") or len(rows) > board_builder.BLOB_MAX_ENTRIES else None
+    if report is not None:  # kept without its blob plot: draw it once (the other numbers are the same)
+        RobustnessReport.objects.filter(pk=report.pk, svg__isnull=True).update(svg=svg)
+        report.svg = svg
+        return report
     # two first reads at once: one row is written, the other reads it (the numbers are the same)
-    report, _ = RobustnessReport.objects.get_or_create(snapshot=snapshot, defaults={"data": data})
+    report, _ = RobustnessReport.objects.get_or_create(snapshot=snapshot, defaults={"data": data, "svg": svg})
     logger.info("robustness of board %s/%s #%s built", task.pk, snapshot.split, snapshot.sequence)
     return report
 

@@ -68,8 +68,13 @@ def test_the_rebuild_builds_none_and_the_first_read_builds_and_keeps_it(plain, m
     # a participant before the reveal reads it withheld, and builds nothing
     assert "Shown once the board is revealed" in htmllib.unescape(Client().get(url).content.decode())
     assert not RobustnessReport.objects.exists()
+    # without the blob plot (the API, the summary's schemes), then with it (the page): drawn once, the
+    # numbers the same
+    plain_read = board_robustness(snap, svg=False)
+    assert plain_read["svg"] == "" and RobustnessReport.objects.get().svg is None
     first = board_robustness(snap)
     assert RobustnessReport.objects.get().snapshot == snap and "scores" not in first
+    assert first["svg"].startswith("<?xml") and {**first, "svg": ""} == plain_read
     assert first["resolution"] == snap.robustness["resolution"]
 
     def refuse(**kwargs):

@@ -28,7 +28,17 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
-                ("data", models.JSONField()),
+                ("data", models.JSONField(help_text="Everything but the blob plot.")),
+                (
+                    "svg",
+                    models.TextField(
+                        blank=True,
+                        help_text="The blob plot, drawn on the first read of the page that shows it (the costly "
+                        "part); null: not drawn yet, empty: nothing to draw (a board over BLOB_MAX_ENTRIES, or no "
+                        "robustness).",
+                        null=True,
+                    ),
+                ),
                 ("created_at", models.DateTimeField(auto_now_add=True)),
                 (
                     "snapshot",

@@ -365,7 +365,7 @@ def robustness(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     if not reader.allows(Channel.RANKS):
         return ladder_refusal(request, challenge, task, reader.refusal)
     snapshot = _board(request, task, split)
-    data = robustness_read(reader=reader, snapshot=snapshot) if snapshot else {}
+    data = robustness_read(reader=reader, snapshot=snapshot, svg=True) if snapshot else {}
     return render(
         request,
         "web/robustness.html",
