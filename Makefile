@@ -48,7 +48,7 @@ types: install
 
 ## unit: the pytest suite, then the docstring examples of stats/ and of docs/stats-api.md (doctests).
 unit: install
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" --durations=25 $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules --doctest-glob=stats-api.md stats docs/stats-api.md
 
 ## The slow calibration simulations (coverage, type I error), whose figures are in docs/.

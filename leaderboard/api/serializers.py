@@ -553,6 +553,67 @@ class SummaryOutputSerializer(serializers.Serializer):
     svg_url = serializers.CharField(allow_null=True)
 
 
+class EntryRanksSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    rank = serializers.IntegerField(
+        help_text="The entry's rank on the board (1 = best; ties take the lower)."
+    )
+    median = serializers.IntegerField(help_text="Its median rank over the bootstrap resamples.")
+    interval = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Its rank interval over the resamples (the confidence)."
+    )
+    frequencies = serializers.ListField(
+        child=serializers.FloatField(), help_text="Share of resamples in which it took rank 1, 2, ..., K."
+    )
+
+
+class KendallTauSerializer(serializers.Serializer):
+    mean = serializers.FloatField()
+    median = serializers.FloatField()
+    interval = serializers.ListField(child=serializers.FloatField())
+    confidence = serializers.FloatField()
+    undefined = serializers.IntegerField(help_text="Resamples in which every entry tied (tau-b undefined).")
+    histogram = serializers.DictField(help_text="20 bins on [-1, 1]: {edges, counts}.")
+
+
+class RobustnessSerializer(serializers.Serializer):
+    """How stable a board's ranking is (issue 23; ``rankings.board.build_robustness``) as the read policy
+    gives it: withheld (``available`` false, with the reason) from participants before the reveal."""
+
+    available = serializers.BooleanField()
+    reason = serializers.CharField(required=False, help_text="Why it is not available (when it is not).")
+    scheme = serializers.CharField(required=False)
+    confidence = serializers.FloatField(required=False)
+    higher_is_better = serializers.BooleanField(required=False)
+    resamples = serializers.IntegerField(required=False)
+    ties = serializers.CharField(required=False)
+    entries = EntryRanksSerializer(many=True, required=False, help_text="In the board's order.")
+    kendall_tau_b = KendallTauSerializer(
+        required=False, help_text="Kendall's tau-b between the board's ranking and each bootstrap ranking."
+    )
+    keys = serializers.ListField(child=serializers.CharField(allow_null=True), required=False)
+    text = serializers.CharField(required=False, help_text="The blob plot's text alternative.")
+    schemes = serializers.DictField(
+        required=False,
+        help_text="Aggregate-then-rank, rank-then-aggregate and test-then-rank side by side (boards with "
+        "per-item scores of up to 20 entries).",
+    )
+    schemes_reason = serializers.CharField(required=False)
+    resolution = serializers.DictField(
+        required=False, help_text="The smallest difference the test set resolves at 80% power."
+    )
+
+
+class RobustnessOutputSerializer(serializers.Serializer):
+    challenge = serializers.CharField()
+    task = serializers.CharField()
+    split = serializers.CharField()
+    sequence = serializers.IntegerField(
+        allow_null=True, help_text="The snapshot's number; null: no board yet."
+    )
+    robustness = RobustnessSerializer()
+
+
 # --- teams ------------------------------------------------------------------------------------------
 class TeamOutputSerializer(serializers.Serializer):
     name = serializers.CharField()

@@ -22,6 +22,11 @@ urlpatterns = [
     path("challenges/<slug:slug>/tasks/", views.TaskListView.as_view(), name="task-list"),
     path("challenges/<slug:slug>/tasks/<slug:task>/", views.TaskDetailView.as_view(), name="task-detail"),
     path("challenges/<slug:slug>/tasks/<slug:task>/items/", views.TaskItemsView.as_view(), name="task-items"),
+    path(
+        "challenges/<slug:slug>/tasks/<slug:task>/robustness/",
+        views.RobustnessView.as_view(),
+        name="task-robustness",
+    ),
     path("challenges/<slug:slug>/tasks/<slug:task>/truth/", views.TaskTruthView.as_view(), name="task-truth"),
     path(
         "challenges/<slug:slug>/tasks/<slug:task>/rescore/",

@@ -23,8 +23,9 @@ class BoardSnapshot(models.Model):
     robustness = models.JSONField(
         default=dict,
         blank=True,
-        help_text="How stable the ranking is (rankings.board.build_robustness): rank frequencies with median and "
-        "interval, the blob plot and its text, Kendall's tau-b of the bootstrap rankings, the ranking schemes.",
+        help_text="What the test set resolves (rankings.board.build_resolution) and the scores the board read; "
+        "the rank robustness itself is built on first read (RobustnessReport). Snapshots written before "
+        "that hold the whole robustness here.",
     )
     ladder_rows = models.JSONField(
         default=list,
@@ -89,6 +90,30 @@ class ShakeupReport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} shake-up (public #{self.public_sequence}, private #{self.private_sequence})"
+
+
+class RobustnessReport(models.Model):
+    """How stable one snapshot's ranking is (``rankings.board.build_robustness``): rank frequencies with
+    median and interval, the blob plot and its text, Kendall's tau-b of the bootstrap rankings, the ranking
+    schemes.
+
+    Not paid by the rebuild: built on the first read that may see it (``rankings.services.board_robustness``)
+    and kept here, one per snapshot, so every process reads the same one. Never updated, but for the blob plot
+    (``svg``), drawn once by the first read that shows it.
+    """
+
+    snapshot = models.OneToOneField(BoardSnapshot, on_delete=models.CASCADE, related_name="robustness_report")
+    data = models.JSONField(help_text="Everything but the blob plot.")
+    svg = models.TextField(  # noqa: DJ001 (null: not drawn yet; "": nothing to draw)
+        null=True,
+        blank=True,
+        help_text="The blob plot, drawn on the first read of the page that shows it (the costly part); "
+        "null: not drawn yet, empty: nothing to draw (a board over BLOB_MAX_ENTRIES, or no robustness).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"robustness of {self.snapshot}"
 
 
 class BoardState(models.Model):

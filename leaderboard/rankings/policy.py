@@ -367,7 +367,7 @@ class ReaderView:
         :meth:`allows` ``Channel.RANKS``): rank shares rounded like the rank distribution, the schemes'
         mean scores at the board's precision; ranks and tau-b are rank-based and stay as they are."""
         data = public_robustness(stored, task_decimals(self.task))
-        if self.tied and stored.get("available"):
+        if self.tied and stored.get("available", True):  # not built yet (a resolution alone) counts too
             # its rank frequencies, medians and schemes rank the entries by their exact values: before the
             # reveal a participant reads ties at the board's precision only (issue 21, item 8); what the test
             # set resolves says nothing of the order and stays

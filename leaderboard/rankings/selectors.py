@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Max
 
@@ -20,7 +21,7 @@ from leaderboard.rankings.policy import (
     releases_of,
     summary_for,
 )
-from leaderboard.rankings.services import splits_of
+from leaderboard.rankings.services import board_robustness, shakeup_current, splits_of, stored_resolution
 from leaderboard.scoring.models import Score, Split
 from leaderboard.submissions.models import Status
 
@@ -34,6 +35,8 @@ __all__ = [
     "challenge_refusal",
     "reader_view",
     "releases_of",
+    "resolution_read",
+    "robustness_read",
     "shakeup_latest",
     "summary_for",
     "summary_latest",
@@ -85,7 +88,24 @@ def shakeup_latest(*, task: Task, user: AnyUser) -> ShakeupReport | None:
     public = reader_view(task, Split.PUBLIC, user)  # the report publishes the public board's values
     if not public.allows(Channel.SHAKEUP):
         raise NotFoundError(public.refusal)
-    return ShakeupReport.objects.filter(task=task).order_by("-private_sequence", "-public_sequence").first()
+    # built now if the latest pair of boards has none yet: a rebuild queues it only after the reveal
+    # (rankings.services.shakeup_after_rebuild), so organizers before it, and the embedded demo, build it here
+    return shakeup_current(task=task)
+
+
+def robustness_read(*, reader: ReaderView, snapshot: BoardSnapshot, svg: bool = False) -> dict[str, Any]:
+    """The snapshot's rank robustness as ``reader`` reads it (``ReaderView.robustness``; the caller checks
+    ``Channel.RANKS``). Built on the first read that may see it (``rankings.services.board_robustness``;
+    ``svg``: with the blob plot, for the page that shows it): a reader it is withheld from (a participant
+    before the reveal) reads what the test set resolves only, and builds nothing."""
+    if reader.tied and snapshot.entry_count >= 2:
+        return reader.robustness(stored_resolution(snapshot))
+    return reader.robustness(board_robustness(snapshot, svg=svg))
+
+
+def resolution_read(*, reader: ReaderView, snapshot: BoardSnapshot) -> dict[str, Any] | None:
+    """What the snapshot's test set resolves (stored by the rebuild), as ``reader`` reads it."""
+    return reader.robustness(stored_resolution(snapshot)).get("resolution")
 
 
 @dataclass(frozen=True)

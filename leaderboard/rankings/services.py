@@ -13,7 +13,9 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
+from celery import current_app
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, Max, Min
@@ -23,7 +25,13 @@ from leaderboard.challenges.models import Challenge, EntrySelection, Task
 from leaderboard.challenges.selectors import task_list
 from leaderboard.rankings import board as board_builder
 from leaderboard.rankings import board_cache, ladder, versions
-from leaderboard.rankings.models import BoardSnapshot, BoardState, ChallengeSummary, ShakeupReport
+from leaderboard.rankings.models import (
+    BoardSnapshot,
+    BoardState,
+    ChallengeSummary,
+    RobustnessReport,
+    ShakeupReport,
+)
 from leaderboard.rankings.policy import mode_of
 from leaderboard.scoring import engine
 from leaderboard.scoring.models import Score, Split
@@ -125,6 +133,15 @@ def _load_score_data(entries: list[Entry]) -> None:
             setattr(e.score, name, value)
 
 
+#: The key of ``BoardSnapshot.robustness`` that lists the scores the board read (submission id -> when it was
+#: scored), so the robustness built later reads the same scores or says they changed.
+ROBUSTNESS_INPUTS = "scores"
+
+
+def _score_stamps(entries: list[Entry]) -> dict[str, str]:
+    return {str(e.score.submission_id): e.score.scored_at.isoformat() for e in entries}
+
+
 def _pending_key(task_id: int, split: str) -> str:
     return f"rebuild-pending:{task_id}:{split}"
 
@@ -210,7 +227,8 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             rows=board.rows,
             rank_distribution=board.rank_distribution,
             pairwise=board.pairwise,
-            robustness=board.robustness,
+            # the scores the board read, so its robustness (built on first read) reads the same ones
+            robustness={**board.robustness, ROBUSTNESS_INPUTS: _score_stamps(entries)},
             ladder_rows=ladder_rows,
         )
         stages.lap("write")
@@ -218,7 +236,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         _record_rebuild_success(task, split, read_at)
         challenge_id = task.challenge_id
         transaction.on_commit(lambda: summary_rebuild_dispatch(challenge_id=challenge_id, split=split))
-        if task.has_private_split:
+        if task.has_private_split and shakeup_after_rebuild(task):
             transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
     stages.lap("commit")
     logger.info(
@@ -343,7 +361,11 @@ def challenge_summary_rebuild(*, challenge_id: int, split: str) -> ChallengeSumm
             snap = BoardSnapshot.objects.filter(task=task, split=split).order_by("-sequence").first()
             if snap is not None:
                 snapshots.append((task, snap))
-        data, svg = board_builder.build_summary(challenge=challenge, snapshots=snapshots)
+        data, svg = board_builder.build_summary(
+            challenge=challenge,
+            snapshots=snapshots,
+            robustness_of=lambda snap: board_robustness(snap, svg=False),  # its schemes, no blob plot
+        )
         latest = (
             ChallengeSummary.objects.filter(challenge=challenge, split=split).order_by("-sequence").first()
         )
@@ -433,3 +455,95 @@ def shakeup_rebuild_dispatch(*, task_id: int) -> None:
     from leaderboard.rankings.tasks import rebuild_shakeup
 
     rebuild_shakeup.apply_async(args=[task_id])
+
+
+# --- rank robustness, built on first read ---------------------------------------------------------------
+#: Why a snapshot has no robustness: the scores it was built from were re-scored since.
+ROBUSTNESS_RESCORED = (
+    "The scores of this board were re-scored after it was built; the latest board has its ranking robustness."
+)
+
+
+def board_robustness(snapshot: BoardSnapshot, *, svg: bool = True) -> dict[str, Any]:
+    """How stable the ranking of ``snapshot`` is (``rankings.board.build_robustness``) with what its test set
+    resolves, as stored: not a reader's view (``rankings.policy.ReaderView.robustness`` is).
+
+    The rebuild does not pay for it: it is built here on the first read from the scores the snapshot read,
+    and kept (:class:`RobustnessReport`, one per snapshot), so every later read in any process is one query.
+    The blob plot (``svg``, nearly all of the cost) is drawn only for a read that asks for it (the page
+    that shows it), once; other reads (the API, the summary's schemes, the report) get ``svg`` empty. The
+    numbers are those a rebuild would have stored. Snapshots written before hold it in
+    ``BoardSnapshot.robustness`` and are read as stored.
+    """
+    stored = dict(snapshot.robustness or {})
+    stamps = stored.pop(ROBUSTNESS_INPUTS, None)
+    if "available" in stored or stamps is None:  # written by an older rebuild, with the robustness in it
+        return stored
+    report = RobustnessReport.objects.filter(snapshot=snapshot).first()
+    if report is None or (svg and report.svg is None):
+        report = _robustness_build(snapshot, stamps, report, draw=svg)
+    return {**report.data, "svg": report.svg or "", **stored}
+
+
+def stored_resolution(snapshot: BoardSnapshot) -> dict[str, Any]:
+    """What the rebuild stored of ``snapshot``'s robustness, without building the rest: what its test set
+    resolves (and, in snapshots written before, the whole robustness)."""
+    return {k: v for k, v in (snapshot.robustness or {}).items() if k != ROBUSTNESS_INPUTS}
+
+
+def _robustness_build(
+    snapshot: BoardSnapshot, stamps: dict[str, str], report: RobustnessReport | None, *, draw: bool
+) -> RobustnessReport:
+    task = Task.objects.select_related("challenge").get(pk=snapshot.task_id)
+    rows = snapshot.rows
+    scores = {
+        s.submission_id: s
+        for s in Score.objects.filter(
+            task=task, split=snapshot.split, submission_id__in=[r["submission_id"] for r in rows]
+        )
+    }
+    current = {str(sid): s.scored_at.isoformat() for sid, s in scores.items()}
+    if any(current.get(str(r["submission_id"])) != stamps.get(str(r["submission_id"])) for r in rows):
+        data: dict[str, Any] = {"available": False, "reason": ROBUSTNESS_RESCORED}
+    else:
+        data = board_builder.build_snapshot_robustness(task=task, rows=rows, scores=scores, draw=draw)
+    drawn = data.pop("svg", "")
+    svg = drawn if draw or not data.get("available") or len(rows) > board_builder.BLOB_MAX_ENTRIES else None
+    if report is not None:  # kept without its blob plot: draw it once (the other numbers are the same)
+        RobustnessReport.objects.filter(pk=report.pk, svg__isnull=True).update(svg=svg)
+        report.svg = svg
+        return report
+    # two first reads at once: one row is written, the other reads it (the numbers are the same)
+    report, _ = RobustnessReport.objects.get_or_create(snapshot=snapshot, defaults={"data": data, "svg": svg})
+    logger.info("robustness of board %s/%s #%s built", task.pk, snapshot.split, snapshot.sequence)
+    return report
+
+
+# --- the shake-up report, built only when someone can read it -------------------------------------------
+def shakeup_after_rebuild(task: Task) -> bool:
+    """Whether a rebuild of a board of ``task`` queues the shake-up report (1,000 re-splits: as long as the
+    board or longer) for the workers.
+
+    Only once the private board is revealed: before, only organizers read the report, and it is built when
+    one opens it (:func:`shakeup_current`). Never when tasks run in-process (the embedded default): the
+    rebuild runs inside a participant's submission request there, which must not wait for a report; the
+    first read builds it.
+    """
+    return bool(task.challenge.private_revealed) and not current_app.conf.task_always_eager
+
+
+def shakeup_current(*, task: Task) -> ShakeupReport | None:
+    """The shake-up report of the latest public and private snapshots of ``task``: the stored one, or built
+    now when none is stored for that pair (the caller is a reader allowed to read it). ``None`` until both
+    boards exist."""
+    public, private = (
+        BoardSnapshot.objects.filter(task=task, split=split)
+        .order_by("-sequence")
+        .values_list("sequence", flat=True)
+        .first()
+        for split in (Split.PUBLIC, Split.PRIVATE)
+    )
+    if public is None or private is None:
+        return None
+    stored = ShakeupReport.objects.filter(task=task, public_sequence=public, private_sequence=private).first()
+    return stored if stored is not None else shakeup_rebuild(task_id=task.pk)

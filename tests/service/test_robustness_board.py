@@ -1,5 +1,6 @@
-"""Ranking robustness of each board (issue 23, item 2), computed at rebuild and read from the snapshot, checked
-against a direct computation from the stored replicates and per-item results, and scipy's ``kendalltau``."""
+"""Ranking robustness of each board (issue 23, item 2), built on first read and kept per snapshot (not by the
+rebuild), checked against a direct computation from the stored replicates and per-item results, and scipy's
+``kendalltau``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from django.urls import reverse
 from scipy import stats as sps
 
 from leaderboard.rankings import board as board_module
-from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.rankings.models import BoardSnapshot, RobustnessReport
+from leaderboard.rankings.services import board_robustness
 from leaderboard.scoring.models import Score
 from tests.service import web_support as ws
 from tests.service.test_ladder_board import _fresh, board  # noqa: F401 (fixtures)
@@ -39,7 +41,7 @@ def _stored(snap: BoardSnapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_rank_frequencies_and_tau_b_match_a_direct_computation(plain) -> None:
     snap = _snapshot(plain.task)
-    rob = snap.robustness
+    rob = board_robustness(snap)
     assert rob["available"] and [e["name"] for e in rob["entries"]] == [r["name"] for r in snap.rows]
     values, theta, _ = _stored(snap)
     # ranks in every resample, min ranks with 1 = best, by scipy
@@ -58,9 +60,42 @@ def test_rank_frequencies_and_tau_b_match_a_direct_computation(plain) -> None:
     assert rob["text"].startswith("Rank over") and rob["svg"].startswith("<?xml")
 
 
+def test_the_rebuild_builds_none_and_the_first_read_builds_and_keeps_it(plain, monkeypatch) -> None:
+    snap = _snapshot(plain.task)
+    # the rebuild stored what the test set resolves and the scores it read, not the robustness
+    assert set(snap.robustness) == {"resolution", "scores"} and not RobustnessReport.objects.exists()
+    url = reverse("robustness", args=[plain.challenge.slug, plain.task.slug])
+    # a participant before the reveal reads it withheld, and builds nothing
+    assert "Shown once the board is revealed" in htmllib.unescape(Client().get(url).content.decode())
+    assert not RobustnessReport.objects.exists()
+    # without the blob plot (the API, the summary's schemes), then with it (the page): drawn once, the
+    # numbers the same
+    plain_read = board_robustness(snap, svg=False)
+    assert plain_read["svg"] == "" and RobustnessReport.objects.get().svg is None
+    first = board_robustness(snap)
+    assert RobustnessReport.objects.get().snapshot == snap and "scores" not in first
+    assert first["svg"].startswith("<?xml") and {**first, "svg": ""} == plain_read
+    assert first["resolution"] == snap.robustness["resolution"]
+
+    def refuse(**kwargs):
+        raise AssertionError("built twice")
+
+    monkeypatch.setattr(board_module, "build_snapshot_robustness", refuse)
+    again = board_robustness(BoardSnapshot.objects.get(pk=snap.pk))  # another process: read from the database
+    assert again == first
+
+
+def test_a_board_rescored_since_says_so_instead_of_mixing_scores(plain) -> None:
+    snap = _snapshot(plain.task)
+    score = Score.objects.filter(task=plain.task, split="public").first()
+    score.save()  # a re-score: its scored_at moves on
+    rob = board_robustness(snap)
+    assert rob["available"] is False and "re-scored" in rob["reason"] and "resolution" in rob
+
+
 def test_the_three_schemes_match_a_direct_computation(plain) -> None:
     snap = _snapshot(plain.task)
-    schemes = {s["scheme"]: s for s in snap.robustness["schemes"]["schemes"]}
+    schemes = {s["scheme"]: s for s in board_robustness(snap)["schemes"]["schemes"]}
     values, _, right = _stored(snap)
     assert schemes["aggregate-then-rank"]["ranks"] == list(sps.rankdata(-values, method="min").astype(int))
     item_ranks = np.apply_along_axis(lambda v: sps.rankdata(-v, method="min"), 1, right)
@@ -133,3 +168,54 @@ def test_the_summary_puts_the_schemes_side_by_side_across_tasks_with_their_conse
         assert got["consensus"][scheme]["mean_ranks"] == pytest.approx(c.mean_ranks)
     page = Client().get(reverse("summary", args=[b.challenge.slug])).content.decode()
     assert 'id="consensus-table"' in page and "rank-then-aggregate" in page
+
+
+def test_the_api_gives_it_through_the_read_policy(plain) -> None:
+    """GET /api/challenges/<slug>/tasks/<task>/robustness/: organizers read it at any time; a participant
+    reads it withheld before the reveal (and builds nothing) and in full after; the numbers are the stored
+    ones as the read policy rounds them."""
+    from leaderboard.challenges.services import challenge_reveal_private
+    from tests.service.api_support import client_for
+
+    url = f"/api/challenges/{plain.challenge.slug}/tasks/{plain.task.slug}/robustness/"
+    before = client_for(plain.alice).get(url)
+    assert before.status_code == 200 and before.json()["sequence"] == _snapshot(plain.task).sequence
+    withheld = before.json()["robustness"]
+    assert withheld["available"] is False and "Shown once the board is revealed" in withheld["reason"]
+    assert "entries" not in withheld and "kendall_tau_b" not in withheld and "resolution" in withheld
+    assert not RobustnessReport.objects.exists()
+    assert client_for(None).get(url).json()["robustness"]["available"] is False
+
+    organizer = client_for(plain.organizer).get(url).json()["robustness"]
+    stored = board_robustness(_snapshot(plain.task))
+    assert organizer["available"] is True and "svg" not in organizer
+    assert [e["name"] for e in organizer["entries"]] == ["alpha", "beta", "gamma"]
+    assert [e["median"] for e in organizer["entries"]] == [e["median"] for e in stored["entries"]]
+    assert organizer["kendall_tau_b"]["median"] == stored["kendall_tau_b"]["median"]
+    assert organizer["text"] == stored["text"] and "schemes" in organizer
+
+    challenge_reveal_private(challenge=plain.challenge, while_open=True)
+    after = client_for(plain.alice).get(url).json()["robustness"]
+    assert after["available"] is True and after["entries"] == organizer["entries"]
+    assert client_for(plain.alice).get(url + "?split=private").json()["sequence"] is None  # no such board
+    assert client_for(plain.alice).get(url.replace(plain.task.slug, "nope")).status_code == 404
+
+
+def test_the_api_schema_types_it() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    op = schema["paths"]["/api/challenges/{slug}/tasks/{task}/robustness/"]["get"]
+    ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert ref.endswith("/RobustnessOutput")
+    props = schema["components"]["schemas"]["Robustness"]["properties"]
+    assert {"available", "entries", "kendall_tau_b", "schemes", "resolution"} <= set(props)
+
+
+def test_the_api_refuses_it_on_a_ladder_board_before_the_reveal(board) -> None:  # noqa: F811
+    from tests.service.api_support import client_for
+
+    organizer, alice, *_ = board
+    url = "/api/challenges/lad/tasks/main/robustness/"
+    assert client_for(alice).get(url).status_code == 404
+    assert client_for(organizer).get(url).status_code == 200

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from leaderboard.challenges.services import challenge_reveal_private
 from leaderboard.rankings.models import BoardSnapshot, ShakeupReport
+from leaderboard.rankings.selectors import shakeup_latest
 from tests.service import web_support as ws
 from tests.service.api_support import client_for
 
@@ -21,6 +22,9 @@ def board(django_capture_on_commit_callbacks) -> ws.Board:
 
 
 def test_report_is_built_from_both_boards(board: ws.Board) -> None:
+    # before the reveal only organizers read it: no rebuild built one (issue 22 "annoys", issue 24)
+    assert not ShakeupReport.objects.exists()
+    built = shakeup_latest(task=board.task, user=board.organizer)  # an organizer opens it: built now
     report = ShakeupReport.objects.get(
         task=board.task,
         public_sequence=BoardSnapshot.objects.filter(task=board.task, split="public")
@@ -45,6 +49,25 @@ def test_report_is_built_from_both_boards(board: ws.Board) -> None:
     assert data["resplits"] == 1000 and 0 < data["p_reference_le_observed"] <= 1
     assert data["spearman_interval"] is not None
     assert report.svg.startswith("<?xml") and "alpha" in report.svg
+    assert built == report and shakeup_latest(task=board.task, user=board.organizer) == report  # kept
+
+
+def test_a_rebuild_queues_the_report_only_after_the_reveal_and_never_in_process(
+    board: ws.Board, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from celery import current_app
+
+    from leaderboard.rankings.services import shakeup_after_rebuild
+
+    assert current_app.conf.task_always_eager and not shakeup_after_rebuild(board.task)
+    monkeypatch.setitem(current_app.conf, "task_always_eager", False)  # tasks go to workers
+    assert not shakeup_after_rebuild(board.task)  # before the reveal: organizers build it when they open it
+    challenge_reveal_private(challenge=board.challenge, while_open=True)
+    board.task.challenge.refresh_from_db()
+    assert shakeup_after_rebuild(board.task)  # everyone reads it now: a worker builds it after the rebuild
+    monkeypatch.setitem(current_app.conf, "task_always_eager", True)
+    # in-process (the embedded demo) the rebuild runs inside a submission's request: the first read builds it
+    assert not shakeup_after_rebuild(board.task)
 
 
 def test_visible_to_organizers_then_to_everyone_after_the_reveal(client: Client, board: ws.Board) -> None:

@@ -6,7 +6,7 @@ managing actions; ``rankings.selectors`` answer 404 for a private board not reve
 """
 
 from leaderboard.api.views.accounts import RegisterView, TokenView
-from leaderboard.api.views.boards import CriticalDifferenceView, LeaderboardView, SummaryView
+from leaderboard.api.views.boards import CriticalDifferenceView, LeaderboardView, RobustnessView, SummaryView
 from leaderboard.api.views.challenges import ChallengeDetailView, ChallengeListView, ChallengeRevealView
 from leaderboard.api.views.common import ERROR_RESPONSES, FirstRendererNegotiation, JSONErrorsMixin
 from leaderboard.api.views.notices import NoticeListView, NoticeReadView
@@ -43,6 +43,7 @@ __all__ = [
     "ParticipantListView",
     "ParticipationView",
     "RegisterView",
+    "RobustnessView",
     "SubmissionDetailView",
     "SubmissionListView",
     "SubmissionSelectView",

@@ -37,6 +37,7 @@ from leaderboard.rankings.selectors import (
     board_latest,
     challenge_refusal,
     reader_view,
+    robustness_read,
     summary_for,
     summary_latest,
 )
@@ -139,6 +140,45 @@ class LeaderboardView(JSONErrorsMixin, APIView):
             download["Content-Disposition"] = f'attachment; filename="{name}.csv"'
             return download  # type: ignore[return-value]
         return Response(s.BoardOutputSerializer(board()).data)
+
+
+class RobustnessView(JSONErrorsMixin, APIView):
+    """GET: how stable a task's ranking is (issue 23): rank frequencies per entry with median and interval,
+    Kendall's tau-b of the bootstrap rankings, the ranking schemes side by side, and what the test set
+    resolves. Through the read policy: participants read it once the board is revealed (before, ``available``
+    is false and says why); a Ladder board before the reveal answers 404. Built on the first read that may
+    see it and kept per snapshot. The blob plot (SVG) is on the site's robustness page."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=[SPLIT_PARAMETER],
+        responses={200: s.RobustnessOutputSerializer, 404: ERROR_RESPONSES[404]},
+    )
+    def get(self, request: Request, slug: str, task: str) -> Response:
+        challenge = challenge_get(slug=slug, user=request.user)
+        the_task = task_get(challenge=challenge, slug=task)
+        split = request.query_params.get("split", "public")
+        snapshot = board_latest(task=the_task, split=split, user=request.user)  # 404: a hidden split
+        reader = reader_view(the_task, split, request.user)
+        if not reader.allows(Channel.RANKS):
+            raise NotFoundError(reader.refusal)
+        if snapshot is None:
+            data: dict[str, Any] = {"available": False, "reason": "No board yet."}
+        else:
+            data = robustness_read(reader=reader, snapshot=snapshot)
+        robustness = {k: v for k, v in data.items() if k not in ("svg", "svg_reason", "max_entries")}
+        return Response(
+            s.RobustnessOutputSerializer(
+                {
+                    "challenge": challenge.slug,
+                    "task": the_task.slug,
+                    "split": split,
+                    "sequence": snapshot.sequence if snapshot else None,
+                    "robustness": robustness,
+                }
+            ).data
+        )
 
 
 class SummaryView(APIView):

@@ -32,6 +32,8 @@ from leaderboard.rankings.selectors import (
     board_latest,
     challenge_refusal,
     reader_view,
+    resolution_read,
+    robustness_read,
     shakeup_latest,
     summary_for,
     summary_latest,
@@ -99,7 +101,7 @@ def _lazy_board_view(
             sort=sort,
             page=page,
             query=query,
-            resolution=reader.robustness(snapshot.robustness or {}).get("resolution")
+            resolution=resolution_read(reader=reader, snapshot=snapshot)
             if reader.allows(Channel.RANKS)
             else None,
         )
@@ -353,7 +355,8 @@ def rank_distribution(request: HttpRequest, slug: str, task_slug: str) -> HttpRe
 @require_GET
 def robustness(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     """How stable the ranking is (issue 23): the blob plot with its text alternative, Kendall's tau-b of the
-    bootstrap rankings and the ranking schemes side by side, as the rebuild stored them."""
+    bootstrap rankings and the ranking schemes side by side: built on the first read that may see them and
+    kept per snapshot (``rankings.selectors.robustness_read``)."""
     challenge = challenge_for(request, slug)
     task = task_for(challenge, task_slug)
     split, private_visible = _split_of(request, challenge)
@@ -361,7 +364,7 @@ def robustness(request: HttpRequest, slug: str, task_slug: str) -> HttpResponse:
     if not reader.allows(Channel.RANKS):
         return ladder_refusal(request, challenge, task, reader.refusal)
     snapshot = _board(request, task, split)
-    data = reader.robustness(snapshot.robustness or {}) if snapshot else {}
+    data = robustness_read(reader=reader, snapshot=snapshot, svg=True) if snapshot else {}
     return render(
         request,
         "web/robustness.html",

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.rankings.exports import board_latex
 from leaderboard.rankings.models import BoardSnapshot
-from leaderboard.rankings.selectors import Channel, board_latest, reader_view
+from leaderboard.rankings.selectors import Channel, board_latest, reader_view, robustness_read
 from leaderboard.scoring.models import Split
 from leaderboard.web import boards
 from leaderboard.web.views.common import as_http, challenge_for
@@ -82,7 +82,7 @@ def _task_report(request: HttpRequest, task: Task, split: str) -> dict[str, Any]
         return {"task": task, "withheld": reader.refusal}
     rows = reader.rows(snapshot)
     sig = reader.signature(snapshot)
-    rob = reader.robustness(snapshot.robustness or {})
+    rob = robustness_read(reader=reader, snapshot=snapshot)
     view = boards.board_view(rows=rows, signature=sig, resolution=rob.get("resolution"))
     caption = f"{task.challenge.title}: {task.title} ({split} board, {sig.get('metric', task.metric)})"
     return {

@@ -80,6 +80,6 @@ def apply_rule(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("rankings", "0006_snapshot_robustness")]
+    dependencies = [("rankings", "0007_robustness_report")]
 
     operations = [migrations.RunPython(apply_rule, migrations.RunPython.noop, elidable=True)]
