@@ -32,6 +32,7 @@ from stats.checks import UNDEFINED_RULE, defined_rows, design_warnings, undefine
 from stats.compare_ranks import min_ranks
 from stats.crosstask import compare_across_tasks
 from stats.ladder import LadderBoard
+from stats.metrics import get_metric
 from stats.power import board_resolution, items_for_gap, measured_resolution_zero_one, planned_resolution
 from stats.robustness import (
     RankingSchemes,
