@@ -376,10 +376,11 @@ def _dense_maxima(y: FloatArray, se: FloatArray, active: BoolArray) -> FloatArra
 def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
     """The candidate pairs of every row (resample) of a part: ``(j, k)`` with ``up_j >= low_k``.
 
-    Returns the upper candidates (``j_rows``, ``j_cols``: entries with ``up_j >= min low``, row-major), the
-    lower candidates' columns ``k_cols`` (entries with ``low_k <= max up``) sorted by row and then by
-    ``low``, where each row's start in them (``start``, per row) and, per upper candidate, the number of
-    lower candidates of its row with ``low_k <= up_j`` (``reps``: a prefix of its row's sorted ones).
+    Returns the upper candidates (``j_rows``, ``j_cols``: entries with ``up_j >= min low``, by row and
+    then by ``up``), the lower candidates' columns ``k_cols`` (entries with ``low_k <= max up``) sorted by
+    row and then by ``low``, each row's start in them (``start``, per row) and, per upper candidate, the
+    number of lower candidates of its row with ``low_k <= up_j`` (``reps``: a prefix of its row's sorted
+    ones).
 
     Before issue 24's third pass every upper candidate was crossed with every lower candidate of its row
     (``n_up x n_low`` per resample), most of them to be dropped by ``up_j >= low_k``; the prefix keeps only
