@@ -277,7 +277,7 @@ FANOUT_IN_PROCESS = env.bool("LEADERBOARD_FANOUT_IN_PROCESS", default=False)
 BOARD_CACHE_BOARDS = env.int("LEADERBOARD_BOARD_CACHE_BOARDS", default=4)
 # ... and shares its state (leaderboard.rankings.board_state: Redis with REDIS_URL, else DATA_DIR), so the
 # next rebuild of the board on any worker process or host takes the update path; records larger than
-# BOARD_STATE_MAX_BYTES are not shared (about 30 MB at K = 1,000, 150 MB at K = 5,000, B = 10,000).
+# BOARD_STATE_MAX_BYTES are not shared (17 MB at K = 1,000, B = 10,000).
 BOARD_STATE_SHARED = env.bool("LEADERBOARD_BOARD_STATE_SHARED", default=True)
 BOARD_STATE_MAX_BYTES = env.int("LEADERBOARD_BOARD_STATE_MAX_BYTES", default=256 * 1024 * 1024)
 BOARD_STATE_SECONDS = env.int("LEADERBOARD_BOARD_STATE_SECONDS", default=7 * 24 * 3600)

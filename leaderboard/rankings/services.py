@@ -17,7 +17,7 @@ from typing import Any
 
 from celery import current_app
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max, Min
 from django.utils import timezone
 
@@ -122,12 +122,7 @@ def _digest(task: Task, split: str, entries: list[Entry]) -> str:
 
 def _load_score_data(entries: list[Entry]) -> None:
     """Read the binary columns of the entries' scores in one query (``_choose_entries`` defers them)."""
-    data = {
-        pk: rest
-        for pk, *rest in Score.objects.filter(pk__in=[e.score.pk for e in entries]).values_list(
-            "pk", *SCORE_DATA_FIELDS
-        )
-    }
+    data = {pk: rest for pk, *rest in _score_data_rows([e.score.pk for e in entries])}
     for e in entries:
         for name, value in zip(SCORE_DATA_FIELDS, data[e.score.pk], strict=True):
             setattr(e.score, name, value)
@@ -140,6 +135,25 @@ ROBUSTNESS_INPUTS = "scores"
 
 def _score_stamps(entries: list[Entry]) -> dict[str, str]:
     return {str(e.score.submission_id): e.score.scored_at.isoformat() for e in entries}
+
+
+def _score_data_rows(pks: list[int]) -> list[tuple[Any, ...]]:
+    """``(pk, replicates, jackknife, item_statistics)`` of these scores. On PostgreSQL the rows come in the
+    binary protocol: Django's cursors ask for text, in which a bytea travels hex-encoded (twice its size)
+    and is decoded by the client, about 320 MB per rebuild at K = 1,000, B = N = 10,000; binary is the
+    same bytes 3-4x faster (docs/benchmarks.md, "Upload to board on the real stack")."""
+    query = Score.objects.filter(pk__in=pks).values_list("pk", *SCORE_DATA_FIELDS)
+    if connection.vendor != "postgresql" or not pks:
+        return list(query)
+    sql, params = query.query.sql_with_params()
+    connection.ensure_connection()
+    import psycopg
+
+    # the same session (and transaction: the task's lock) as the ORM's; psycopg's own cursor (it binds on
+    # the server: Django's connections make client-side cursors, which cannot ask for binary results)
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, binary=True)
+        return [(pk, *(None if v is None else bytes(v) for v in rest)) for pk, *rest in cursor.fetchall()]
 
 
 def _pending_key(task_id: int, split: str) -> str:
@@ -232,12 +246,13 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             ladder_rows=ladder_rows,
         )
         stages.lap("write")
-        board_cache.keep(task=task, split=split, board=incremental, snapshot=snapshot, entries=entries)
         _record_rebuild_success(task, split, read_at)
         challenge_id = task.challenge_id
         transaction.on_commit(lambda: summary_rebuild_dispatch(challenge_id=challenge_id, split=split))
         if task.has_private_split and shakeup_after_rebuild(task):
             transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
+        # after the dispatches: the shared state's save (on commit) does not hold them back
+        board_cache.keep(task=task, split=split, board=incremental, snapshot=snapshot, entries=entries)
     stages.lap("commit")
     logger.info(
         "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s",

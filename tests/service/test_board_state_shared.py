@@ -106,3 +106,21 @@ def test_a_second_worker_process_reuses_the_first_workers_board(worker_factory, 
     paths = REBUILT.findall(second.log_text())
     assert [(p[1], p[2]) for p in paths] == [("incremental", "3")], second.log_text()[-3000:]
     assert assert_equals_full_rebuild(task).entry_count == 3
+
+
+@pytest.mark.services
+def test_the_scores_binary_columns_read_in_binary_are_the_orms_bytes(postgres, setup) -> None:  # type: ignore[no-untyped-def]
+    """``rankings.services._score_data_rows`` reads the replicates in PostgreSQL's binary protocol: the
+    same bytes as the ORM's (text protocol) read."""
+    from leaderboard.rankings.services import SCORE_DATA_FIELDS, _score_data_rows
+    from leaderboard.scoring.models import Score
+
+    challenge, _task, ids, truth = setup
+    submit(challenge, "a", predictions(ids, truth, 0.8, 1))
+    submit(challenge, "b", predictions(ids, truth, 0.7, 2))
+    pks = list(Score.objects.values_list("pk", flat=True))
+    orm = {pk: [None if v is None else bytes(v) for v in rest] for pk, *rest in
+           Score.objects.filter(pk__in=pks).values_list("pk", *SCORE_DATA_FIELDS)}  # fmt: skip
+    binary = {pk: list(rest) for pk, *rest in _score_data_rows(pks)}
+    assert binary == orm and len(binary) == 2
+    assert all(isinstance(v, bytes) for rest in binary.values() for v in rest if v is not None)
