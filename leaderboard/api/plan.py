@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -45,20 +45,8 @@ class PlanView(JSONErrorsMixin, APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter(name, type_, required=name in ("metric", "gap"))
-            for name, type_ in (
-                ("metric", str),
-                ("gap", float),
-                ("power", float),
-                ("alpha", float),
-                ("accuracy", float),
-                ("sd", float),
-                ("pilot_standard_error", float),
-                ("pilot_items", int),
-                ("n_items", int),
-            )
-        ],
+        # from the serializer the view validates with: the schema states every bound (issue 21, item 11)
+        parameters=[PlanInputSerializer],
         responses={200: PlanOutputSerializer, 400: ERROR_RESPONSES[400]},
     )
     def get(self, request: Request) -> Response:

@@ -275,11 +275,12 @@ class TaskInputSerializer(serializers.Serializer):
 
 
 class TaskSettingsInputSerializer(serializers.Serializer):
-    """PATCH of a task's public-board mode (refused with 409 once the task has submissions)."""
+    """PATCH of a task's public-board mode (refused with 409 once the task has submissions); a PATCH
+    without ``public_mode`` keeps the task's mode."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
-            "public_mode": setting_field(TASK["public_mode"], required=True),
+            "public_mode": setting_field(TASK["public_mode"], required=False, default=serializers.empty),
             "ladder_eta": setting_field(TASK["ladder_eta"]),
             "ladder_z": setting_field(TASK["ladder_z"]),
         }
