@@ -15,10 +15,12 @@ from rest_framework.views import APIView
 from leaderboard.api.views.common import ERROR_RESPONSES, JSONErrorsMixin
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings.board import RESOLUTION_POWER, plan_items, planned
+from leaderboard.scoring.engine import metric_choices
 
 
 class PlanInputSerializer(serializers.Serializer):
-    metric = serializers.CharField()
+    # the known metrics as the schema's enum: a request the schema calls valid names one (issue 21, item 11)
+    metric = serializers.ChoiceField(choices=[name for name, _ in metric_choices()])
     gap = serializers.FloatField(min_value=1e-12)
     power = serializers.FloatField(min_value=0.5, max_value=0.999, default=RESOLUTION_POWER)
     alpha = serializers.FloatField(min_value=1e-6, max_value=0.5, default=0.05)

@@ -42,8 +42,9 @@ class RegisterInputSerializer(serializers.Serializer):
 
 
 class TokenInputSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    # minLength 1 in the schema: a blank field is refused as the view's AuthTokenSerializer refuses it
+    username = serializers.CharField(min_length=1)
+    password = serializers.CharField(write_only=True, min_length=1, style={"input_type": "password"})
 
 
 class TokenOutputSerializer(serializers.Serializer):
