@@ -42,8 +42,9 @@ class RegisterInputSerializer(serializers.Serializer):
 
 
 class TokenInputSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    # minLength 1 in the schema: a blank field is refused as the view's AuthTokenSerializer refuses it
+    username = serializers.CharField(min_length=1)
+    password = serializers.CharField(write_only=True, min_length=1, style={"input_type": "password"})
 
 
 class TokenOutputSerializer(serializers.Serializer):
@@ -275,11 +276,12 @@ class TaskInputSerializer(serializers.Serializer):
 
 
 class TaskSettingsInputSerializer(serializers.Serializer):
-    """PATCH of a task's public-board mode (refused with 409 once the task has submissions)."""
+    """PATCH of a task's public-board mode (refused with 409 once the task has submissions); a PATCH
+    without ``public_mode`` keeps the task's mode."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
-            "public_mode": setting_field(TASK["public_mode"], required=True),
+            "public_mode": setting_field(TASK["public_mode"], required=False, default=serializers.empty),
             "ladder_eta": setting_field(TASK["ladder_eta"]),
             "ladder_z": setting_field(TASK["ladder_z"]),
         }

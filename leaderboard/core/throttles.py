@@ -41,7 +41,7 @@ class WriteScopedRateThrottle(ScopedRateThrottle):
 def client_address(request: HttpRequest | Request) -> str:
     """The client's network address as the throttles see it (``REMOTE_ADDR``, or ``X-Forwarded-For``
     behind the number of proxies settings trust): the key of the limits that count per address."""
-    return str(BaseThrottle().get_ident(request) or "")
+    return str(BaseThrottle().get_ident(request) or "")  # type: ignore[arg-type]  # reads only META
 
 
 #: Sign-up rates when the environment sets none (``LEADERBOARD_THROTTLE_SIGNUP``, ``_SIGNUP_GLOBAL``):

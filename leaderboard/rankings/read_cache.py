@@ -96,9 +96,11 @@ def _anonymous(request: HttpRequest) -> bool:
     return user is None or not user.is_authenticated
 
 
-def _reader(request: HttpRequest, slug: str) -> str | None:
+def _reader(request: HttpRequest, slug: str, version: str) -> str | None:
     """Who reads, as far as an answer may depend on it: ``"anonymous"``, a signed-in reader's own key,
-    or ``None`` (not cached: not a GET, a wrong token, messages waiting)."""
+    or ``None`` (not cached: not a GET, a wrong token, messages waiting). Whether the reader organizes the
+    challenge is kept under the challenge's reads version, which a change of its organizers replaces
+    (``rankings.signals``)."""
     if request.method != "GET" or "messages" in request.COOKIES:
         return None
     if "HTTP_AUTHORIZATION" in request.META:
@@ -115,7 +117,11 @@ def _reader(request: HttpRequest, slug: str) -> str | None:
             return "anonymous"
         if request.session.get("_messages"):
             return None
-    organizer = Challenge.objects.filter(slug=slug, organizers=user).exists()
+    memo = f"{version}:organizer:{slug}:{user.pk}"
+    organizer = caches["answers"].get(memo)
+    if organizer is None:
+        organizer = Challenge.objects.filter(slug=slug, organizers=user).exists()
+        caches["answers"].set(memo, organizer, ANSWER_SECONDS)
     csrf = request.COOKIES.get(settings.CSRF_COOKIE_NAME, "")
     return f"user={user.pk}|staff={int(user.is_staff)}|organizer={int(organizer)}|csrf={csrf}"
 
@@ -138,9 +144,11 @@ def cached_for_anonymous(
             _drop_unread(request, allowed)
             anonymous = _anonymous(request)
             slug = str(kwargs.get("slug", ""))
-            reader = _reader(request, slug) if request.method == "GET" else None
+            version = reads_version(slug) if request.method == "GET" else None
+            reader = _reader(request, slug, version) if version is not None else None
             key = _key(request, allowed, allowed_values, kwargs, reader) if reader is not None else None
-            version = reads_version(slug) if key is not None else None
+            if key is None:
+                version = None
             hit = caches["answers"].get(f"{version}:{key}") if version is not None else None
             if hit is not None:
                 content, headers = hit

@@ -193,7 +193,7 @@ def test_errors_share_one_shape(settings) -> None:
         (anonymous.get("/api/no/such/endpoint/"), 404),
         (anonymous.post("/api/challenges/", {"title": "x"}, format="json"), 401),
         (client_for(user("u")).post("/api/challenges/", {"title": ""}, format="json"), 400),
-        (anonymous.post("/api/auth/token/", {"username": "u", "password": "wrong"}, format="json"), 400),
+        (anonymous.post("/api/auth/token/", {"username": "u", "password": "wrong"}, format="json"), 401),
     ]
     for response, code in cases:
         assert response.status_code == code, response.content

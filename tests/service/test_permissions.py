@@ -131,7 +131,7 @@ MATRIX = [
     Case(
         "POST",
         "/api/auth/token/",
-        (400, 200, 200, 200, 200),
+        (401, 200, 200, 200, 200),  # no such user: wrong credentials (issue 21, item 11)
         lambda w, role: {"username": role, "password": PASSWORD},
     ),
     Case("DELETE", "/api/auth/token/", (401, 204, 204, 204, 204)),

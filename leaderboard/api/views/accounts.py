@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, status
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -26,8 +26,10 @@ from leaderboard.core.throttles import (
     WriteScopedRateThrottle,
 )
 
-
 # --- auth -------------------------------------------------------------------------------------------
+WRONG_CREDENTIALS = "Unable to log in with provided credentials."  # DRF's words, which lb shows
+
+
 class TokenView(APIView):
     """POST: exchange a username and password for your API token. DELETE: revoke it."""
 
@@ -39,11 +41,21 @@ class TokenView(APIView):
         return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]
 
     @extend_schema(
-        request=s.TokenInputSerializer, responses={200: s.TokenOutputSerializer, 400: ERROR_RESPONSES[400]}
+        request=s.TokenInputSerializer,
+        responses={
+            200: s.TokenOutputSerializer,
+            400: ERROR_RESPONSES[400],
+            401: OpenApiResponse(description="Wrong username or password: {message, extra}"),
+        },
     )
     def post(self, request: Request) -> Response:
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            if set(serializer.errors) == {"non_field_errors"}:
+                # both fields given, no such user with that password: wrong credentials are a 401, as for
+                # a wrong token (a 400 says the request was malformed; issue 21, item 11)
+                raise exceptions.AuthenticationFailed(WRONG_CREDENTIALS)
+            raise exceptions.ValidationError(serializer.errors)
         user = serializer.validated_data["user"]
         token = api_token_get_or_create(user=user)
         return Response(s.TokenOutputSerializer({"token": token.key, "username": user.get_username()}).data)

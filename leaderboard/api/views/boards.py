@@ -58,11 +58,9 @@ class LeaderboardView(JSONErrorsMixin, APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("task", str, description="Task slug; the first task by default."),
-            SPLIT_PARAMETER,
-            OpenApiParameter("sequence", int, description="An earlier snapshot; the latest by default."),
-            OpenApiParameter("limit", int, description="Rows per page (default 100, at most 1,000)."),
-            OpenApiParameter("offset", int, description="The first row of the page (default 0)."),
+            # from the serializer the view validates with, so the schema states each bound (limit 1 to
+            # 1,000, offset from 0): a request the schema calls valid is not refused (issue 21, item 11)
+            s.BoardQuerySerializer,
         ],
         responses={200: s.BoardOutputSerializer, 404: ERROR_RESPONSES[404]},
     )

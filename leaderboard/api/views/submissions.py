@@ -8,7 +8,7 @@ import django_filters
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -77,7 +77,7 @@ class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
 
     serializer_class = s.SubmissionOutputSerializer
     permission_classes = [IsAuthenticated]
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # file parts: a urlencoded form cannot carry them
     throttle_classes = [WriteScopedRateThrottle]
     throttle_scope = "submit"
     filterset_class = SubmissionFilter
@@ -104,8 +104,11 @@ class SubmissionListView(SizeLimitedUploadsMixin, GenericAPIView):
                     "description": serializers.CharField(required=False),
                     "link": serializers.URLField(required=False),
                     "is_baseline": serializers.BooleanField(required=False),
+                    # required in the schema: a request without it is refused (400, "needs at least one
+                    # predictions file"); a challenge of several tasks takes 'file:<task>' parts instead
                     "file": serializers.FileField(
-                        required=False, help_text="One-task challenges; or one 'file:<task>' part per task."
+                        help_text="One-task challenges (one part per run); a challenge of several tasks "
+                        "takes one 'file:<task>' part per task (and run) instead."
                     ),
                 },
             )

@@ -7,7 +7,7 @@ from typing import Any, cast
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -46,7 +46,7 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
     """GET: the tasks of a challenge (public fields only). POST (multipart): create a task from its hidden
     labels file (organizers)."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a file part: a form without one cannot carry it
     upload_any_kind = True
 
     @extend_schema(responses={200: s.TaskOutputSerializer(many=True), 404: ERROR_RESPONSES[404]})
@@ -113,9 +113,9 @@ class TaskDetailView(APIView):
         require_organizer(challenge=challenge, user=_user(request))
         serializer = s.TaskSettingsInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        updated = task_public_mode_set(
-            task=task_get(challenge=challenge, slug=task), **serializer.validated_data
-        )
+        current = task_get(challenge=challenge, slug=task)
+        fields = {"public_mode": current.public_mode, **serializer.validated_data}
+        updated = task_public_mode_set(task=current, **fields)
         return Response(s.TaskOutputSerializer(updated).data)
 
 
@@ -142,7 +142,7 @@ class TaskItemsView(JSONErrorsMixin, GenericAPIView):
 class TaskTruthView(SizeLimitedUploadsMixin, APIView):
     """PUT (multipart): replace the hidden labels of a task, same items (organizers). Re-score afterwards."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # a file part: a form without one cannot carry it
 
     @extend_schema(
         request={"multipart/form-data": s.TruthInputSerializer},
