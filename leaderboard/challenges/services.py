@@ -163,6 +163,8 @@ def task_create(
     """
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
+    # an option left empty (a form's blank choice) is its default
+    text_options = {k: v for k, v in (text_options or {}).items() if v is not None and v != ""}
     _check_settings(
         TASK,
         {
@@ -172,7 +174,7 @@ def task_create(
             "decimals": decimals,
             "stratify": stratify,
             "ignore_index": ignore_index,
-            **(text_options or {}),
+            **text_options,
         },
     )
     _check_public_mode(public_mode, ladder_eta, ladder_z)
@@ -188,7 +190,7 @@ def task_create(
         options={
             "ignore_index": ignore_index,
             "reduce_zero_label": reduce_zero_label,
-            **(text_options or {}),
+            **text_options,
         },
     )
     task = Task.objects.create(

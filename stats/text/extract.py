@@ -35,7 +35,6 @@ from numpy.typing import NDArray
 
 from stats.text import finalize as fin
 from stats.text.tagging import STRICT_SCHEMES, chunks
-from stats.text.ter import ter_statistics
 
 __all__ = [
     "TAGGING_MODES",
@@ -336,6 +335,8 @@ def _verify(metric: TextMetric, s: FloatArray, expected: float) -> None:
 
 def _extract_block(metric: TextMetric, hyps: list[str], refs: list[list[str | None]]) -> FloatArray:
     if metric.name == "ter":  # sacreBLEU's algorithm compiled (stats.text.ter), its rows exactly
+        from stats.text.ter import ter_statistics  # numba loads on the first TER only
+
         return ter_statistics(metric.sacrebleu(), hyps, refs)
     return _sacrebleu_block(metric, hyps, refs)
 

@@ -27,8 +27,10 @@ def test_randomization_holds_its_level_at_every_size(n: int) -> None:
 
 
 @pytest.mark.slow
-def test_board_verdict_false_claims_are_measured_at_ten_segments() -> None:
-    """The board's verdict (bootstrap max-t) on two exchangeable BLEU systems at 10 segments: the
-    measured rate is recorded in docs/text.md; this guards that it stays within a stated bound."""
-    rate = board_false_claims(10, REPS, k=2, seed=2)
-    assert 0.0 <= rate <= 0.15
+@pytest.mark.parametrize("metric", ["bleu", "chrf", "ter"])
+def test_board_verdict_holds_its_level_at_ten_segments(metric: str) -> None:
+    """The board's verdict on five exchangeable systems at 10 segments, where the bootstrap max-t claimed
+    falsely 0.18-0.20 of the time: below RANDOMIZATION_UNITS items the verdict is the randomization
+    max-t, whose false-claim rate stays at alpha within Monte Carlo error (docs/text.md)."""
+    rate = board_false_claims(10, REPS, k=5, seed=2, metric_name=metric)
+    assert rate <= BOUND
