@@ -2,8 +2,8 @@
 
 BLEU, chrF, chrF++ and TER come from sacreBLEU 2.6.0 (pinned in pyproject.toml): its tokenizers and
 its segment statistics, so the numbers and the signatures are the field's. TER's segment statistics
-are sacreBLEU's algorithm compiled with numba (:mod:`stats.text.ter`, about 100 times faster than its
-pure Python), equal to sacreBLEU's on every segment tested and checked against them on a sample of
+are sacreBLEU's algorithm compiled with numba (:mod:`stats.text.ter`, 40 times less CPU than its pure
+Python), equal to sacreBLEU's on every segment tested and checked against them on a sample of
 segments at every extraction. The statistics come from a
 private method, ``Metric._extract_corpus_statistics``; ``tests/stats/test_text.py`` pins its column
 layout, and every extraction here (unless ``verify=False``) checks the finalized point value against
