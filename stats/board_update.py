@@ -43,6 +43,13 @@ under two OpenBLAS kernels.
 
 Anything else (an entry removed or changed, two new entries, other options, entries with runs, whose
 replicates are resampled per entry) is a full rebuild, which refreshes the cache.
+
+**Between processes** (issue 24): :meth:`BoardCache.export` gives the state as plain values and arrays
+(the rank table, the Gram matrix's lower triangle, the exceedance list, the intervals; the replicates,
+jackknife and options only by their SHA-256 digests) and :meth:`BoardCache.restore` makes a cache of it in
+another process, whose next build with the same entries plus one takes the update path; the replicates and
+options it is given are checked against the digests, so it gives the full rebuild's board or rebuilds in
+full (``tests/stats/test_board_state_shared.py``; the service stores it: ``leaderboard.rankings.board_state``).
 """
 
 from __future__ import annotations
