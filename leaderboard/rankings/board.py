@@ -516,7 +516,7 @@ def build_robustness(
     frequencies and tau-b with the blob plot and its text, and the three ranking schemes when the board has
     per-item scores. Empty, with the reason, outside the sizes stated above or when it is undefined.
 
-    ``draw``: draw the blob plot (``svg``; nearly all of the cost: 0.3 s of 0.35 s on a board of 3 entries);
+    ``draw``: draw the blob plot (``svg``; nearly all of the cost: 1.77 s of 1.83 s on a board of 3 entries at load 15);
     without it ``svg`` is empty and everything else the same."""
     k = len(rows)
     if k < 2:
