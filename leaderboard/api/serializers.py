@@ -276,12 +276,11 @@ class TaskInputSerializer(serializers.Serializer):
 
 
 class TaskSettingsInputSerializer(serializers.Serializer):
-    """PATCH of a task's public-board mode (refused with 409 once the task has submissions); a PATCH
-    without ``public_mode`` keeps the task's mode."""
+    """PATCH of a task's public-board mode (refused with 409 once the task has submissions)."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
-            "public_mode": setting_field(TASK["public_mode"], required=False, default=serializers.empty),
+            "public_mode": setting_field(TASK["public_mode"], required=True),
             "ladder_eta": setting_field(TASK["ladder_eta"]),
             "ladder_z": setting_field(TASK["ladder_z"]),
         }

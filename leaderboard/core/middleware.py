@@ -57,6 +57,8 @@ class AnonymousReadThrottleMiddleware:
     ) -> HttpResponseBase | None:
         if request.method not in ("GET", "HEAD") or "HTTP_AUTHORIZATION" in request.META:
             return None
+        if getattr(request, "_force_auth_user", None) is not None:  # DRF's test client, authenticated
+            return None
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             return None

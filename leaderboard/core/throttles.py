@@ -89,11 +89,16 @@ class SignupGlobalThrottle(SignupAddressThrottle):
         return self.cache_format % {"scope": self.scope, "ident": "all"}
 
 
-class AnonymousReadThrottle(SimpleRateThrottle):
+#: Anonymous renders per address when the environment sets none (``LEADERBOARD_THROTTLE_ANON_READ``).
+ANON_READ_RATE_DEFAULT = "60/min"
+
+
+class AnonymousReadThrottle(_DefaultRateMixin, SimpleRateThrottle):
     """``LEADERBOARD_THROTTLE_ANON_READ`` per client address, for anonymous reads that render (every
     answer not served from the anonymous answer cache, ``rankings.read_cache``; issue 21, item 10)."""
 
     scope = "anon_read"
+    default_rate = ANON_READ_RATE_DEFAULT
 
     def get_cache_key(self, request: Any, view: Any) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

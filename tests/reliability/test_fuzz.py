@@ -296,7 +296,8 @@ KNOWN_REFUSED_VALID = {
     "POST /api/challenges/{slug}/submissions/": "the file generated as a text part of the multipart body",
     "POST /api/challenges/{slug}/tasks/": "the truth file generated as a text part of the multipart body",
     "PUT /api/challenges/{slug}/tasks/{task}/truth/": "the truth file generated as a text part",
-    "PATCH /api/challenges/{slug}/tasks/{task}/": "ladder_eta 0: the schema states no exclusive minimum",
+    "PATCH /api/challenges/{slug}/tasks/{task}/": "public_mode, required, shows as optional in a PATCH "
+    "body; ladder_eta 0 (the schema states no exclusive minimum)",
     "POST /api/challenges/{slug}/teams/join/": "an invite code no team has (400, not 404)",
     "POST /api/notices/read/": "a form body where the view expects a JSON list",
 }

@@ -245,7 +245,7 @@ def test_token_and_register_and_submit_are_throttled(monkeypatch) -> None:
         anonymous.post("/api/auth/token/", {"username": "x", "password": "y"}, format="json").status_code
         for _ in range(3)
     ]
-    assert codes == [400, 400, 429]
+    assert codes == [401, 401, 429]  # wrong credentials, then the rate
     throttled = anonymous.post("/api/auth/token/", {"username": "x", "password": "y"}, format="json")
     assert (
         throttled.json()["message"].startswith("Request was throttled")

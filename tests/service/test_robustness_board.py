@@ -166,8 +166,14 @@ def test_the_summary_puts_the_schemes_side_by_side_across_tasks_with_their_conse
     for scheme, c in want.consensus.items():
         assert got["consensus"][scheme]["ranks"] == list(c.ranks)
         assert got["consensus"][scheme]["mean_ranks"] == pytest.approx(c.mean_ranks)
-    page = Client().get(reverse("summary", args=[b.challenge.slug])).content.decode()
+    organizer = Client()
+    organizer.force_login(b.organizer)
+    page = organizer.get(reverse("summary", args=[b.challenge.slug])).content.decode()
     assert 'id="consensus-table"' in page and "rank-then-aggregate" in page
+    # Before the reveal a visitor reads the summary of the values at the board's precision, which has no
+    # schemes (they rank by exact values; issue 21, item 8), and why.
+    visitor = Client().get(reverse("summary", args=[b.challenge.slug])).content.decode()
+    assert 'id="consensus-table"' not in visitor and "Shown once the board is revealed" in visitor
 
 
 def test_the_api_gives_it_through_the_read_policy(plain) -> None:

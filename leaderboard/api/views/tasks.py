@@ -113,9 +113,9 @@ class TaskDetailView(APIView):
         require_organizer(challenge=challenge, user=_user(request))
         serializer = s.TaskSettingsInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        current = task_get(challenge=challenge, slug=task)
-        fields = {"public_mode": current.public_mode, **serializer.validated_data}
-        updated = task_public_mode_set(task=current, **fields)
+        updated = task_public_mode_set(
+            task=task_get(challenge=challenge, slug=task), **serializer.validated_data
+        )
         return Response(s.TaskOutputSerializer(updated).data)
 
 
