@@ -11,7 +11,7 @@ from django.test import Client
 
 from leaderboard.demo import load
 from leaderboard.demo.data import CLASSIFIERS, DemoTask, demo_task
-from leaderboard.rankings.models import LadderRelease
+from leaderboard.rankings.models import LadderRelease, ShakeupReport
 from leaderboard.scoring.models import Score
 from leaderboard.submissions.models import Status, Submission
 from tests.service.test_ladder_board import _forms, _leaks
@@ -54,6 +54,8 @@ def test_the_demo_split_halves_each_digit() -> None:
 def test_the_revealed_demo_challenge_shows_everyone_its_private_board_and_shake_up(demo) -> None:  # type: ignore[no-untyped-def]
     single, _ladder = demo
     assert single.private_revealed and single.is_open
+    # built by the loader, so the first visitor does not wait for its 1,000 re-splits
+    assert ShakeupReport.objects.filter(task=single.tasks.get()).count() == 1
     for who in (None, "svm-rbf", "organizer"):
         client = _client(who)
         private = client.get(f"/c/{load.SINGLE}/?split=private")
