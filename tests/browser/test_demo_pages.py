@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from leaderboard.demo import load
-from leaderboard.demo.data import CLASSIFIERS
 from tests.browser.a11y import assert_accessible
 from tests.browser.test_board_page import ARTIFACTS, _logged_in
 from tests.browser.test_web_flow import browser  # noqa: F401  (the fixture)
-from tests.service.test_demo_private_ladder import _digits
+from tests.service.test_demo_private_ladder import build_demo
 
 SIZES = ((1366, 900), (390, 844))
 
@@ -24,11 +23,8 @@ def test_the_demos_private_board_shake_up_and_ladder_at_both_widths(
     browser: Any,  # noqa: F811
     live_server: Any,
 ) -> None:
+    build_demo()
     organizer = load._user("organizer", staff=True)
-    participants = {name: load._user(name) for name, baseline in CLASSIFIERS if not baseline}
-    args = {"organizer": organizer, "participants": participants, "say": lambda _: None}
-    load._single_challenge(_digits(), **args)
-    load._ladder_challenge(_digits(), **args)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     visitor_pages = {
         "private": (f"/c/{load.SINGLE}/?split=private", "svm-rbf"),

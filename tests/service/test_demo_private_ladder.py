@@ -9,6 +9,7 @@ import functools
 import pytest
 from django.test import Client
 
+from leaderboard.challenges.models import Challenge
 from leaderboard.demo import load
 from leaderboard.demo.data import CLASSIFIERS, DemoTask, demo_task
 from leaderboard.rankings.models import LadderRelease, ShakeupReport
@@ -29,16 +30,24 @@ def _client(username: str | None = None) -> Client:
     return client
 
 
-@pytest.fixture
-def demo(transactional_db):  # type: ignore[no-untyped-def]
+def build_demo() -> tuple[Challenge, Challenge]:
+    """The loader's uci-digits (revealed) and uci-digits-ladder, every entry scored."""
     organizer = load._user("organizer", staff=True)
     participants = {name: load._user(name) for name, baseline in CLASSIFIERS if not baseline}
-    args = {"organizer": organizer, "participants": participants, "say": lambda _: None}
-    single = load._single_challenge(_digits(), **args)
-    ladder = load._ladder_challenge(_digits(), **args)
+    single = load._single_challenge(
+        _digits(), organizer=organizer, participants=participants, say=lambda _: None
+    )
+    ladder = load._ladder_challenge(
+        _digits(), organizer=organizer, participants=participants, say=lambda _: None
+    )
     for challenge in (single, ladder):
         assert Submission.objects.filter(challenge=challenge).exclude(status=Status.SCORED).count() == 0
     return single, ladder
+
+
+@pytest.fixture
+def demo(transactional_db: None) -> tuple[Challenge, Challenge]:
+    return build_demo()
 
 
 def test_the_demo_split_halves_each_digit() -> None:
@@ -51,7 +60,9 @@ def test_the_demo_split_halves_each_digit() -> None:
         assert of.count("private") == len(of) // 2
 
 
-def test_the_revealed_demo_challenge_shows_everyone_its_private_board_and_shake_up(demo) -> None:  # type: ignore[no-untyped-def]
+def test_the_revealed_demo_challenge_shows_everyone_its_private_board_and_shake_up(
+    demo: tuple[Challenge, Challenge],
+) -> None:
     single, _ladder = demo
     assert single.private_revealed and single.is_open
     # built by the loader, so the first visitor does not wait for its 1,000 re-splits
@@ -68,7 +79,9 @@ def test_the_revealed_demo_challenge_shows_everyone_its_private_board_and_shake_
         assert client.get(f"/api/challenges/{load.SINGLE}/shakeup/?task=digits").status_code == 200
 
 
-def test_the_ladder_demo_releases_only_the_ladders_values_and_hides_the_private_board(demo) -> None:  # type: ignore[no-untyped-def]
+def test_the_ladder_demo_releases_only_the_ladders_values_and_hides_the_private_board(
+    demo: tuple[Challenge, Challenge],
+) -> None:
     _single, ladder = demo
     task = ladder.tasks.get()
     assert task.public_mode == "ladder" and task.has_private_split and not ladder.private_revealed
