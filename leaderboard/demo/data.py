@@ -97,3 +97,18 @@ def demo_task(slug: str) -> DemoTask:
         predictions[name] = _csv(["id", "prediction"], [[i, str(p)] for i, p in zip(ids, pred, strict=True)])
     truth = _csv(["id", "label"], [[i, str(v)] for i, v in zip(ids, y, strict=True)])
     return DemoTask(slug=slug, title=DATASETS[slug], truth_csv=truth, predictions=predictions, labels=labels)
+
+
+def with_split(task: DemoTask, *, seed: int = 0) -> bytes:
+    """``task``'s truth with a ``split`` column: half of the items of each class (drawn with ``seed``) are
+    ``private``, the rest ``public``."""
+    rows = list(csv.reader(io.StringIO(task.truth_csv.decode())))
+    header, body = rows[0], rows[1:]
+    rng = np.random.default_rng(seed)
+    private: set[int] = set()
+    for label in sorted({r[1] for r in body}):
+        members = [i for i, r in enumerate(body) if r[1] == label]
+        private.update(rng.permutation(members)[: len(members) // 2].tolist())
+    return _csv(
+        [*header, "split"], [[*r, "private" if i in private else "public"] for i, r in enumerate(body)]
+    )

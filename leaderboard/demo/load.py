@@ -10,10 +10,11 @@ from django.db import transaction
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge
-from leaderboard.challenges.services import challenge_create, task_create
-from leaderboard.demo.data import CLASSIFIERS, DATASETS, demo_task
+from leaderboard.challenges.services import challenge_create, challenge_reveal_private, task_create
+from leaderboard.demo.data import CLASSIFIERS, DATASETS, DemoTask, demo_task, with_split
 from leaderboard.demo.text import LANGUAGES, SYSTEMS, language_task
 from leaderboard.demo.vision import DETECTORS, SEGMENTERS, build
+from leaderboard.rankings.services import shakeup_current
 from leaderboard.submissions.services import Upload, submission_create
 
 logger = logging.getLogger(__name__)
@@ -23,6 +24,10 @@ SINGLE = "uci-digits"
 MULTI = "uci-classics"
 VISION = "digit-scenes"
 TEXT = "django-translations"
+LADDER = "uci-digits-ladder"
+#: The Ladder's fixed step on the demo's Ladder board, in accuracy units.
+LADDER_ETA = 0.01
+SLUGS = [SINGLE, MULTI, VISION, TEXT, LADDER]
 
 
 def _user(username: str, *, staff: bool = False) -> User:
@@ -47,54 +52,20 @@ DEMO_DECIMALS = 3
 
 def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> list[Challenge]:
     if reset:
-        Challenge.objects.filter(slug__in=[SINGLE, MULTI, VISION, TEXT]).delete()
+        Challenge.objects.filter(slug__in=SLUGS).delete()
     organizer = _user("organizer", staff=True)
     participants = {name: _user(name) for name, baseline in CLASSIFIERS if not baseline}
     made = []
+    digits: DemoTask | None = None
 
     if not Challenge.objects.filter(slug=SINGLE).exists():
-        say("computing cross-validated predictions on UCI digits ...")
-        digits = demo_task("digits")
-        with transaction.atomic():
-            challenge = challenge_create(
-                organizer=organizer,
-                slug=SINGLE,
-                title="UCI handwritten digits",
-                description=(
-                    "Classify 1,797 8x8 images of handwritten digits. Every entry's predictions are "
-                    "out-of-fold predictions of 5-fold stratified cross-validation, so each image has one."
-                ),
-                rules="One predictions file per submission: columns id,prediction; prediction is a digit 0-9.",
-                daily_limit=10,
-            )
-            task_create(
-                challenge=challenge,
-                slug="digits",
-                title=digits.title,
-                metric="accuracy",
-                truth=digits.truth_csv,
-                truth_name="digits-truth.csv",
-                labels=digits.labels,
-                decimals=DEMO_DECIMALS,
-            )
-        for name, baseline in CLASSIFIERS:
-            user = organizer if baseline else participants[name]
-            submission_create(
-                challenge=challenge,
-                user=user,
-                name=name,
-                files={"digits": [_upload(f"{name}.csv", digits.predictions[name])]},
-                is_baseline=baseline,
-                description=f"{name}, 5-fold cross-validated predictions",
-            )
-            say(f"  {SINGLE}: submitted {name}")
-        made.append(challenge)
+        digits = _digits(say)
+        made.append(_single_challenge(digits, organizer=organizer, participants=participants, say=say))
 
     if not Challenge.objects.filter(slug=MULTI).exists():
-        tasks = {}
-        for slug in DATASETS:
-            say(f"computing cross-validated predictions on {slug} ...")
-            tasks[slug] = demo_task(slug)
+        # the digits predictions are computed once for uci-digits, uci-classics and the Ladder
+        tasks = {slug: digits if slug == "digits" and digits else _computed(slug, say) for slug in DATASETS}
+        digits = tasks["digits"]
         with transaction.atomic():
             challenge = challenge_create(
                 organizer=organizer,
@@ -136,7 +107,118 @@ def demo_load(*, reset: bool = False, say: Callable[[str], None] = print) -> lis
         made.append(_vision_challenge(organizer=organizer, say=say))
     if not Challenge.objects.filter(slug=TEXT).exists():
         made.append(_text_challenge(organizer=organizer, say=say))
+    if not Challenge.objects.filter(slug=LADDER).exists():
+        made.append(
+            _ladder_challenge(digits or _digits(say), organizer=organizer, participants=participants, say=say)
+        )
     return made
+
+
+def _single_challenge(
+    digits: DemoTask, *, organizer: User, participants: dict[str, User], say: Callable[[str], None]
+) -> Challenge:
+    """UCI digits with a private split (half of each digit's images), revealed once every entry is scored."""
+    with transaction.atomic():
+        challenge = challenge_create(
+            organizer=organizer,
+            slug=SINGLE,
+            title="UCI handwritten digits",
+            description=(
+                "Classify 1,797 8x8 images of handwritten digits. Every entry's predictions are "
+                "out-of-fold predictions of 5-fold stratified cross-validation, so each image has one. "
+                "Half of the images (drawn at random within each digit) are the private split; the "
+                "private board is revealed, so the public board, the private board and the shake-up "
+                "report between them are open to everyone."
+            ),
+            rules="One predictions file per submission: columns id,prediction; prediction is a digit 0-9.",
+            daily_limit=10,
+        )
+        task_create(
+            challenge=challenge,
+            slug="digits",
+            title=digits.title,
+            metric="accuracy",
+            truth=with_split(digits),
+            truth_name="digits-truth.csv",
+            labels=digits.labels,
+            split_column="split",
+            decimals=DEMO_DECIMALS,
+        )
+    for name, baseline in CLASSIFIERS:
+        user = organizer if baseline else participants[name]
+        submission_create(
+            challenge=challenge,
+            user=user,
+            name=name,
+            files={"digits": [_upload(f"{name}.csv", digits.predictions[name])]},
+            is_baseline=baseline,
+            description=f"{name}, 5-fold cross-validated predictions",
+        )
+        say(f"  {SINGLE}: submitted {name}")
+    # the demo's data are public: revealed while it stays open, so a visitor reads the private board and
+    # the shake-up report, and each new entry shows its team the private score
+    challenge_reveal_private(challenge=challenge, while_open=True)
+    # built now (about 5 s) rather than on the first read, which would keep the first visitor waiting
+    shakeup_current(task=challenge.tasks.get())
+    say(f"  {SINGLE}: private board revealed, shake-up report built")
+    return challenge
+
+
+def _digits(say: Callable[[str], None]) -> DemoTask:
+    say("computing cross-validated predictions on UCI digits ...")
+    return demo_task("digits")
+
+
+def _computed(slug: str, say: Callable[[str], None]) -> DemoTask:
+    say(f"computing cross-validated predictions on {slug} ...")
+    return demo_task(slug)
+
+
+def _ladder_challenge(
+    digits: DemoTask, *, organizer: User, participants: dict[str, User], say: Callable[[str], None]
+) -> Challenge:
+    """The UCI digits entries again, on a public board in Ladder mode (a team's shown score moves only when a
+    new submission beats it by more than ``LADDER_ETA``) and a private split not yet revealed: a visitor
+    reads the Ladder's released scores only; the organizer reads every board, the private one marked as
+    theirs alone, and the shake-up report."""
+    with transaction.atomic():
+        challenge = challenge_create(
+            organizer=organizer,
+            slug=LADDER,
+            title="UCI handwritten digits, on a Ladder",
+            description=(
+                "The UCI digits entries on a Ladder: the public board shows a team's score only when a "
+                f"submission beats the team's shown score by more than {LADDER_ETA} (rounded to that step), "
+                "so probing the public half of the images teaches nothing finer. The private half decides "
+                "the final ranking; it is not revealed yet."
+            ),
+            rules="One predictions file per submission: columns id,prediction; prediction is a digit 0-9.",
+            daily_limit=10,
+        )
+        task_create(
+            challenge=challenge,
+            slug="digits",
+            title=digits.title,
+            metric="accuracy",
+            truth=with_split(digits),
+            truth_name="digits-truth.csv",
+            labels=digits.labels,
+            split_column="split",
+            decimals=DEMO_DECIMALS,
+            public_mode="ladder",
+            ladder_eta=LADDER_ETA,
+        )
+    for name, baseline in CLASSIFIERS:
+        submission_create(
+            challenge=challenge,
+            user=organizer if baseline else participants[name],
+            name=name,
+            files={"digits": [_upload(f"{name}.csv", digits.predictions[name])]},
+            is_baseline=baseline,
+            description=f"{name}, 5-fold cross-validated predictions",
+        )
+        say(f"  {LADDER}: submitted {name}")
+    return challenge
 
 
 def _vision_challenge(*, organizer: User, say: Callable[[str], None]) -> Challenge:

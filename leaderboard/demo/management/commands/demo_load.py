@@ -24,8 +24,9 @@ def _quiet_logs(level: int) -> Iterator[None]:
 
 class Command(BaseCommand):
     help = (
-        "Load and score the demo challenges (UCI digits; four UCI datasets with the same entries; digit "
-        "scenes with a detection and a segmentation task)."
+        "Load and score the demo challenges (UCI digits, with its private board revealed; the same entries on "
+        "a Ladder, not revealed; four UCI datasets with the same entries; digit scenes with a detection and a "
+        "segmentation task; Django's interface strings in three languages)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
