@@ -8,8 +8,9 @@ or that must always answer (``healthz`` for load balancers, the favicon redirect
 is counted against ``LEADERBOARD_THROTTLE_ANON_READ`` per address before its view runs
 (``core.throttles.anonymous_read_refusal``: 429 with ``Retry-After``, the API's JSON shape under /api/).
 
-Anonymous means: no signed-in session and no ``Authorization`` header (an API token is checked by the
-API's own authentication; a wrong one answers 401 there). Signed-in readers are not throttled here: their
+Anonymous means: no signed-in session and, under /api/, no ``Authorization: Token ...`` header (an API
+token is checked by the API's own authentication; a wrong one answers 401 there; any other header is
+throttled like none). Signed-in readers are not throttled here: their
 reads cost is bounded by caching (docs/reliability.md, "Load").
 """
 
@@ -45,6 +46,16 @@ def _marker(view: Callable[..., Any]) -> str | None:
     return marker
 
 
+def api_credential(request: HttpRequest) -> bool:
+    """An API request that carries a token: the API's authentication checks it before any view renders (a
+    wrong one is a 401 at the cost of one lookup). Any other ``Authorization`` header (on a page, where
+    nothing reads it, or with a scheme the API does not accept, which leaves the reader anonymous) is no
+    reason to skip the throttle: otherwise ``Authorization: x`` would render every page unthrottled."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme = header.split(None, 1)[0].lower() if header.strip() else ""
+    return request.path.startswith("/api/") and scheme == "token"
+
+
 class AnonymousReadThrottleMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
@@ -55,7 +66,7 @@ class AnonymousReadThrottleMiddleware:
     def process_view(
         self, request: HttpRequest, view: Callable[..., Any], args: Any, kwargs: Any
     ) -> HttpResponseBase | None:
-        if request.method not in ("GET", "HEAD") or "HTTP_AUTHORIZATION" in request.META:
+        if request.method not in ("GET", "HEAD") or api_credential(request):
             return None
         if getattr(request, "_force_auth_user", None) is not None:  # DRF's test client, authenticated
             return None

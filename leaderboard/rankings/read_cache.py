@@ -47,6 +47,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from leaderboard.challenges.models import Challenge
+from leaderboard.core.middleware import api_credential
 from leaderboard.core.throttles import anonymous_read_refusal
 
 logger = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ def reads_changed(slug: str) -> None:
 
 
 def _anonymous(request: HttpRequest) -> bool:
-    if request.method != "GET" or "HTTP_AUTHORIZATION" in request.META or "messages" in request.COOKIES:
+    if request.method != "GET" or api_credential(request) or "messages" in request.COOKIES:
         return False
     user = getattr(request, "user", None)
     return user is None or not user.is_authenticated
@@ -103,7 +104,7 @@ def _reader(request: HttpRequest, slug: str, version: str) -> str | None:
     (``rankings.signals``)."""
     if request.method != "GET" or "messages" in request.COOKIES:
         return None
-    if "HTTP_AUTHORIZATION" in request.META:
+    if api_credential(request):  # any other Authorization header authenticates nobody: not a reason to skip
         try:
             found = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
         except AuthenticationFailed:

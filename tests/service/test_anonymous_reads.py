@@ -85,3 +85,25 @@ def test_signed_in_readers_and_health_checks_are_not_throttled(two_tasks, monkey
     limited = [Client().get("/api/challenges/", {"x": str(k)}) for k in range(3)]
     assert limited[-1].status_code == 429 and "Retry-After" in limited[-1]
     assert limited[-1].json()["extra"]["wait"] >= 1  # the API's one error shape
+
+
+def test_a_made_up_authorization_header_does_not_skip_the_throttle(two_tasks, monkeypatch) -> None:  # noqa: F811
+    """Only an API token is checked before the view renders; ``Authorization: x`` on a page, a token on a
+    page (which reads sessions only), or a scheme the API does not accept leave the reader anonymous:
+    cached or throttled like any visitor (each fails on a check of the header's mere presence)."""
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {**RATES, "anon_read": "1/min"})
+    cases = [("/c/two/summary/", "x"), ("/c/two/", "Token abc"), ("/c/two/t/main/ranks/", "Token abc"),
+             ("/api/challenges/", "Basic Zm9vOmJhcg==")]  # fmt: skip
+    for path, header in cases:
+        reset_throttles()
+        renders = 0
+        for k in range(4):
+            with CaptureQueriesContext(connection) as queries:
+                response = Client().get(path, {"x": str(k)}, HTTP_AUTHORIZATION=header)
+            renders += response.status_code != 429 and len(queries) > 0
+        assert renders <= 1, (path, header, renders)
+    reset_throttles()
+    wrong_token = [
+        Client().get("/api/challenges/", HTTP_AUTHORIZATION="Token abc").status_code for _ in range(3)
+    ]
+    assert wrong_token == [401, 401, 401]  # refused by the API's authentication before any render
