@@ -224,12 +224,12 @@ def test_a_board_near_the_top_of_the_range_shows_the_rule_on_the_page(plain) -> 
 
 def test_snapshots_built_before_the_rule_are_brought_under_it_once(plain) -> None:
     """The walk of 2026-12-02 read wine's adjusted interval [0.949, 1.001] from a snapshot built before the
-    rule: migration rankings/0007 rewrites such a leader's row (and the signature's rule text) once."""
+    rule: migration rankings/0008 rewrites such a leader's row (and the signature's rule text) once."""
     from importlib import import_module
 
     from django.apps import apps
 
-    migration = import_module("leaderboard.rankings.migrations.0007_leader_adjustment_rule")
+    migration = import_module("leaderboard.rankings.migrations.0008_leader_adjustment_rule")
     assert migration.SELECTION_RULE == SELECTION_RULE  # frozen when written
     snap = _latest(plain.task)
     rows = [dict(r) for r in snap.rows]
