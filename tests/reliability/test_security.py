@@ -328,17 +328,34 @@ def test_the_needles_are_real(world: World) -> None:
 
 @pytest.mark.timeout(300)
 def test_no_route_shows_hidden_labels_or_per_item_correctness_to_any_role(world: World, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Every route, every role, before and after the reveal (one walk, the suite's costliest: 10 x ~1,100
+    answers), checked for three things: (a) no hidden label, per-item correctness or private item id in
+    any answer or log; (b) a labels file is write-only: organizers keep their own copy, and no route gives
+    it back (a stolen organizer session must not leak the test set); (c) no route serves a submission's
+    file back, not even to its team or the organizers: files are read only by scoring."""
     caplog.set_level(logging.DEBUG)
-    outputs = list(world.responses)
+    scans: dict[tuple[str, bool], list[tuple[str, str]]] = {}
     for role in ROLES:
-        outputs += get_everything(world, role)
+        scans[role, False] = get_everything(world, role)
     Challenge.objects.update(private_revealed=True)
     for role in ROLES:
-        outputs += get_everything(world, role)
+        scans[role, True] = get_everything(world, role)
+    outputs = list(world.responses) + [o for scan in scans.values() for o in scan]
     print(f"scanned {len(outputs)} outputs")
     assert len(outputs) > 500
     assert_no_leak(world, outputs)
     assert_no_leak(world, [("log", caplog.text)] + [("log record", repr(r.args)) for r in caplog.records])
+    # (b) the labels file, for organizer and staff
+    truth_rows = _truth_csv(world.ids, world.truth["cls"], world.private).decode().splitlines()[1:6]
+    for role in ("organizer", "staff"):
+        for what, text in scans[role, False]:
+            assert not any(row in text for row in truth_rows), what
+    # (c) the submission's file, for its team, the organizers and staff
+    lines = world.uploaded.decode().splitlines()[1:4]
+    assert all(line in world.uploaded.decode() for line in lines)
+    for role in ("participant", "organizer", "staff"):
+        for what, text in scans[role, False] + scans[role, True]:
+            assert not all(line in text for line in lines), what
 
 
 def test_error_messages_of_refused_uploads_name_ids_and_positions_never_labels(world: World) -> None:
@@ -348,16 +365,6 @@ def test_error_messages_of_refused_uploads_name_ids_and_positions_never_labels(w
     assert "zz-secret-label-Q" in refused["refused: bad label"]  # the participant's own value
     assert "t.csv: the new labels file must list the same items" in refused["refused: labels replaced"]
     assert_no_leak(world, list(refused.items()))
-
-
-def test_organizers_cannot_download_the_labels_they_uploaded(world: World) -> None:
-    """Decision: a labels file is write-only. Organizers keep their own copy; the service gives no route
-    back to it (a stolen organizer session must not leak the test set). Walked for organizer and staff."""
-    truth_file = _truth_csv(world.ids, world.truth["cls"], world.private).decode()
-    rows = truth_file.splitlines()[1:6]
-    for role in ("organizer", "staff"):
-        for what, text in get_everything(world, role):
-            assert not any(row in text for row in rows), what
 
 
 @pytest.fixture
@@ -578,15 +585,6 @@ def test_uploads_live_outside_the_web_root_and_no_url_serves_them(world: World) 
                     f"/static/../uploads/{relative}", f"/var/uploads/{relative}"):  # fmt: skip
             response = client.get(url)
             assert response.status_code == 404, (role, url)
-
-
-def test_no_endpoint_serves_a_submission_file_back(world: World) -> None:
-    """Not even to its team or the organizers: files are read only by scoring. Every route, every role."""
-    lines = world.uploaded.decode().splitlines()[1:4]
-    assert all(line in world.uploaded.decode() for line in lines)
-    for role in ("participant", "organizer", "staff"):
-        for what, text in get_everything(world, role):
-            assert not all(line in text for line in lines), what
 
 
 # --- (d) tokens, throttles, CSRF, headers ---------------------------------------------------------------

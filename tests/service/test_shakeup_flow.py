@@ -153,9 +153,10 @@ def test_a_shakeup_where_nothing_moved_says_so_not_the_luck_of_the_split(
     def verdict() -> str:
         return client.get(url).content.decode().split('id="shakeup-verdict"')[1].split("</p>")[0]
 
+    first = verdict()  # an organizer's read builds the report before the reveal (built only when readable)
     report = ShakeupReport.objects.filter(task=board.task).latest("pk")
     assert {t["rank_change"] for t in report.data["teams"]} != {0}  # here a team moved: the reference speaks
-    assert "Nothing moved" not in verdict() and "random split" in verdict()
+    assert "Nothing moved" not in first and "random split" in first
     # the same report with every team at its public rank (the walk's board)
     report.data["teams"] = [{**t, "rank_change": 0} for t in report.data["teams"]]
     report.save(update_fields=["data"])

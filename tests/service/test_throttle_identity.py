@@ -27,4 +27,4 @@ def test_forged_forwarded_for_does_not_escape_the_token_throttle(monkeypatch) ->
         ).status_code
         for k in range(4)
     ]
-    assert codes == [400, 400, 429, 429]
+    assert codes == [401, 401, 429, 429]  # wrong credentials: 401 (docs/api.md)
