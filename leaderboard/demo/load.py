@@ -144,17 +144,7 @@ def _single_challenge(
             split_column="split",
             decimals=DEMO_DECIMALS,
         )
-    for name, baseline in CLASSIFIERS:
-        user = organizer if baseline else participants[name]
-        submission_create(
-            challenge=challenge,
-            user=user,
-            name=name,
-            files={"digits": [_upload(f"{name}.csv", digits.predictions[name])]},
-            is_baseline=baseline,
-            description=f"{name}, 5-fold cross-validated predictions",
-        )
-        say(f"  {SINGLE}: submitted {name}")
+    _submit_digits(challenge, digits, organizer=organizer, participants=participants, say=say)
     # the demo's data are public: revealed while it stays open, so a visitor reads the private board and
     # the shake-up report, and each new entry shows its team the private score
     challenge_reveal_private(challenge=challenge, while_open=True)
@@ -162,6 +152,27 @@ def _single_challenge(
     shakeup_current(task=challenge.tasks.get())
     say(f"  {SINGLE}: private board revealed, shake-up report built")
     return challenge
+
+
+def _submit_digits(
+    challenge: Challenge,
+    digits: DemoTask,
+    *,
+    organizer: User,
+    participants: dict[str, User],
+    say: Callable[[str], None],
+) -> None:
+    """The digits classifiers' cross-validated predictions, one entry each (the baselines the organizer's)."""
+    for name, baseline in CLASSIFIERS:
+        submission_create(
+            challenge=challenge,
+            user=organizer if baseline else participants[name],
+            name=name,
+            files={"digits": [_upload(f"{name}.csv", digits.predictions[name])]},
+            is_baseline=baseline,
+            description=f"{name}, 5-fold cross-validated predictions",
+        )
+        say(f"  {challenge.slug}: submitted {name}")
 
 
 def _digits(say: Callable[[str], None]) -> DemoTask:
@@ -208,16 +219,7 @@ def _ladder_challenge(
             public_mode="ladder",
             ladder_eta=LADDER_ETA,
         )
-    for name, baseline in CLASSIFIERS:
-        submission_create(
-            challenge=challenge,
-            user=organizer if baseline else participants[name],
-            name=name,
-            files={"digits": [_upload(f"{name}.csv", digits.predictions[name])]},
-            is_baseline=baseline,
-            description=f"{name}, 5-fold cross-validated predictions",
-        )
-        say(f"  {LADDER}: submitted {name}")
+    _submit_digits(challenge, digits, organizer=organizer, participants=participants, say=say)
     return challenge
 
 
