@@ -32,6 +32,7 @@ from django.conf import settings as django_settings
 from django.contrib import admin
 from django.core.cache import cache, caches
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
@@ -569,6 +570,10 @@ class TestOneWorld:
     @pytest.fixture
     def world(self, shared_world: World, db, settings) -> World:  # type: ignore[no-untyped-def]
         settings.PASSWORD_HASHERS = FAST_HASHERS
+        if connection.needs_rollback:  # only the class's outer transaction is left, and it is broken
+            pytest.fail(
+                "a test before this one was stopped inside a transaction (a timeout?): the shared world is gone"
+            )
         # What the test before changed was rolled back with its savepoint: the world is as built.
         assert not Challenge.objects.filter(private_revealed=True).exists()
         assert Token.objects.filter(user=shared_world.users["participant"]).count() == 0
