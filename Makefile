@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# make test runs the suite over this many processes (pytest-xdist; each has its own test database, Redis
+# database and data directory: leaderboard/config/settings.py). PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 
 .PHONY: demo test lint types unit install serve migrate bench load slow clean
 
@@ -46,9 +49,9 @@ lint: install
 types: install
 	$(BIN)/mypy stats leaderboard tests/benchmarks
 
-## unit: the pytest suite, then the docstring examples of stats/ and of docs/stats-api.md (doctests).
+## unit: the pytest suite (over PYTEST_WORKERS processes), then the docstring examples of stats/ and of docs/stats-api.md (doctests).
 unit: install
-	$(BIN)/python -m pytest -m "not slow" --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules --doctest-glob=stats-api.md stats docs/stats-api.md
 
 ## The slow calibration simulations (coverage, type I error), whose figures are in docs/.

@@ -9,7 +9,9 @@ Every variable is documented once, in README.md ("Configuration").
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -45,6 +47,28 @@ ALLOWED_HOSTS = _required_in_production("DJANGO_ALLOWED_HOSTS", "127.0.0.1,local
     ","
 )
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+
+def _separate_test_processes(worker: str) -> None:
+    """Under pytest-xdist (``make test`` spreads the suite over processes ``gw0``, ``gw1``, ...) each test
+    process is a deployment of its own: its own data directory (``<LEADERBOARD_DATA_DIR or var>/xdist-gwN``)
+    and its own Redis database (``REDIS_URL``'s database + 1 + N), so the throttle counters, the shared
+    board state, the Celery queues and kombu's unacknowledged messages of one never meet another's. The
+    values are written back to the environment, marked done, so the Celery workers a test starts (which
+    inherit it) use the same ones and do not move again."""
+    base = os.environ.get("LEADERBOARD_DATA_DIR") or str(BASE_DIR / "var")
+    os.environ["LEADERBOARD_DATA_DIR"] = str(Path(base) / f"xdist-{worker}")
+    url = os.environ.get("REDIS_URL", "")
+    if url:
+        parts = urlsplit(url)
+        db = int(parts.path.strip("/") or 0) + 1 + int(worker.removeprefix("gw"))
+        os.environ["REDIS_URL"] = parts._replace(path=f"/{db}").geturl()
+    os.environ["LEADERBOARD_TEST_PROCESS"] = worker
+
+
+_TEST_PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _TEST_PROCESS and os.environ.get("LEADERBOARD_TEST_PROCESS") != _TEST_PROCESS:
+    _separate_test_processes(_TEST_PROCESS)
 
 # This host's own files (the embedded default's SQLite database, cached resample weights, static files),
 # outside any web root. Nothing a worker reads lives here: uploads are database rows (STORAGES below).

@@ -26,7 +26,13 @@ from tests.reliability.support import submit
 from tests.service.api_support import FAST_HASHERS, client_for, file
 from tests.service.factories import challenge_with_task, predictions, user
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# Under pytest-xdist the fault tests run one after another on one process (they start and kill workers and
+# servers, with timeouts measured on a busy machine), beside the rest of the suite.
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("faults"),
+]
 
 UPLOADS = 4
 #: An upload must not hang on a dead broker. Refused connections: kombu's retries are bounded (settings:

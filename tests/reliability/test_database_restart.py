@@ -18,7 +18,13 @@ import pytest
 from tests.conftest import ROOT, wait_for
 from tests.reliability.conftest import PostgresCluster
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# Under pytest-xdist the fault tests run one after another on one process (they start and kill workers and
+# servers, with timeouts measured on a busy machine), beside the rest of the suite.
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("faults"),
+]
 
 # Run against the private cluster: make a slow ROC AUC challenge and submit to it (dispatched on commit).
 SUBMIT = textwrap.dedent(

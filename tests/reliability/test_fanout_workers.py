@@ -24,7 +24,13 @@ from tests.conftest import wait_for
 from tests.reliability.support import submit
 from tests.service.factories import csv_bytes, user
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# Under pytest-xdist the fault tests run one after another on one process (they start and kill workers and
+# servers, with timeouts measured on a busy machine), beside the rest of the suite.
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("faults"),
+]
 
 ITEMS = 40_000
 RESAMPLES = 4096

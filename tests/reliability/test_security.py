@@ -32,6 +32,7 @@ from django.conf import settings as django_settings
 from django.contrib import admin
 from django.core.cache import cache, caches
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
@@ -184,12 +185,6 @@ def build_world(django_capture_on_commit_callbacks: Any) -> World:  # type: igno
     return world
 
 
-@pytest.fixture
-def world(db, settings, django_capture_on_commit_callbacks) -> World:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    return build_world(django_capture_on_commit_callbacks)
-
-
 # --- what must never appear --------------------------------------------------------------------------
 def needles(world: World) -> dict[str, str]:
     """Text whose presence in any output is a leak, with what it would leak."""
@@ -317,56 +312,6 @@ def get_everything(world: World, role: str) -> list[tuple[str, str]]:
 
 
 # --- (a) hidden labels and per-item correctness appear nowhere ---------------------------------------
-def test_the_needles_are_real(world: World) -> None:
-    """The scan would find a leak: the needles occur in the files that hold the labels."""
-    table = needles(world)
-    truth_file = _truth_csv(world.ids, world.truth["cls"], world.private).decode()
-    assert any(n in truth_file for n in table)
-    assert any(repr(v) in table for v in world.reg_values)
-    assert len(table) > 400
-
-
-@pytest.mark.timeout(300)
-def test_no_route_shows_hidden_labels_or_per_item_correctness_to_any_role(world: World, caplog) -> None:  # type: ignore[no-untyped-def]
-    """Every route, every role, before and after the reveal (one walk, the suite's costliest: 10 x ~1,100
-    answers), checked for three things: (a) no hidden label, per-item correctness or private item id in
-    any answer or log; (b) a labels file is write-only: organizers keep their own copy, and no route gives
-    it back (a stolen organizer session must not leak the test set); (c) no route serves a submission's
-    file back, not even to its team or the organizers: files are read only by scoring."""
-    caplog.set_level(logging.DEBUG)
-    scans: dict[tuple[str, bool], list[tuple[str, str]]] = {}
-    for role in ROLES:
-        scans[role, False] = get_everything(world, role)
-    Challenge.objects.update(private_revealed=True)
-    for role in ROLES:
-        scans[role, True] = get_everything(world, role)
-    outputs = list(world.responses) + [o for scan in scans.values() for o in scan]
-    print(f"scanned {len(outputs)} outputs")
-    assert len(outputs) > 500
-    assert_no_leak(world, outputs)
-    assert_no_leak(world, [("log", caplog.text)] + [("log record", repr(r.args)) for r in caplog.records])
-    # (b) the labels file, for organizer and staff
-    truth_rows = _truth_csv(world.ids, world.truth["cls"], world.private).decode().splitlines()[1:6]
-    for role in ("organizer", "staff"):
-        for what, text in scans[role, False]:
-            assert not any(row in text for row in truth_rows), what
-    # (c) the submission's file, for its team, the organizers and staff
-    lines = world.uploaded.decode().splitlines()[1:4]
-    assert all(line in world.uploaded.decode() for line in lines)
-    for role in ("participant", "organizer", "staff"):
-        for what, text in scans[role, False] + scans[role, True]:
-            assert not all(line in text for line in lines), what
-
-
-def test_error_messages_of_refused_uploads_name_ids_and_positions_never_labels(world: World) -> None:
-    refused = {what: text for what, text in world.responses if what.startswith("refused")}
-    assert set(refused) == {"refused: missing id", "refused: bad label", "refused: labels replaced"}
-    assert "x.csv: missing predictions for 1 of 40 ids: 'item-039'" in refused["refused: missing id"]
-    assert "zz-secret-label-Q" in refused["refused: bad label"]  # the participant's own value
-    assert "t.csv: the new labels file must list the same items" in refused["refused: labels replaced"]
-    assert_no_leak(world, list(refused.items()))
-
-
 @pytest.fixture
 def lb_over_wsgi(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """``lb`` talks HTTP to the Django application in this process (no server, no network)."""
@@ -470,36 +415,6 @@ PRIVATE_CHANNELS = [
 ]
 
 
-def test_the_private_board_is_invisible_in_every_channel_until_revealed_then_visible(world: World) -> None:
-    sub = world.submissions["participant"]
-    for revealed in (False, True):
-        Challenge.objects.filter(slug="sec").update(private_revealed=revealed)
-        for role in ROLES:
-            client = web_client(world, role)
-            for url in PRIVATE_CHANNELS:
-                status = client.get(url).status_code
-                visible = revealed or role in ("organizer", "staff")
-                assert status == (200 if visible else 404), (revealed, role, url, status)
-        # The participant's own scores: the private split only once revealed.
-        participant = web_client(world, "participant")
-        api_splits = {s["split"] for s in participant.get(f"/api/submissions/{sub}/").json()["scores"]}
-        listed = participant.get("/api/challenges/sec/submissions/").json()["results"]
-        list_splits = {s["split"] for item in listed for s in item["scores"]}
-        page = participant.get(f"/submissions/{sub}/").content.decode()
-        mine = participant.get("/c/sec/mine/").content.decode()
-        if revealed:
-            assert api_splits == list_splits == {"public", "private"}
-            assert "cls (private):" in page and "— private board" in page and "cls (private):" in mine
-        else:
-            assert api_splits == list_splits == {"public"}
-            assert "(private)" not in page and "private board" not in page and "(private)" not in mine
-        organizer = web_client(world, "organizer")
-        assert {s["split"] for s in organizer.get(f"/api/submissions/{sub}/").json()["scores"]} == {
-            "public",
-            "private",
-        }
-
-
 # --- (c) uploads: never executed or unpickled, outside the web root, never served -------------------------
 FORBIDDEN_MODULES = {"pickle", "cPickle", "_pickle", "dill", "marshal", "shelve", "joblib", "cloudpickle"}
 FORBIDDEN_BUILTINS = {"eval", "exec", "compile", "__import__"}  # called by their bare names
@@ -569,41 +484,7 @@ def test_the_code_check_catches_what_it_looks_for() -> None:
     assert not any(":9:" in f for f in found)
 
 
-def test_uploads_live_outside_the_web_root_and_no_url_serves_them(world: World) -> None:
-    # Uploads are database rows (the default storage), which nothing turns into a URL.
-    assert django_settings.STORAGES["default"]["BACKEND"] == "leaderboard.core.storage.DatabaseStorage"
-    stored = SubmissionFile.objects.filter(submission_id=world.submissions["participant"]).first()
-    assert stored is not None
-    relative = stored.file.name
-    with pytest.raises(ValueError, match="never served by URL"):
-        stored.file.storage.url(relative)
-    assert not (Path(django_settings.MEDIA_ROOT) / relative).exists()
-    assert relative.startswith("submissions/")
-    for role in ("anonymous", "participant", "organizer", "staff"):
-        client = web_client(world, role)
-        for url in (f"/media/{relative}", f"/{relative}", f"/static/{relative}", f"/uploads/{relative}",
-                    f"/static/../uploads/{relative}", f"/var/uploads/{relative}"):  # fmt: skip
-            response = client.get(url)
-            assert response.status_code == 404, (role, url)
-
-
 # --- (d) tokens, throttles, CSRF, headers ---------------------------------------------------------------
-def test_a_revoked_token_is_refused_and_a_regenerated_one_replaces_it(world: World) -> None:
-    user = world.users["participant"]
-    key = Token.objects.get_or_create(user=user)[0].key
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    assert client.get("/api/challenges/sec/submissions/").status_code == 200
-    assert client.delete("/api/auth/token/").status_code == 204
-    assert client.get("/api/challenges/sec/submissions/").status_code == 401
-    # The site's "new token" button: the old token stops working at once.
-    key = Token.objects.get_or_create(user=user)[0].key
-    web = web_client(world, "participant")
-    assert web.post("/accounts/token/").status_code == 302
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    assert client.get("/api/challenges/sec/submissions/").status_code == 401
-
-
 def test_token_sign_up_and_log_in_endpoints_are_throttled(db, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from rest_framework.throttling import SimpleRateThrottle
 
@@ -639,46 +520,6 @@ def test_token_sign_up_and_log_in_endpoints_are_throttled(db, settings, monkeypa
     assert Client().get("/accounts/login/").status_code == 200  # reading the form is never throttled
 
 
-def test_every_web_form_refuses_a_post_without_its_csrf_token(world: World) -> None:
-    """Every route of the site, POSTed by a logged-in organizer without the token: 403 (the API's session
-    authentication checks CSRF too; token-authenticated API calls need none)."""
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(world.users["organizer"])
-    urls = [u for u in concrete_urls(world) if "?" not in u]
-    checked = 0
-    for url in urls:
-        response = client.post(url, {"name": "x", "confirm": "reveal", "title": "t", "slug": "s"})
-        if url.startswith("/api/"):
-            assert response.status_code in (403, 404, 405), (url, response.status_code)
-            if response.status_code == 403 and response["Content-Type"] == "application/json":
-                assert "CSRF" in response.json()["message"], url
-        else:
-            assert response.status_code == 403, (url, response.status_code)
-        checked += 1
-    for url in ("/accounts/login/", "/accounts/signup/", "/admin/login/"):
-        assert (
-            Client(enforce_csrf_checks=True).post(url, {"username": "a", "password": "b"}).status_code == 403
-        )
-    assert checked > 40
-    assert Challenge.objects.get(slug="sec").private_revealed is False  # nothing happened
-
-
-def test_security_headers_on_pages_api_exports_and_svg(world: World) -> None:
-    client = web_client(world, "participant")
-    for url in ("/", "/c/sec/", "/c/sec/t/cls/board.csv", "/api/challenges/", "/api/challenges/sec/leaderboard/?format=csv",
-                "/c/sec/critical-difference.svg", "/api/challenges/sec/critical-difference.svg", "/accounts/login/"):  # fmt: skip
-        response = client.get(url)
-        assert response.status_code == 200, url
-        assert response["X-Content-Type-Options"] == "nosniff", url
-        assert response["Referrer-Policy"] == "same-origin", url
-        assert response["X-Frame-Options"] == "DENY", url
-        if url.endswith(".svg"):
-            assert "default-src 'none'" in response["Content-Security-Policy"], url
-    session = Client()
-    session.post("/accounts/login/", {"username": "pat", "password": PASSWORD})
-    assert session.cookies[django_settings.SESSION_COOKIE_NAME]["httponly"]
-
-
 def test_production_settings_turn_on_hsts_secure_cookies_and_ssl_redirect_and_keep_django_password_defaults() -> (
     None
 ):
@@ -701,13 +542,204 @@ def test_production_settings_turn_on_hsts_secure_cookies_and_ssl_redirect_and_ke
                                   "PBKDF2PasswordHasher", "4"]  # fmt: skip
 
 
-def test_a_rescore_job_of_another_challenge_is_404_not_500(world: World) -> None:
-    """Regression: the job page looked the job up without mapping "not found" to a 404 (a 500 before)."""
-    job = RescoreJob.objects.get(task__challenge__slug="sec")
-    client = web_client(world, "organizer")
-    assert client.get(f"/c/sec/rescore/{job.pk}/").status_code == 200
-    assert client.get(f"/c/secreg/rescore/{job.pk}/").status_code == 404
-    assert client.get(f"/c/sec/rescore/{job.pk + 1000}/?format=json").status_code == 404
+# --- the tests that read one world ------------------------------------------------------------------------
+class TestOneWorld:
+    """The tests of (a) to (d) that read the world, built once for all of them (it was built again for each,
+    14 s under load each time): the world is committed inside an outer transaction of the class, each test
+    runs in a savepoint rolled back after it (``db``), so what one test changes (a reveal, a revoked token)
+    is gone for the next, as with a world of its own; the outer transaction is rolled back after the last.
+    Under pytest-xdist each test process that runs some of them builds the world once."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def shared_world(cls, django_db_setup, django_db_blocker) -> Iterator[World]:  # type: ignore[no-untyped-def]
+        from django.test import TestCase, override_settings
+
+        from leaderboard.config.celery import app
+
+        eager = app.conf.task_always_eager
+        with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHERS):
+            atomics = TestCase._enter_atomics()  # as TestCase.setUpClass does for setUpTestData
+            try:
+                app.conf.task_always_eager = True  # the scoring runs in this process, as in any db test
+                yield build_world(TestCase.captureOnCommitCallbacks)
+            finally:
+                app.conf.task_always_eager = eager
+                TestCase._rollback_atomics(atomics)
+
+    @pytest.fixture
+    def world(self, shared_world: World, db, settings) -> World:  # type: ignore[no-untyped-def]
+        settings.PASSWORD_HASHERS = FAST_HASHERS
+        if connection.needs_rollback:  # only the class's outer transaction is left, and it is broken
+            pytest.fail(
+                "a test before this one was stopped inside a transaction (a timeout?): the shared world is gone"
+            )
+        # What the test before changed was rolled back with its savepoint: the world is as built.
+        assert not Challenge.objects.filter(private_revealed=True).exists()
+        assert Token.objects.filter(user=shared_world.users["participant"]).count() == 0
+        return shared_world
+
+    def test_the_needles_are_real(self, world: World) -> None:
+        """The scan would find a leak: the needles occur in the files that hold the labels."""
+        table = needles(world)
+        truth_file = _truth_csv(world.ids, world.truth["cls"], world.private).decode()
+        assert any(n in truth_file for n in table)
+        assert any(repr(v) in table for v in world.reg_values)
+        assert len(table) > 400
+
+    @pytest.mark.timeout(300)
+    @pytest.mark.parametrize("revealed", [False, True], ids=["before-reveal", "after-reveal"])
+    @pytest.mark.parametrize("role", ROLES)
+    def test_no_route_shows_hidden_labels_or_per_item_correctness_to_any_role(
+        self, world: World, caplog, role: str, revealed: bool
+    ) -> None:  # type: ignore[no-untyped-def]
+        """Every route, every role, before and after the reveal (the suite's costliest walk: 10 x ~1,100
+        answers, one role and one side of the reveal per test, so the ten spread over the test processes and
+        each has its own timeout), checked for three things: (a) no hidden label, per-item correctness or
+        private item id in any answer or log; (b) a labels file is write-only: organizers keep their own
+        copy, and no route gives it back (a stolen organizer session must not leak the test set); (c) no
+        route serves a submission's file back, not even to its team or the organizers: files are read only
+        by scoring."""
+        caplog.set_level(logging.DEBUG)
+        if revealed:
+            Challenge.objects.update(private_revealed=True)
+        scan = get_everything(world, role)
+        outputs = list(world.responses) + scan
+        print(f"scanned {len(outputs)} outputs")
+        assert len(scan) > 500
+        assert_no_leak(world, outputs)
+        assert_no_leak(world, [("log", caplog.text)] + [("log record", repr(r.args)) for r in caplog.records])
+        # (b) the labels file, for organizer and staff (before the reveal, as the walk always checked it)
+        truth_rows = _truth_csv(world.ids, world.truth["cls"], world.private).decode().splitlines()[1:6]
+        if role in ("organizer", "staff") and not revealed:
+            for what, text in scan:
+                assert not any(row in text for row in truth_rows), what
+        # (c) the submission's file, for its team, the organizers and staff
+        lines = world.uploaded.decode().splitlines()[1:4]
+        assert all(line in world.uploaded.decode() for line in lines)
+        if role in ("participant", "organizer", "staff"):
+            for what, text in scan:
+                assert not all(line in text for line in lines), what
+
+    def test_error_messages_of_refused_uploads_name_ids_and_positions_never_labels(
+        self, world: World
+    ) -> None:
+        refused = {what: text for what, text in world.responses if what.startswith("refused")}
+        assert set(refused) == {"refused: missing id", "refused: bad label", "refused: labels replaced"}
+        assert "x.csv: missing predictions for 1 of 40 ids: 'item-039'" in refused["refused: missing id"]
+        assert "zz-secret-label-Q" in refused["refused: bad label"]  # the participant's own value
+        assert "t.csv: the new labels file must list the same items" in refused["refused: labels replaced"]
+        assert_no_leak(world, list(refused.items()))
+
+    def test_the_private_board_is_invisible_in_every_channel_until_revealed_then_visible(
+        self, world: World
+    ) -> None:
+        sub = world.submissions["participant"]
+        for revealed in (False, True):
+            Challenge.objects.filter(slug="sec").update(private_revealed=revealed)
+            for role in ROLES:
+                client = web_client(world, role)
+                for url in PRIVATE_CHANNELS:
+                    status = client.get(url).status_code
+                    visible = revealed or role in ("organizer", "staff")
+                    assert status == (200 if visible else 404), (revealed, role, url, status)
+            # The participant's own scores: the private split only once revealed.
+            participant = web_client(world, "participant")
+            api_splits = {s["split"] for s in participant.get(f"/api/submissions/{sub}/").json()["scores"]}
+            listed = participant.get("/api/challenges/sec/submissions/").json()["results"]
+            list_splits = {s["split"] for item in listed for s in item["scores"]}
+            page = participant.get(f"/submissions/{sub}/").content.decode()
+            mine = participant.get("/c/sec/mine/").content.decode()
+            if revealed:
+                assert api_splits == list_splits == {"public", "private"}
+                assert "cls (private):" in page and "— private board" in page and "cls (private):" in mine
+            else:
+                assert api_splits == list_splits == {"public"}
+                assert "(private)" not in page and "private board" not in page and "(private)" not in mine
+            organizer = web_client(world, "organizer")
+            assert {s["split"] for s in organizer.get(f"/api/submissions/{sub}/").json()["scores"]} == {
+                "public",
+                "private",
+            }
+
+    def test_uploads_live_outside_the_web_root_and_no_url_serves_them(self, world: World) -> None:
+        # Uploads are database rows (the default storage), which nothing turns into a URL.
+        assert django_settings.STORAGES["default"]["BACKEND"] == "leaderboard.core.storage.DatabaseStorage"
+        stored = SubmissionFile.objects.filter(submission_id=world.submissions["participant"]).first()
+        assert stored is not None
+        relative = stored.file.name
+        with pytest.raises(ValueError, match="never served by URL"):
+            stored.file.storage.url(relative)
+        assert not (Path(django_settings.MEDIA_ROOT) / relative).exists()
+        assert relative.startswith("submissions/")
+        for role in ("anonymous", "participant", "organizer", "staff"):
+            client = web_client(world, role)
+            for url in (f"/media/{relative}", f"/{relative}", f"/static/{relative}", f"/uploads/{relative}",
+                        f"/static/../uploads/{relative}", f"/var/uploads/{relative}"):  # fmt: skip
+                response = client.get(url)
+                assert response.status_code == 404, (role, url)
+
+    def test_a_revoked_token_is_refused_and_a_regenerated_one_replaces_it(self, world: World) -> None:
+        user = world.users["participant"]
+        key = Token.objects.get_or_create(user=user)[0].key
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        assert client.get("/api/challenges/sec/submissions/").status_code == 200
+        assert client.delete("/api/auth/token/").status_code == 204
+        assert client.get("/api/challenges/sec/submissions/").status_code == 401
+        # The site's "new token" button: the old token stops working at once.
+        key = Token.objects.get_or_create(user=user)[0].key
+        web = web_client(world, "participant")
+        assert web.post("/accounts/token/").status_code == 302
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        assert client.get("/api/challenges/sec/submissions/").status_code == 401
+
+    def test_every_web_form_refuses_a_post_without_its_csrf_token(self, world: World) -> None:
+        """Every route of the site, POSTed by a logged-in organizer without the token: 403 (the API's session
+        authentication checks CSRF too; token-authenticated API calls need none)."""
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(world.users["organizer"])
+        urls = [u for u in concrete_urls(world) if "?" not in u]
+        checked = 0
+        for url in urls:
+            response = client.post(url, {"name": "x", "confirm": "reveal", "title": "t", "slug": "s"})
+            if url.startswith("/api/"):
+                assert response.status_code in (403, 404, 405), (url, response.status_code)
+                if response.status_code == 403 and response["Content-Type"] == "application/json":
+                    assert "CSRF" in response.json()["message"], url
+            else:
+                assert response.status_code == 403, (url, response.status_code)
+            checked += 1
+        for url in ("/accounts/login/", "/accounts/signup/", "/admin/login/"):
+            assert (
+                Client(enforce_csrf_checks=True).post(url, {"username": "a", "password": "b"}).status_code
+                == 403
+            )
+        assert checked > 40
+        assert Challenge.objects.get(slug="sec").private_revealed is False  # nothing happened
+
+    def test_security_headers_on_pages_api_exports_and_svg(self, world: World) -> None:
+        client = web_client(world, "participant")
+        for url in ("/", "/c/sec/", "/c/sec/t/cls/board.csv", "/api/challenges/", "/api/challenges/sec/leaderboard/?format=csv",
+                    "/c/sec/critical-difference.svg", "/api/challenges/sec/critical-difference.svg", "/accounts/login/"):  # fmt: skip
+            response = client.get(url)
+            assert response.status_code == 200, url
+            assert response["X-Content-Type-Options"] == "nosniff", url
+            assert response["Referrer-Policy"] == "same-origin", url
+            assert response["X-Frame-Options"] == "DENY", url
+            if url.endswith(".svg"):
+                assert "default-src 'none'" in response["Content-Security-Policy"], url
+        session = Client()
+        session.post("/accounts/login/", {"username": "pat", "password": PASSWORD})
+        assert session.cookies[django_settings.SESSION_COOKIE_NAME]["httponly"]
+
+    def test_a_rescore_job_of_another_challenge_is_404_not_500(self, world: World) -> None:
+        """Regression: the job page looked the job up without mapping "not found" to a 404 (a 500 before)."""
+        job = RescoreJob.objects.get(task__challenge__slug="sec")
+        client = web_client(world, "organizer")
+        assert client.get(f"/c/sec/rescore/{job.pk}/").status_code == 200
+        assert client.get(f"/c/secreg/rescore/{job.pk}/").status_code == 404
+        assert client.get(f"/c/sec/rescore/{job.pk + 1000}/?format=json").status_code == 404
 
 
 # --- (a) again, for detection and segmentation tasks ------------------------------------------------------

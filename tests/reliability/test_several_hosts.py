@@ -22,7 +22,13 @@ from tests.conftest import wait_for
 from tests.service.api_support import client_for, file
 from tests.service.factories import challenge_with_task, predictions, user
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# Under pytest-xdist the fault tests run one after another on one process (they start and kill workers and
+# servers, with timeouts measured on a busy machine), beside the rest of the suite.
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("faults"),
+]
 
 
 def _files_under(path: Path) -> list[Path]:

@@ -26,7 +26,13 @@ from tests.conftest import wait_for
 from tests.reliability.support import slow_challenge, slow_expected, slow_predictions_file, submit
 from tests.service.factories import user
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# Under pytest-xdist the fault tests run one after another on one process (they start and kill workers and
+# servers, with timeouts measured on a busy machine), beside the rest of the suite.
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("faults"),
+]
 
 
 def _status(pk: int) -> str:
