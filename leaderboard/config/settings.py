@@ -341,6 +341,9 @@ SPECTACULAR_SETTINGS = {
     # (axe nested-interactive, walk N5)
     "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "REDOC_DIST": "SIDECAR",
+    # request bodies get their own components, so a file field is ``format: binary`` (a file part of the
+    # multipart body) rather than the URL an answer carries (issue 21, item 11)
+    "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "leaderboard.api.schema.add_error_responses",
