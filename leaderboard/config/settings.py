@@ -354,7 +354,8 @@ SPECTACULAR_SETTINGS = {
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's Redis backend, one client object per pool (leaderboard/core/redis_cache.py)
+            "BACKEND": "leaderboard.core.redis_cache.SharedClientRedisCache",
             "LOCATION": REDIS_URL,
             # Fail fast when Redis hangs: the throttle's counter read then lets an upload through (see
             # leaderboard/core/throttles.py) after 1 s instead of 5 s (docs/reliability.md, "Faults").
