@@ -305,7 +305,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 # --- Django REST Framework ----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "leaderboard.accounts.auth_cache.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
@@ -384,6 +384,12 @@ CACHES = {
 }
 
 # --- Security ------------------------------------------------------------------------------------
+# Sessions, the signed-in user and API tokens read from the shared cache when there is one (Redis), from the
+# database otherwise; logout, password change and token revocation drop the cached copies at once
+# (leaderboard/accounts/auth_cache.py; docs/reliability.md, "Signed-in reads").
+SESSION_ENGINE = "leaderboard.accounts.auth_cache"
+AUTHENTICATION_BACKENDS = ["leaderboard.accounts.auth_cache.CachedModelBackend"]
+LEADERBOARD_AUTH_CACHE = env.bool("LEADERBOARD_AUTH_CACHE", default=bool(REDIS_URL))
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the site's small scripts read it for fetch() POSTs
 X_FRAME_OPTIONS = "DENY"
