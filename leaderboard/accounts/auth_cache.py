@@ -153,18 +153,21 @@ class SessionStore(CachedDBStore):
     def load(self) -> dict[str, Any]:
         data = _shared_get(self.cache_key)
         if data is None:
-            s = self._get_session_from_db()
+            s = self._get_session_from_db()  # type: ignore[attr-defined]
             data = self.decode(s.session_data) if s else {}
             if s:
                 _shared_set(self.cache_key, data, self.get_expiry_age(expiry=s.expire_date))
         return data
 
     def exists(self, session_key: str | None) -> bool:
-        return bool(session_key) and super(CachedDBStore, self).exists(session_key)  # the database decides
+        # the database decides
+        return (
+            session_key is not None and session_key != "" and super(CachedDBStore, self).exists(session_key)
+        )
 
     def save(self, must_create: bool = False) -> None:
         super(CachedDBStore, self).save(must_create)
-        _shared_set(self.cache_key, self._session, self.get_expiry_age())
+        _shared_set(self.cache_key, self._session, self.get_expiry_age())  # type: ignore[attr-defined]
 
     def delete(self, session_key: str | None = None) -> None:
         super(CachedDBStore, self).delete(session_key)

@@ -55,7 +55,7 @@ class NoticeListView(GenericAPIView):
         return self.get_paginated_response(NoticeSerializer(page, many=True).data)
 
 
-_IDS = {"min_value": 1, "max_value": 2**63 - 1}  # a notice's id (bigint): no other number names one
+_ID_MAX = 2**63 - 1  # a notice's id is a bigint: no other number names one
 
 
 class NoticeReadView(APIView):
@@ -68,7 +68,11 @@ class NoticeReadView(APIView):
     @extend_schema(
         request=inline_serializer(
             "NoticeReadInput",
-            fields={"ids": serializers.ListField(child=serializers.IntegerField(**_IDS), required=False)},
+            fields={
+                "ids": serializers.ListField(
+                    child=serializers.IntegerField(min_value=1, max_value=_ID_MAX), required=False
+                )
+            },
         ),
         responses={
             200: inline_serializer("NoticeReadOutput", fields={"marked": serializers.IntegerField()}),
@@ -76,7 +80,9 @@ class NoticeReadView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        field = serializers.ListField(child=serializers.IntegerField(**_IDS), required=False)
+        field = serializers.ListField(
+            child=serializers.IntegerField(min_value=1, max_value=_ID_MAX), required=False
+        )
         raw = request.data.get("ids") if hasattr(request.data, "get") else None
         ids = None if raw is None else field.run_validation(raw)
         return Response({"marked": notices_mark_read(user=_user(request), ids=ids)})
