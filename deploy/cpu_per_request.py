@@ -153,8 +153,10 @@ def _reads(slug: str, task_slug: str, readers: list[str]) -> dict[str, tuple[str
 
 def _credentials(challenge: Any) -> dict[str, tuple[str, str]]:
     """A signed-in participant and organizer of the challenge: (session key, API token) each."""
+    from importlib import import_module
+
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
 
     from leaderboard.accounts.models import User
     from leaderboard.accounts.services import api_token_get_or_create
@@ -164,9 +166,9 @@ def _credentials(challenge: Any) -> dict[str, tuple[str, str]]:
         user, _ = User.objects.get_or_create(username=f"cpu-{reader}")
         if reader == "organizer":
             challenge.organizers.add(user)
-        session = SessionStore()
+        session = import_module(settings.SESSION_ENGINE).SessionStore()  # as a log-in makes it
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.save()
         out[reader] = (str(session.session_key), api_token_get_or_create(user=user).key)

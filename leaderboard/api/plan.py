@@ -12,21 +12,34 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.api.fields import OpenFloatField
 from leaderboard.api.views.common import ERROR_RESPONSES, JSONErrorsMixin
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings.board import RESOLUTION_POWER, plan_items, planned
 from leaderboard.scoring.engine import metric_choices
 
+#: The largest gap, standard deviation or standard error planned with: the squares of their ratios stay
+#: finite floats (larger values overflowed to a 500; issue 21, item 11).
+_LARGEST = 1e12
+
 
 class PlanInputSerializer(serializers.Serializer):
     # the known metrics as the schema's enum: a request the schema calls valid names one (issue 21, item 11)
     metric = serializers.ChoiceField(choices=[name for name, _ in metric_choices()])
-    gap = serializers.FloatField(min_value=1e-12)
+    gap = serializers.FloatField(min_value=1e-12, max_value=_LARGEST)
     power = serializers.FloatField(min_value=0.5, max_value=0.999, default=RESOLUTION_POWER)
     alpha = serializers.FloatField(min_value=1e-6, max_value=0.5, default=0.05)
-    accuracy = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
-    sd = serializers.FloatField(min_value=1e-12, required=False)
-    pilot_standard_error = serializers.FloatField(min_value=1e-12, required=False)
+    # strictly inside (0, 1), as the plan needs it: the schema says so (exclusiveMinimum/Maximum)
+    accuracy = OpenFloatField(
+        min_value=0.0,
+        max_value=1.0,
+        exclusive_min=True,
+        exclusive_max=True,
+        required=False,
+        message="`accuracy` must be in (0, 1).",
+    )
+    sd = serializers.FloatField(min_value=1e-12, max_value=_LARGEST, required=False)
+    pilot_standard_error = serializers.FloatField(min_value=1e-12, max_value=_LARGEST, required=False)
     pilot_items = serializers.IntegerField(min_value=1, required=False)
     n_items = serializers.IntegerField(min_value=1, required=False)
 
@@ -56,15 +69,15 @@ class PlanView(JSONErrorsMixin, APIView):
         params.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(params.validated_data)
         given = {k: data[k] for k in _GIVEN if k in data}
+        resolves = None
         try:
             plan = plan_items(
                 data["gap"], metric=data["metric"], alpha=data["alpha"], power=data["power"], **given
             )
-        except (ValueError, KeyError) as exc:
+            if "n_items" in data:
+                resolves = planned(
+                    data["n_items"], metric=data["metric"], alpha=data["alpha"], power=data["power"], **given
+                )
+        except (ValueError, KeyError, ArithmeticError) as exc:
             raise ApplicationError(str(exc).strip("'\""), extra={"field": "metric"}) from exc
-        resolves = None
-        if "n_items" in data:
-            resolves = planned(
-                data["n_items"], metric=data["metric"], alpha=data["alpha"], power=data["power"], **given
-            )
         return Response(PlanOutputSerializer({"plan": plan, "resolves": resolves}).data)

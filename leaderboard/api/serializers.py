@@ -11,11 +11,14 @@ from typing import IO, Any, cast, get_args, get_type_hints
 
 from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
+from django.core.validators import RegexValidator
+from django.db import models
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.api.fields import OpenFloatField, RFC3339DateTimeField
 from leaderboard.challenges.models import Challenge, Task, Team
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
 from leaderboard.challenges.settings_spec import CHALLENGE_SETTINGS_SPEC, TASK, TASK_SETTINGS, Setting
@@ -23,11 +26,13 @@ from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings.board import SnapshotRow
 from leaderboard.rankings.precision import task_decimals
 from leaderboard.rankings.selectors import Channel, ReaderView, reader_view
+from leaderboard.scoring.engine import metric_choices
 from leaderboard.scoring.kinds import get_kind, kind_choices
 from leaderboard.scoring.models import RescoreJob, Score
 from leaderboard.submissions.models import DESCRIPTION_MAX_CHARS, LINK_MAX_CHARS, Submission, SubmissionFile
 from leaderboard.submissions.services import Upload
 
+PASSWORD_MIN_LENGTH = 8  # Django's MinimumLengthValidator, the project's AUTH_PASSWORD_VALIDATORS
 FILE_FIELD = "file"
 TASK_FILE_PREFIX = "file:"
 NAME_THE_TASK = "Challenge '{challenge}' has several tasks; send each file as 'file:<task>' ({fields})."
@@ -36,8 +41,21 @@ UNKNOWN_FILE_FIELD = "Unexpected file field '{field}'; send 'file' or 'file:<tas
 
 # --- accounts ---------------------------------------------------------------------------------------
 class RegisterInputSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    """The rules the schema can state: the username's characters (Django's username validator, written
+    without ``\\Z`` so any JSON Schema engine reads it), the password's minimum length and that it is not
+    all digits. Its similarity to the username and the list of common passwords cannot be stated: such a
+    password is refused with 400 (tests/reliability/test_fuzz.py accepts that 400 for this operation)."""
+
+    username = serializers.CharField(
+        max_length=150, validators=[RegexValidator(r"^[\w.@+-]+$", "Letters, digits and @/./+/-/_ only.")]
+    )
+    password = serializers.CharField(
+        write_only=True,
+        style={"input_type": "password"},
+        min_length=PASSWORD_MIN_LENGTH,
+        error_messages={"min_length": "This password is too short. It must contain at least 8 characters."},
+        validators=[RegexValidator(r"\D", "This password is entirely numeric.")],
+    )
     email = serializers.EmailField(required=False, allow_blank=True, default="")
 
 
@@ -92,6 +110,10 @@ class ChallengeInputSerializer(serializers.ModelSerializer):
     """Creation: ``slug`` is optional (made from the title)."""
 
     slug = serializers.SlugField(max_length=80, required=False)
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.DateTimeField: RFC3339DateTimeField,
+    }
 
     class Meta:
         model = Challenge
@@ -100,6 +122,9 @@ class ChallengeInputSerializer(serializers.ModelSerializer):
 
 
 class ChallengeUpdateSerializer(serializers.ModelSerializer):
+    # every RFC 3339 date-time the schema's ``format: date-time`` allows (issue 21, item 11)
+    serializer_field_mapping = ChallengeInputSerializer.serializer_field_mapping
+
     class Meta:
         model = Challenge
         fields = list(CHALLENGE_SETTINGS)
@@ -205,6 +230,16 @@ class TaskOutputSerializer(serializers.ModelSerializer):
         return reverse("api:task-items", kwargs={"slug": obj.challenge.slug, "task": obj.slug})
 
 
+def _float(s: Setting, kw: dict[str, Any]) -> serializers.Field:
+    if not s.positive:
+        return serializers.FloatField(**_numeric(s), **kw)
+    # strictly above zero: the schema states it (``exclusiveMinimum``), so a generated 0 is not "valid"
+    message = f"`{s.name}` must be a positive number."
+    numeric = {**_numeric(s), "min_value": 0.0 if s.minimum is None else s.minimum}
+    numeric["error_messages"] = {**numeric["error_messages"], "min_value": message}
+    return OpenFloatField(exclusive_min=True, message=message, **numeric, **kw)
+
+
 def _numeric(s: Setting) -> dict[str, Any]:
     return {
         "min_value": s.minimum,
@@ -226,14 +261,15 @@ def _list_of_text(s: Setting, kw: dict[str, Any]) -> serializers.Field:
 #: A serializer field per kind of setting (``metric`` is a name checked by the service).
 _FIELDS: dict[str, Callable[[Setting, dict[str, Any]], serializers.Field]] = {
     "int": lambda s, kw: serializers.IntegerField(**_numeric(s), **kw),
-    "float": lambda s, kw: serializers.FloatField(**_numeric(s), **kw),
+    "float": _float,
     "bool": lambda s, kw: serializers.BooleanField(**kw),
     "choice": lambda s, kw: serializers.ChoiceField(choices=list(s.choices), **kw),
     "labels": _list_of_text,
     "file": lambda s, kw: serializers.FileField(**kw),
-    "datetime": lambda s, kw: serializers.DateTimeField(**kw),
+    "datetime": lambda s, kw: RFC3339DateTimeField(**kw),
     "slug": lambda s, kw: serializers.SlugField(**_text(s), **kw),
-    "metric": lambda s, kw: serializers.CharField(**_text(s), **kw),
+    # the known metrics as the schema's enum, so a request the schema calls valid names one (issue 21)
+    "metric": lambda s, kw: serializers.ChoiceField(choices=[name for name, _ in metric_choices()], **kw),
     "text": lambda s, kw: serializers.CharField(**_text(s), allow_blank=not s.required, **kw),
 }
 
@@ -276,11 +312,12 @@ class TaskInputSerializer(serializers.Serializer):
 
 
 class TaskSettingsInputSerializer(serializers.Serializer):
-    """PATCH of a task's public-board mode (refused with 409 once the task has submissions)."""
+    """PATCH of a task's public-board mode (refused with 409 once the task has submissions). Every field
+    is optional, as in any PATCH: a field left out keeps the task's value."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
-            "public_mode": setting_field(TASK["public_mode"], required=True),
+            "public_mode": setting_field(TASK["public_mode"], required=False, default=serializers.empty),
             "ladder_eta": setting_field(TASK["ladder_eta"]),
             "ladder_z": setting_field(TASK["ladder_z"]),
         }

@@ -33,7 +33,7 @@ from leaderboard.challenges.settings_spec import (
     Setting,
     first_refusal,
 )
-from leaderboard.core.exceptions import ApplicationError, ConflictError
+from leaderboard.core.exceptions import ApplicationError, ConflictError, NotFoundError
 
 #: The settings an organizer chooses, in form order (declared in settings_spec; the doors derive from it).
 CHALLENGE_SETTINGS = tuple(setting.name for setting in CHALLENGE_SETTINGS_SPEC)
@@ -386,10 +386,8 @@ def team_join(*, challenge: Challenge, user: User, invite_code: str) -> Team:
     team = (
         Team.objects.select_for_update().filter(challenge=challenge, invite_code=invite_code.strip()).first()
     )
-    if team is None:
-        raise ApplicationError(
-            "No team of this challenge has that invite code.", extra={"field": "invite_code"}
-        )
+    if team is None:  # the code names no team: 404, as an unknown slug (the web form shows it inline)
+        raise NotFoundError("No team of this challenge has that invite code.", extra={"field": "invite_code"})
     if team.members.filter(pk=user.pk).exists():
         return team
     _release_user(challenge=challenge, user=user)

@@ -329,7 +329,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 # --- Django REST Framework ----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "leaderboard.accounts.auth_cache.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
@@ -365,6 +365,9 @@ SPECTACULAR_SETTINGS = {
     # (axe nested-interactive, walk N5)
     "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "REDOC_DIST": "SIDECAR",
+    # request bodies get their own components, so a file field is ``format: binary`` (a file part of the
+    # multipart body) rather than the URL an answer carries (issue 21, item 11)
+    "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "leaderboard.api.schema.add_error_responses",
@@ -375,7 +378,8 @@ SPECTACULAR_SETTINGS = {
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's Redis backend, one client object per pool (leaderboard/core/redis_cache.py)
+            "BACKEND": "leaderboard.core.redis_cache.SharedClientRedisCache",
             "LOCATION": REDIS_URL,
             # Fail fast when Redis hangs: the throttle's counter read then lets an upload through (see
             # leaderboard/core/throttles.py) after 1 s instead of 5 s (docs/reliability.md, "Faults").
@@ -404,6 +408,12 @@ CACHES = {
 }
 
 # --- Security ------------------------------------------------------------------------------------
+# Sessions, the signed-in user and API tokens read from the shared cache when there is one (Redis), from the
+# database otherwise; logout, password change and token revocation drop the cached copies at once
+# (leaderboard/accounts/auth_cache.py; docs/reliability.md, "Signed-in reads").
+SESSION_ENGINE = "leaderboard.accounts.auth_cache"
+AUTHENTICATION_BACKENDS = ["leaderboard.accounts.auth_cache.CachedModelBackend"]
+LEADERBOARD_AUTH_CACHE = env.bool("LEADERBOARD_AUTH_CACHE", default=bool(REDIS_URL))
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the site's small scripts read it for fetch() POSTs
 X_FRAME_OPTIONS = "DENY"

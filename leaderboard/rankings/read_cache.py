@@ -19,7 +19,8 @@ shared-cache GET and one local lookup: no ORM query, no template (docs/reliabili
   organizer of this challenge, asked of the database on every read, and the CSRF cookie the page's forms
   carry), so an organizer's view never reaches a participant and a demoted organizer reads no cached
   organizer answer. The read policy decides what a reader sees; this cache only replays that reader's own
-  answer. API tokens are checked here (``TokenAuthentication``); a request with pending messages is not
+  answer. API tokens are checked here (``accounts.auth_cache.CachedTokenAuthentication``: with Redis, a
+  repeated read runs no query; a revoked token is refused at once); a request with pending messages is not
   cached. What depends on the reader beyond the key (their team's highlight, the header's count of unread
   notices) may be up to ``ANSWER_SECONDS`` old.
 - Answers live ``ANSWER_SECONDS`` at most, so what depends on the clock (a challenge's phase) and a lost
@@ -43,9 +44,9 @@ from django.core.cache import caches
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
 from redis.exceptions import RedisError
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from leaderboard.accounts.auth_cache import CachedTokenAuthentication
 from leaderboard.challenges.models import Challenge
 from leaderboard.core.middleware import api_credential
 from leaderboard.core.throttles import anonymous_read_refusal
@@ -106,7 +107,7 @@ def _reader(request: HttpRequest, slug: str, version: str) -> str | None:
         return None
     if api_credential(request):  # any other Authorization header authenticates nobody: not a reason to skip
         try:
-            found = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
+            found = CachedTokenAuthentication().authenticate(request)  # type: ignore[arg-type]
         except AuthenticationFailed:
             return None  # the view answers 401
         if found is None:

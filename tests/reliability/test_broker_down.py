@@ -44,7 +44,7 @@ MAX_UPLOAD_SECONDS = {"stopped": 3.0, "frozen": 8.0}
 def _caches_on(url: str) -> dict[str, dict[str, object]]:
     """The service's cache settings (timeouts included), on the test's Redis."""
     default = dict(django_settings.CACHES["default"])
-    assert default["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert default["BACKEND"] == "leaderboard.core.redis_cache.SharedClientRedisCache"
     return {**django_settings.CACHES, "default": {**default, "LOCATION": url}}
 
 

@@ -218,7 +218,12 @@ def test_token_obtain_use_and_revoke_and_register() -> None:
         == 409
     )
     weak = anonymous.post("/api/auth/register/", {"username": "weak", "password": "123"}, format="json")
-    assert weak.status_code == 400 and weak.json()["extra"] == {"field": "password"}
+    assert weak.status_code == 400 and list(weak.json()["extra"]["fields"]) == ["password"]
+    assert "entirely numeric" in weak.json()["message"]  # the schema states it (pattern \\D)
+    similar = anonymous.post(
+        "/api/auth/register/", {"username": "weakling", "password": "weakling1"}, format="json"
+    )
+    assert similar.status_code == 400 and similar.json()["extra"] == {"field": "password"}  # Django's rule
 
     token = anonymous.post(
         "/api/auth/token/", {"username": "newbie", "password": "a-long-test-password-123"}, format="json"

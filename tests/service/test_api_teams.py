@@ -32,7 +32,7 @@ def test_found_share_join_and_share_the_limits(setup) -> None:  # type: ignore[n
     assert code not in client_for(None).get("/api/challenges/toy/teams/").content.decode()
 
     wrong = client_for(bob).post("/api/challenges/toy/teams/join/", {"invite_code": "nope"}, format="json")
-    assert wrong.status_code == 400
+    assert wrong.status_code == 404  # the code names no team (issue 21, item 11)
     assert wrong.json()["message"] == "No team of this challenge has that invite code."
     joined = client_for(bob).post("/api/challenges/toy/teams/join/", {"invite_code": code}, format="json")
     assert joined.status_code == 200

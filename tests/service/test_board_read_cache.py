@@ -75,7 +75,7 @@ def test_boards_are_read_while_the_shared_cache_is_down(client, board, settings)
     settings.CACHES = {
         **settings.CACHES,
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "leaderboard.core.redis_cache.SharedClientRedisCache",  # the service's
             "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
             "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
         },

@@ -9,6 +9,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.filters import OrderingFilter
 from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -57,6 +58,9 @@ class ChallengeListView(GenericAPIView):
     """GET: the challenges you may see (public ones, and those you organize or take part in). POST: create
     one; you become its organizer."""
 
+    # JSON only: a form cannot carry the null that a nullable setting takes (issue 21, item 11)
+    parser_classes = [JSONParser]
+
     serializer_class = s.ChallengeOutputSerializer
     permission_classes = [IsAuthenticatedOrReadOnly]
     filter_backends = [OrderingFilter]
@@ -88,6 +92,9 @@ class ChallengeListView(GenericAPIView):
 
 class ChallengeDetailView(APIView):
     """GET: one challenge. PATCH: change its settings (organizers)."""
+
+    # JSON only: a form cannot carry the null that a nullable setting takes (issue 21, item 11)
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: s.ChallengeOutputSerializer, 404: ERROR_RESPONSES[404]})
     def get(self, request: Request, slug: str) -> Response:

@@ -7,7 +7,7 @@ from typing import Any, cast
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -95,6 +95,9 @@ class TaskDetailView(APIView):
     """GET: one task. PATCH (organizers): its public board's mode (``public_mode``, ``ladder_eta``,
     ``ladder_z``); 409 once the task has submissions, like the challenge's statistics settings."""
 
+    # JSON only: a form cannot carry the null that a nullable setting takes (issue 21, item 11)
+    parser_classes = [JSONParser]
+
     @extend_schema(responses={200: s.TaskOutputSerializer, 404: ERROR_RESPONSES[404]})
     def get(self, request: Request, slug: str, task: str) -> Response:
         challenge = challenge_get(slug=slug, user=request.user)
@@ -113,9 +116,10 @@ class TaskDetailView(APIView):
         require_organizer(challenge=challenge, user=_user(request))
         serializer = s.TaskSettingsInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        updated = task_public_mode_set(
-            task=task_get(challenge=challenge, slug=task), **serializer.validated_data
-        )
+        fields = dict(serializer.validated_data)
+        task_obj = task_get(challenge=challenge, slug=task)
+        fields.setdefault("public_mode", task_obj.public_mode)  # a PATCH without it keeps the mode
+        updated = task_public_mode_set(task=task_obj, **fields)
         return Response(s.TaskOutputSerializer(updated).data)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from functools import partial, wraps
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -68,7 +69,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
         messages.success(request, f"Welcome, {user.get_username()}. You are logged in.")
         return redirect(request.GET.get("next") or "home") if _safe(request) else redirect("home")
     return render(request, "registration/signup.html", {"form": form}, status=400 if form.errors else 200)
