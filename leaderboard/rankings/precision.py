@@ -94,8 +94,9 @@ def public_row(row: Mapping[str, Any], decimals: int) -> SnapshotRow:
     for key in P_FIELDS:
         if key in out:
             out[key] = round_to(out[key], p_decimals(decimals))  # type: ignore[literal-required]
-    if out.get("secondary"):
-        out["secondary"] = public_secondary(out["secondary"], decimals)
+    secondary = out.get("secondary")
+    if secondary:
+        out["secondary"] = public_secondary(secondary, decimals)
     return out
 
 
