@@ -511,19 +511,32 @@ def secondary_metrics_board(
             )
             p = [float(x) for x in result.p_values]
         p_values[name] = p
-    primary_p = [math.nan if r.get("p_value") is None else float(r["p_value"]) for r in rows]  # type: ignore[arg-type]
-    adjusted = adjust_across_metrics(
-        {task.metric: primary_p, **p_values}, primary=task.metric, correction=SECONDARY_CORRECTION
-    )
+    # the entries tested on every secondary metric (not the leader; not an entry of several runs, nor a
+    # board of one entry); the primary's p-value is passed as the function wants it and left unadjusted
+    tested = [
+        i for i in range(len(keys)) if i != leader and all(math.isfinite(p_values[n][i]) for n in names)
+    ]
+    adjusted_p = {name: [math.nan] * len(keys) for name in names}
+    if tested:
+        primary_p = [rows[i].get("p_value") for i in tested]
+        adjusted = adjust_across_metrics(
+            {
+                task.metric: [1.0 if p is None else float(p) for p in primary_p],  # type: ignore[arg-type]
+                **{name: [p_values[name][i] for i in tested] for name in names},
+            },
+            primary=task.metric,
+            correction=SECONDARY_CORRECTION,
+        )
+        for name in names:
+            for j, i in enumerate(tested):
+                adjusted_p[name][i] = float(adjusted.p_values[name][j])
     for i, row in enumerate(rows):
         row["secondary"] = [
             {
                 "metric": name,
                 "value": values[name][i],
                 "p_value": None if i == leader or not math.isfinite(p_values[name][i]) else p_values[name][i],
-                "p_adjusted": None
-                if i == leader or not math.isfinite(adjusted.p_values[name][i])
-                else float(adjusted.p_values[name][i]),
+                "p_adjusted": None if not math.isfinite(adjusted_p[name][i]) else adjusted_p[name][i],
             }
             for name in names
         ]

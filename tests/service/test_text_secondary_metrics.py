@@ -240,3 +240,18 @@ def test_a_tie_group_shows_its_largest_secondary_p_values_rounded() -> None:
 def test_a_board_without_secondary_metrics_keeps_its_csv_schema() -> None:
     text = board_csv([{"key": "a", "name": "a", "value": 0.5, "rank": 1}], 2)
     assert text.splitlines()[0].split(",") == CSV_COLUMNS
+
+
+def test_a_board_of_one_entry_shows_its_secondary_values_untested(transactional_db) -> None:
+    """No leader to test against: the values, no p-values (a NaN here once failed the board's build)."""
+    org = client_for(user("org"))
+    make_challenge(org, "one")
+    assert add_task(org, "one", "bleu", ["chrf", "ter"]).status_code == 201
+    r = submit(client_for(user("good")), "one", "good", "good.txt", lines(GOOD))
+    assert r.status_code == 201 and r.json()["status"] == Status.SCORED, r.content
+    (row,) = board("one").rows
+    assert [(f["metric"], f["p_value"], f["p_adjusted"]) for f in row["secondary"]] == [
+        ("chrf", None, None),
+        ("ter", None, None),
+    ]
+    assert row["secondary"][0]["value"] == pytest.approx(SACREBLEU["chrf"].corpus_score(GOOD, [REFS]).score)
