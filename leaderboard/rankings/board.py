@@ -521,7 +521,7 @@ def secondary_metrics_board(
         primary_p = [rows[i].get("p_value") for i in tested]
         adjusted = adjust_across_metrics(
             {
-                task.metric: [1.0 if p is None else float(p) for p in primary_p],  # type: ignore[arg-type]
+                task.metric: [1.0 if p is None else float(p) for p in primary_p],
                 **{name: [p_values[name][i] for i in tested] for name in names},
             },
             primary=task.metric,
