@@ -7,7 +7,7 @@ which items are private never appear in a response.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any, cast, get_args, get_type_hints
+from typing import IO, Any, cast, get_args, get_origin, get_type_hints
 
 from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
@@ -21,7 +21,13 @@ from rest_framework import serializers
 from leaderboard.api.fields import OpenFloatField, RFC3339DateTimeField
 from leaderboard.challenges.models import Challenge, Task, Team
 from leaderboard.challenges.services import CHALLENGE_SETTINGS
-from leaderboard.challenges.settings_spec import CHALLENGE_SETTINGS_SPEC, TASK, TASK_SETTINGS, Setting
+from leaderboard.challenges.settings_spec import (
+    CHALLENGE_SETTINGS_SPEC,
+    SECONDARY_METRICS,
+    TASK,
+    TASK_SETTINGS,
+    Setting,
+)
 from leaderboard.core.exceptions import ApplicationError
 from leaderboard.rankings.board import SnapshotRow
 from leaderboard.rankings.precision import task_decimals
@@ -311,6 +317,10 @@ class TaskInputSerializer(serializers.Serializer):
         return value
 
 
+#: Task fields named once, at creation, that no PATCH changes.
+FIXED_TASK_FIELDS = ("metric", SECONDARY_METRICS)
+
+
 class TaskSettingsInputSerializer(serializers.Serializer):
     """PATCH of a task's public-board mode (refused with 409 once the task has submissions). Every field
     is optional, as in any PATCH: a field left out keeps the task's value."""
@@ -321,6 +331,20 @@ class TaskSettingsInputSerializer(serializers.Serializer):
             "ladder_eta": setting_field(TASK["ladder_eta"]),
             "ladder_z": setting_field(TASK["ladder_z"]),
         }
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # The primary metric and the secondary ones are named before any submission (issue 20): a PATCH
+        # naming them is refused rather than ignored, so no client believes it changed them.
+        named = sorted(k for k in FIXED_TASK_FIELDS if k in getattr(self, "initial_data", {}))
+        if named:
+            raise serializers.ValidationError(
+                dict.fromkeys(
+                    named,
+                    "Named when the task was created and fixed: a task's primary and secondary metrics "
+                    "cannot change (create a new task to score another metric).",
+                )
+            )
+        return attrs
 
 
 class TruthInputSerializer(serializers.Serializer):
@@ -543,8 +567,19 @@ _ROW_FIELD_TYPES: dict[type, type[serializers.Field]] = {
 }
 
 
+SECONDARY_HELP = (
+    "The task's secondary metrics (only on tasks that name some), in order: metric, value, p_value (paired "
+    "randomization test against the leader) and p_adjusted (adjusted across the secondary metrics, Holm); "
+    "the signature's secondary_metrics says how, under its label."
+)
+
+
 def _row_field(name: str, hint: Any) -> serializers.Field:
     (kind,) = [a for a in get_args(hint) if a is not type(None)] or [hint]
+    if get_origin(kind) is list:  # the secondary metrics: [{metric, value, p_value, p_adjusted}]
+        return serializers.ListField(
+            child=serializers.DictField(), required=False, allow_null=True, help_text=SECONDARY_HELP
+        )
     extra: dict[str, Any] = {"allow_blank": True} if kind is str else {}
     return _ROW_FIELD_TYPES[kind](required=False, allow_null=name not in ROW_NEVER_NULL, **extra)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +29,7 @@ from leaderboard.challenges.settings_spec import (
     LADDER_Z_DEFAULT,
     PUBLIC_MODE_FIELDS,
     RUNS_DEFAULT,
+    SECONDARY_METRICS,
     STATISTICS_FIELDS,
     TASK,
     Setting,
@@ -145,6 +147,7 @@ def task_create(
     ladder_eta: float | None = None,
     ladder_z: float | None = None,
     text_options: dict[str, Any] | None = None,
+    secondary_metrics: Sequence[str] | None = None,
 ) -> Task:
     """Create a task from its hidden-labels file (parsed and validated before anything is stored).
 
@@ -160,6 +163,12 @@ def task_create(
     the parser gives them, recorded once: images are never re-identified afterwards. ``text_options``:
     a text task's metric options (``settings_spec.TEXT_METRIC_OPTIONS``: tokenizer, lowercase,
     smoothing, effective order), checked and kept by the text kind (its signature names them).
+
+    ``secondary_metrics`` (issue 20): other metrics of the task, scored beside ``metric`` (the primary,
+    which ranks); the board adjusts their comparisons with the leader across them and labels them so.
+    Named here, before any submission, and kept in ``Task.vision``: no service changes a task's metric or
+    its secondary metrics afterwards (a new task is the way to score another metric). Names may come
+    comma-separated (a form's or ``lb``'s one value); the kind checks them (most kinds take none).
     """
     if challenge.tasks.filter(slug=slug).exists():
         raise ConflictError(f"Challenge '{challenge.slug}' has a task '{slug}' already.")
@@ -193,6 +202,7 @@ def task_create(
             **text_options,
         },
     )
+    secondary = kind.secondary_metrics(metric, metric_names(secondary_metrics), parsed)
     task = Task.objects.create(
         challenge=challenge,
         slug=slug,
@@ -200,7 +210,7 @@ def task_create(
         description=description,
         metric=metric,
         kind=kind.name,
-        vision=parsed.vision,
+        vision={**parsed.vision, SECONDARY_METRICS: secondary} if secondary else parsed.vision,
         labels=parsed.label_set,
         item_ids=parsed.ids,
         has_private_split=parsed.private is not None,
@@ -231,6 +241,18 @@ def task_create(
         version=1,
     )
     return task
+
+
+def metric_names(names: Sequence[str] | str | None) -> list[str]:
+    """Metric names from a list whose items may be comma-separated (``["chrf, ter"]`` -> ``["chrf", "ter"]``).
+
+    >>> metric_names(["chrf, ter", "wer"]), metric_names(None), metric_names("bleu,")
+    (['chrf', 'ter', 'wer'], [], ['bleu'])
+    """
+    if names is None:
+        return []
+    items = [names] if isinstance(names, str) else list(names)
+    return [n.strip() for item in items for n in str(item).split(",") if n.strip()]
 
 
 def _check_public_mode(mode: str, eta: float | None, z: float | None) -> None:
@@ -301,7 +323,8 @@ def task_truth_replace(
         positive=task.positive_label or None,
         options=kind.replacement_options(task),
     )
-    if parsed.ids != task.item_ids or parsed.vision != task.vision:
+    kept = {k: v for k, v in task.vision.items() if k != SECONDARY_METRICS}  # a setting, not the file's
+    if parsed.ids != task.item_ids or parsed.vision != kept:
         raise ApplicationError(
             f"{truth_name}: the new labels file must list the same items in the same order as the task "
             f"({task.n_items} items{', the same categories and image sizes' if task.vision else ''}); create a new "

@@ -157,6 +157,9 @@ SMOOTH_METHODS = (
 #: The task settings that are a text metric's options (the text kind checks which metric has which).
 TEXT_METRIC_OPTIONS = ("tokenize", "lowercase", "smooth_method", "effective_order")
 
+#: The setting naming a task's secondary metrics, and their key in ``Task.vision`` (public, with the task).
+SECONDARY_METRICS = "secondary_metrics"
+
 #: A task's settings, in the order of the site's form (``task_create``'s keywords, and ``truth``).
 TASK_SETTINGS: tuple[Setting, ...] = (
     Setting("title", "text", max_length=200, help="The task's title."),
@@ -188,6 +191,17 @@ TASK_SETTINGS: tuple[Setting, ...] = (
         "metric",
         max_length=40,
         help="The headline metric, e.g. accuracy, macro_f1, roc_auc, coco_ap, voc_ap50, miou.",
+    ),
+    Setting(
+        SECONDARY_METRICS,
+        "labels",
+        default=None,
+        nullable=True,
+        label="Secondary metrics",
+        help="Other metrics of the task shown beside the headline (primary) metric, comma-separated, e.g. "
+        "chrf, ter (text tasks). The headline metric ranks; each secondary metric's comparison with the "
+        "leader is adjusted across the secondary metrics (Holm) and labelled so. Named with the task, "
+        "before any submission; neither can change afterwards.",
     ),
     Setting(
         "labels",

@@ -584,6 +584,12 @@ def leaderboard(ctx: click.Context, challenge: str, task: str | None, split: str
     adjusted = leader_line(board["rows"], sig)
     if adjusted:
         click.echo(adjusted)
+    secondary = sig.get("secondary_metrics") or {}
+    if secondary:  # the task's secondary metrics are in --format json/csv; here, what their p-values are
+        click.echo(
+            f"Secondary metrics: {', '.join(secondary.get('metrics') or [])}; p-values vs the leader "
+            f"{secondary.get('label', '')} (--format json or csv for the numbers)"
+        )
     if sig.get("signature_text"):
         click.echo(sig["signature_text"])
 

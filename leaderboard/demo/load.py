@@ -282,10 +282,15 @@ def _vision_challenge(*, organizer: User, say: Callable[[str], None]) -> Challen
     return challenge
 
 
+#: The text challenge's secondary metrics (chrF is the primary, named first): shown beside it, their
+#: comparisons with the leader adjusted across them (issue 20).
+DEMO_SECONDARY = ["bleu", "ter"]
+
+
 def _text_challenge(*, organizer: User, say: Callable[[str], None]) -> Challenge:
-    """Translating Django's interface strings into a few languages: a chrF task per language, with entries
-    from a translation memory, a learned word lexicon, both combined, and copying the source (see
-    ``leaderboard.demo.text``)."""
+    """Translating Django's interface strings into a few languages: a chrF task per language (BLEU and TER
+    secondary), with entries from a translation memory, a learned word lexicon, both combined, and copying
+    the source (see ``leaderboard.demo.text``)."""
     say("reading Django's translation catalogs and running the translation systems ...")
     tasks = {lang: language_task(lang) for lang in LANGUAGES}
     with transaction.atomic():
@@ -296,8 +301,10 @@ def _text_challenge(*, organizer: User, say: Callable[[str], None]) -> Challenge
             description=(
                 "The human translations Django ships for its own interface (the .po catalogs of django/conf "
                 "and of each contrib app). A fifth of the English messages are the test segments; systems "
-                "learn from the rest. Scored by corpus chrF (sacreBLEU); the bootstrap resamples whole "
-                "catalogs (each catalog is a document)."
+                "learn from the rest. Scored by corpus chrF (sacreBLEU), named as the primary metric before "
+                "any submission; BLEU and TER are shown beside it, their comparisons with the leader "
+                "adjusted across the two. The bootstrap resamples whole catalogs (each catalog is a "
+                "document)."
             ),
             rules="One plain-text file per language: one translated segment per line, in the task's order.",
             daily_limit=10,
@@ -311,6 +318,7 @@ def _text_challenge(*, organizer: User, say: Callable[[str], None]) -> Challenge
                 truth=t.truth_jsonl,
                 truth_name=f"django-{lang}-test.jsonl",
                 decimals=1,
+                secondary_metrics=DEMO_SECONDARY,
             )
     participants = {name: _user(name) for name, baseline in SYSTEMS if not baseline}
     for name, baseline in SYSTEMS:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
@@ -119,6 +120,11 @@ class SnapshotRow(TypedDict, total=False):
     # the smallest difference to the leader this row's paired test resolves at 80% power (issue 23:
     # ``stats.power.board_resolution``, from the bootstrap standard error of the paired difference)
     resolvable_gap: float | None
+    # the task's secondary metrics (issue 20), in the organizer's order: each ``{"metric", "value",
+    # "p_value", "p_adjusted"}``, the entry's value, its paired test against the leader (by the primary
+    # metric), and that p-value adjusted across the secondary metrics
+    # (``stats.text.significance.adjust_across_metrics``); only on boards of tasks that name some
+    secondary: list[dict[str, Any]] | None
 
 
 #: The row's fields in order: the API's keys and the downloads' columns.
@@ -161,6 +167,8 @@ class BoardSignature(TypedDict, total=False):
     selection_rule: str
     warnings: list[str]
     engine_version: str
+    # the task's secondary metrics (issue 20): names, primary, test, adjustment and its label
+    secondary_metrics: dict[str, Any]
     signature_text: str  # ``stats.signature.Signature`` as text: what reproduces the numbers
     created: str
     inputs: str  # digest of what the board was built from (``rankings.services``)
@@ -397,6 +405,9 @@ def build_board(
     }
     signature = flat_signature(settings, stats_signature.get("extra"))
     signature.update(_adjust_leader(rows, keys, values, theta, metric, challenge))
+    secondary = secondary_metrics_board(task=task, entries=entries, rows=rows)
+    if secondary is not None:
+        signature["secondary_metrics"] = secondary
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
     rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
@@ -438,6 +449,108 @@ def build_board(
         pairwise=pairwise,
         robustness=robustness,
     )
+
+
+#: The correction of the secondary metrics' p-values across metrics (``adjust_across_metrics``'s default).
+SECONDARY_CORRECTION = "holm"
+
+
+def secondary_label(*, n: int, primary: str, named: Any) -> str:
+    """The words shown beside the secondary metrics' comparisons (board page, API signature, CSV header).
+
+    >>> from datetime import datetime, timezone as tz
+    >>> secondary_label(n=2, primary="bleu", named=datetime(2026, 12, 2, 4, 5, tzinfo=tz.utc))
+    'adjusted across 2 metrics (Holm); primary: bleu, named before 2026-12-02 04:05 UTC'
+    """
+    when = named.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"adjusted across {n} metrics (Holm); primary: {primary}, named before {when}"
+
+
+def secondary_metrics_board(
+    *, task: Task, entries: list[Entry], rows: list[SnapshotRow]
+) -> dict[str, Any] | None:
+    """The task's secondary metrics on its board (issue 20), or None for a task that names none.
+
+    The primary metric (``task.metric``) ranks; for each secondary metric every entry gets its value and
+    the paired approximate randomization test against the leader (the primary's leader: exact for any
+    corpus metric, ``stats.compare.paired_randomization`` on the stored per-item statistics, with the
+    challenge's resamples and seed). For each entry, the p-values of the secondary metrics are adjusted
+    together (Holm) by ``stats.text.significance.adjust_across_metrics``, the primary's p-value left as it
+    is; the rows get ``secondary`` and the signature says what was done, under the label. An entry
+    without per-item statistics (several runs) has its value and no test.
+    """
+    from leaderboard.scoring.models import MetricScore
+    from stats.compare import paired_randomization
+    from stats.text.significance import adjust_across_metrics
+
+    kind = get_kind(task.kind)
+    names = kind.secondary_names(task)
+    if not names or not rows:
+        return None
+    challenge = task.challenge
+    stored: dict[tuple[int, str], MetricScore] = {
+        (m.score_id, m.metric): m for m in MetricScore.objects.filter(score__in=[e.score.pk for e in entries])
+    }
+    by_key = {e.key: e for e in entries}
+    keys = [str(r["key"]) for r in rows]
+    leader = next((i for i, r in enumerate(rows) if r.get("is_leader")), 0)
+    values: dict[str, list[float | None]] = {}
+    p_values: dict[str, list[float]] = {}
+    for name in names:
+        found = [stored.get((by_key[k].score.pk, name)) for k in keys]
+        values[name] = [None if m is None else m.value for m in found]
+        statistics = [None if m is None else m.item_statistics_array() for m in found]
+        p = [math.nan] * len(keys)
+        if len(keys) > 1 and all(s is not None for s in statistics):
+            result = paired_randomization(
+                [np.asarray(s, dtype=np.float64) for s in statistics],
+                finalize=kind.secondary_metric(task, name).finalize,
+                reference=leader,
+                randomizations=challenge.resamples,
+                seed=challenge.seed,
+            )
+            p = [float(x) for x in result.p_values]
+        p_values[name] = p
+    # the entries tested on every secondary metric (not the leader; not an entry of several runs, nor a
+    # board of one entry); the primary's p-value is passed as the function wants it and left unadjusted
+    tested = [
+        i for i in range(len(keys)) if i != leader and all(math.isfinite(p_values[n][i]) for n in names)
+    ]
+    adjusted_p = {name: [math.nan] * len(keys) for name in names}
+    if tested:
+        primary_p = [rows[i].get("p_value") for i in tested]
+        adjusted = adjust_across_metrics(
+            {
+                task.metric: [1.0 if p is None else float(p) for p in primary_p],
+                **{name: [p_values[name][i] for i in tested] for name in names},
+            },
+            primary=task.metric,
+            correction=SECONDARY_CORRECTION,
+        )
+        for name in names:
+            for j, i in enumerate(tested):
+                adjusted_p[name][i] = float(adjusted.p_values[name][j])
+    for i, row in enumerate(rows):
+        row["secondary"] = [
+            {
+                "metric": name,
+                "value": values[name][i],
+                "p_value": None if i == leader or not math.isfinite(p_values[name][i]) else p_values[name][i],
+                "p_adjusted": None if not math.isfinite(adjusted_p[name][i]) else adjusted_p[name][i],
+            }
+            for name in names
+        ]
+    return {
+        "primary": task.metric,
+        "metrics": names,
+        "higher_is_better": {name: kind.secondary_metric(task, name).higher_is_better for name in names},
+        "named": task.created_at.isoformat(),
+        "test": f"paired approximate randomization against the leader, R = {challenge.resamples}, "
+        f"seed {challenge.seed}",
+        "correction": f"{SECONDARY_CORRECTION} across the {len(names)} secondary metrics, entry by entry; "
+        f"the primary ({task.metric}) unadjusted",
+        "label": secondary_label(n=len(names), primary=task.metric, named=task.created_at),
+    }
 
 
 #: Rank robustness (rank frequencies, blob plot, Kendall's tau-b of every bootstrap ranking) is computed

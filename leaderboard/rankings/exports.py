@@ -27,7 +27,7 @@ _FIRST_COLUMNS = [
 ]  # fmt: skip
 #: Row fields that are the service's internal keys or repeat another column (``in_best_set_max_t`` is the
 #: verdict's ``in_best_set``), and a Ladder release's ``shown_from`` (its own CSV has it): not in the download.
-_NOT_IN_CSV = frozenset({"key", "compared_with_key", "in_best_set_max_t", "shown_from"})
+_NOT_IN_CSV = frozenset({"key", "compared_with_key", "in_best_set_max_t", "shown_from", "secondary"})
 #: A row field's column name where the field's own name would read as the board's verdict (issue 22, M3):
 #: the pair test against the observed leader, Holm-adjusted over the K - 1 comparisons with it, answers
 #: "is this entry worse than the leader if the leader had been chosen before the data?", not the board's
@@ -53,13 +53,29 @@ def csv_cell(value: Any) -> Any:
     return neutralise(value)
 
 
+#: A secondary metric's columns (``<metric>``, ``<metric>_p_vs_leader``, ``<metric>_p_adjusted_across_metrics``),
+#: after the row's own; only on boards of tasks that name secondary metrics (issue 20).
+SECONDARY_COLUMNS = (("value", ""), ("p_value", "_p_vs_leader"), ("p_adjusted", "_p_adjusted_across_metrics"))
+
+
+def secondary_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The secondary metrics the rows carry, in their order (none for most tasks)."""
+    return list(dict.fromkeys(str(f.get("metric")) for r in rows for f in (r.get("secondary") or [])))
+
+
 def board_csv(rows: Sequence[Mapping[str, Any]], decimals: int) -> str:
-    """Every row of a stored board as CSV at the board's precision (the one schema of both downloads)."""
+    """Every row of a stored board as CSV at the board's precision (the one schema of both downloads).
+
+    A board whose task names secondary metrics has three more columns per secondary metric at the end
+    (:data:`SECONDARY_COLUMNS`); the label saying how they were adjusted is in the board's signature."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
+    extra = secondary_names(rows)
+    writer.writerow(CSV_COLUMNS + [f"{name}{suffix}" for name in extra for _, suffix in SECONDARY_COLUMNS])
     for r in public_rows(rows, decimals):
-        writer.writerow([csv_cell(r.get(f)) for f in _FIELDS])
+        secondary = {f.get("metric"): f for f in r.get("secondary") or []}
+        cells = [(secondary.get(name) or {}).get(key) for name in extra for key, _ in SECONDARY_COLUMNS]
+        writer.writerow([csv_cell(r.get(f)) for f in _FIELDS] + [csv_cell(c) for c in cells])
     return buffer.getvalue()
 
 

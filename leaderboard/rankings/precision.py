@@ -57,6 +57,8 @@ VALUE_FIELDS = (
     "resolvable_gap",
 )
 P_FIELDS = ("p_value", "p_adjusted")
+#: A secondary metric's p-values (``SnapshotRow.secondary``); its value is on the value's scale.
+SECONDARY_P_FIELDS = ("p_value", "p_adjusted")
 #: Pairwise-table entries that a participant does not see: exact counts of items one entry got right.
 PAIRWISE_HIDDEN = ("only_row_right", "only_column_right")
 
@@ -92,7 +94,23 @@ def public_row(row: Mapping[str, Any], decimals: int) -> SnapshotRow:
     for key in P_FIELDS:
         if key in out:
             out[key] = round_to(out[key], p_decimals(decimals))  # type: ignore[literal-required]
+    secondary = out.get("secondary")
+    if secondary:
+        out["secondary"] = public_secondary(secondary, decimals)
     return out
+
+
+def public_secondary(secondary: Sequence[Mapping[str, Any]], decimals: int) -> list[dict[str, Any]]:
+    """A row's secondary metrics (issue 20) at the board's precision: values like the value, p-values like
+    p-values (the same rule as the primary metric's numbers), in the stored order."""
+    return [
+        {
+            "metric": figures.get("metric"),
+            "value": round_to(figures.get("value"), decimals),
+            **{key: round_to(figures.get(key), p_decimals(decimals)) for key in SECONDARY_P_FIELDS},
+        }
+        for figures in secondary
+    ]
 
 
 def public_rows(
@@ -259,9 +277,26 @@ def _group_figures(group: list[Mapping[str, Any]]) -> dict[str, Any]:
     out.update({k: any(bool(r.get(k)) for r in group) for k in _GROUP_ANY if any(k in r for r in group)})
     if any("verdict" in r for r in group):
         out["verdict"] = _group_verdict(group)
+    if any(r.get("secondary") for r in group):
+        out["secondary"] = _group_secondary(group)
     warnings = sorted({str(r["interval_warning"]) for r in group if r.get("interval_warning")})
     if any("interval_warning" in r for r in group):
         out["interval_warning"] = "; ".join(warnings) or None
+    return out
+
+
+def _group_secondary(group: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A tie group's secondary p-values by metric: the group's largest, like the primary's, so that no
+    member's p-value (none for the leader itself) tells which of the tied entries leads at full precision.
+    Each member keeps its own value (rounded later)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in group:
+        for figures in r.get("secondary") or []:
+            mine = out.setdefault(str(figures.get("metric")), dict.fromkeys(SECONDARY_P_FIELDS))
+            for key in SECONDARY_P_FIELDS:
+                v = figures.get(key)
+                if isinstance(v, int | float) and (mine[key] is None or v > mine[key]):
+                    mine[key] = v
     return out
 
 
@@ -295,7 +330,12 @@ def participant_rows(rows: Sequence[Mapping[str, Any]], decimals: int) -> list[S
         diff = _shown_diff(shown, versus_value)
         for member in group:
             row = dict(member)
-            row.update(figures)
+            row.update({k: v for k, v in figures.items() if k != "secondary"})
+            if "secondary" in figures:  # the member's own values, the group's p-values
+                row["secondary"] = [
+                    {**f, **figures["secondary"].get(str(f.get("metric")), {})}
+                    for f in member.get("secondary") or []
+                ]
             row["rank"] = rank
             row["is_leader"] = member is reference
             if "diff" in member and versus is not None:

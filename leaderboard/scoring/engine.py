@@ -339,6 +339,16 @@ def validate_predictions(data: bytes, *, name: str, task: Task) -> None:
 
 # --- scoring -------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class MetricResult:
+    """One secondary metric of an entry (the task's ``secondary_metrics``, issue 20): its value (the mean
+    over runs) and, for an entry of one run, its per-item statistics, from which the board's paired test
+    against the leader is computed. Stored as ``scoring.MetricScore``."""
+
+    value: float
+    item_statistics: np.ndarray | None
+
+
+@dataclass(frozen=True)
 class SplitScore:
     split: str
     value: float
@@ -350,6 +360,7 @@ class SplitScore:
     seed: int
     engine_version: str
     details: dict[str, Any] | None = None  # vision: other metrics, per-class values, curves
+    metrics: dict[str, MetricResult] | None = None  # the task's secondary metrics, by name
 
 
 def score_files(

@@ -79,6 +79,31 @@ class Score(models.Model):
         return legacy if np.array_equal(legacy, np.round(legacy)) else None
 
 
+class MetricScore(models.Model):
+    """A secondary metric of a score (the task's ``secondary_metrics``, issue 20): its value and, for an
+    entry of one run, its per-item statistics (hidden like the score's own: they never leave the scoring
+    and ranking code). Written with the score, replaced when it is re-scored."""
+
+    score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="metric_scores")
+    metric = models.CharField(max_length=40)
+    value = models.FloatField(help_text="The metric on the entry (mean over runs).")
+    item_statistics = models.BinaryField(null=True, help_text="float64 (N, m) per-item statistics (one run).")
+    item_statistics_shape = models.JSONField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["score", "metric"], name="unique_metric_per_score")]
+
+    def __str__(self) -> str:
+        return f"{self.metric} of score {self.score_id}"
+
+    def item_statistics_array(self) -> np.ndarray | None:
+        if self.item_statistics is None or self.item_statistics_shape is None:
+            return None
+        return np.frombuffer(bytes(self.item_statistics), dtype="<f8").reshape(
+            tuple(self.item_statistics_shape)
+        )
+
+
 class RescoreJob(models.Model):
     """An organizer's request to re-score every submission of a task (after fixing its labels, say)."""
 

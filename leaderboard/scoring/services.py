@@ -20,7 +20,7 @@ from leaderboard.challenges.models import Task
 from leaderboard.challenges.ports import boards_rebuild, notices
 from leaderboard.scoring import engine
 from leaderboard.scoring.kinds import get_kind
-from leaderboard.scoring.models import RescoreJob, Score
+from leaderboard.scoring.models import MetricScore, RescoreJob, Score
 from leaderboard.scoring.selectors import task_truth_get
 from leaderboard.submissions.models import Status, Submission, SubmissionFile
 
@@ -176,7 +176,7 @@ def scores_store(
         if current.status != Status.RUNNING:  # cancelled or finished meanwhile
             return []
         for task, version, s in results:
-            Score.objects.update_or_create(
+            score, _ = Score.objects.update_or_create(
                 submission=current,
                 task=task,
                 split=s.split,
@@ -198,6 +198,7 @@ def scores_store(
                     "engine_version": s.engine_version,
                 },
             )
+            _metric_scores_store(score, s)
         current.status = Status.SCORED
         current.error = ""
         current.finished_at = timezone.now()
@@ -208,6 +209,25 @@ def scores_store(
         _notify_on_commit(submission_id)  # after the rebuild: an eager one has released Ladder values
     logger.info("submission %s scored on tasks %s", submission_id, task_ids)
     return task_ids
+
+
+def _metric_scores_store(score: Score, s: engine.SplitScore) -> None:
+    """A score's secondary metrics, replacing those of an earlier scoring (a re-score)."""
+    MetricScore.objects.filter(score=score).delete()
+    MetricScore.objects.bulk_create(
+        MetricScore(
+            score=score,
+            metric=name,
+            value=result.value,
+            item_statistics=None
+            if result.item_statistics is None
+            else result.item_statistics.astype("<f8").tobytes(),
+            item_statistics_shape=None
+            if result.item_statistics is None
+            else list(result.item_statistics.shape),
+        )
+        for name, result in (s.metrics or {}).items()
+    )
 
 
 def _after_scoring(task_ids: list[int]) -> None:

@@ -124,6 +124,24 @@ class RowView:
         )
 
     @property
+    def secondary_cells(self) -> list[dict[str, str]]:
+        """The row's secondary metrics (issue 20) as drawn, in the board's order of them: the value, and
+        the paired test against the leader adjusted across the secondary metrics (none for the leader)."""
+        p_places = max(self.decimals, 2)
+        out = []
+        for figures in self.data.get("secondary") or []:
+            p, adjusted = figures.get("p_value"), figures.get("p_adjusted")
+            out.append(
+                {
+                    "metric": str(figures.get("metric")),
+                    "value": fmt(figures.get("value"), self.decimals),
+                    "p": "" if p is None else fmt(p, p_places),
+                    "p_adjusted": "" if adjusted is None else fmt(adjusted, p_places),
+                }
+            )
+        return out
+
+    @property
     def verdict_short(self) -> str:
         """The verdict in one word for the table ("best", "tie", "worse"; "leader" for an unresolved
         leader); the long explanation is in the row's tooltip and in the legend."""
@@ -215,6 +233,8 @@ class BoardView:
     leaders_tied: int = 0  # other entries sharing rank 1 with the leader (the leader is the first by name)
     adjusted: str = ""  # the leader's selection-adjusted estimate and interval, in one sentence
     resolution: str = ""  # the smallest difference the test set resolves, before and after entries
+    secondary: list[str] = field(default_factory=list)  # the task's secondary metrics (issue 20)
+    secondary_label: str = ""  # how their comparisons were adjusted, and the primary named before when
 
 
 def _axis(values: Sequence[float | None], *, include_zero: bool = False) -> Axis | None:
@@ -476,6 +496,8 @@ def board_view(
         leaders_tied=max(0, sum(1 for r in rows if r.get("rank") == 1) - 1),
         adjusted=leader_adjustment_text(rows, signature, scales.conf_pct, scales.digits),
         resolution=resolution_text(resolution, scales.digits),
+        secondary=list((signature.get("secondary_metrics") or {}).get("metrics") or []),
+        secondary_label=str((signature.get("secondary_metrics") or {}).get("label") or ""),
     )
 
 

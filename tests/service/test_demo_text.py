@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 import sacrebleu
 
 from leaderboard.demo.load import TEXT, _text_challenge, _user
@@ -42,6 +43,13 @@ def test_the_demo_builds_a_translation_board_per_language_and_a_summary(transact
         for row in snap.rows:
             hyps = t.outputs[row["name"]].decode().split("\n")[:-1]
             assert row["value"] == sacrebleu.CHRF().corpus_score(hyps, [refs]).score
+            bleu, ter = row["secondary"]  # the secondary metrics, in the organizer's order
+            assert bleu["metric"] == "bleu" and ter["metric"] == "ter"
+            assert bleu["value"] == pytest.approx(sacrebleu.BLEU().corpus_score(hyps, [refs]).score, abs=1e-9)
+            assert ter["value"] == pytest.approx(sacrebleu.TER().corpus_score(hyps, [refs]).score, abs=1e-9)
+        assert (
+            "adjusted across 2 metrics (Holm); primary: chrf" in snap.signature["secondary_metrics"]["label"]
+        )
         assert snap.rows[-1]["name"] == "copy-source"  # the baseline is last in every language
     summary = ChallengeSummary.objects.filter(challenge=challenge).order_by("-sequence").first()
     assert summary is not None

@@ -62,9 +62,8 @@ def test_the_form_the_serializer_and_lb_offer_the_same_task_settings() -> None:
     serializer = TaskInputSerializer().fields
     lb = lb_options()
     declared = [s.name for s in TASK_SETTINGS]
-    assert (
-        len(declared) == 21
-    )  # 17 + the text metric options (tokenize, lowercase, smoothing, effective order)
+    # 17 + the text metric options (tokenize, lowercase, smoothing, effective order) + secondary metrics
+    assert len(declared) == 22
     assert list(form) == declared  # the page shows them in the declared order
     assert set(serializer) == set(declared)
     assert set(lb) == set(declared)  # the hidden-labels file is lb's TRUTH argument

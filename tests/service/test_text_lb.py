@@ -43,7 +43,17 @@ def test_lb_adds_a_text_task_and_submits_to_it(env: Path, monkeypatch: pytest.Mo
     (env / "weak.txt").write_bytes(lines(WEAK))
     (env / "short.txt").write_bytes(lines(GOOD[:2]))
     monkeypatch.setenv("LB_TOKEN", Token.objects.create(user=User.objects.get(username="org")).key)
-    r = lb("add-task", "mt", str(env / "ref.txt"), "--slug", "de", "--metric", "ter")
+    r = lb(
+        "add-task",
+        "mt",
+        str(env / "ref.txt"),
+        "--slug",
+        "de",
+        "--metric",
+        "ter",
+        "--secondary-metrics",
+        "chrf,bleu",
+    )
     assert r.exit_code == 0 and "(text_corpus, ter, 8 items)" in r.output, r.output
     monkeypatch.setenv("LB_TOKEN", Token.objects.create(user=User.objects.get(username="alice")).key)
     bad = lb("submit", "mt", "--task", "de", str(env / "short.txt"))
@@ -61,3 +71,10 @@ def test_lb_adds_a_text_task_and_submits_to_it(env: Path, monkeypatch: pytest.Mo
     # TER is lower-is-better: the good system (lower TER) ranks first.
     assert [row["name"] for row in snap.rows] == ["good", "weak"]
     assert snap.rows[0]["value"] == pytest.approx(sacrebleu.TER().corpus_score(GOOD, [REFS]).score, abs=1e-9)
+    # the secondary metrics named with --secondary-metrics, in that order, and their label in `lb leaderboard`
+    assert [f["metric"] for f in snap.rows[0]["secondary"]] == ["chrf", "bleu"]
+    shown = lb("leaderboard", "mt", "--task", "de")
+    assert (
+        "Secondary metrics: chrf, bleu; p-values vs the leader adjusted across 2 metrics (Holm); primary: ter"
+        in shown.output
+    )

@@ -87,6 +87,7 @@ class TaskListView(SizeLimitedUploadsMixin, APIView):
             ladder_eta=data["ladder_eta"],
             ladder_z=data["ladder_z"],
             text_options={key: data[key] for key in TEXT_METRIC_OPTIONS if key in data},
+            secondary_metrics=data.get("secondary_metrics") or None,
         )
         return Response(s.TaskOutputSerializer(task).data, status=status.HTTP_201_CREATED)
 

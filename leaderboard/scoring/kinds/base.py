@@ -21,6 +21,7 @@ import numpy as np
 from django.conf import settings
 
 from leaderboard.challenges.selectors import task_kinds
+from leaderboard.challenges.settings_spec import SECONDARY_METRICS
 from leaderboard.core.exceptions import ApplicationError
 from stats.metrics import Metric, get_metric
 
@@ -79,6 +80,27 @@ class TaskKind(ABC):
         """The task's metric as scored and compared: the registry's, or (a kind with metric options, text)
         the registry's with the task's own finalizer. The board's randomization tests finalize with it."""
         return get_metric(task.metric)
+
+    def secondary_metrics(self, metric: str, names: Sequence[str], parsed: ParsedTruth) -> list[str]:
+        """The task's secondary metrics (the setting ``secondary_metrics``), checked against its headline
+        metric and truth: the metrics scored beside the primary one, whose comparisons with the leader are
+        adjusted across them (issue 20). A kind scores its headline metric only unless it says otherwise:
+        any name is refused here."""
+        if names:
+            raise ApplicationError(
+                f"Tasks of this kind ({self.name}) score their headline metric only; leave "
+                "`secondary_metrics` empty.",
+                extra={"field": "secondary_metrics"},
+            )
+        return []
+
+    def secondary_names(self, task: Task) -> list[str]:
+        """The task's secondary metrics as named at its creation (``Task.vision``), in that order."""
+        return list((task.vision or {}).get(SECONDARY_METRICS) or [])
+
+    def secondary_metric(self, task: Task, name: str) -> Metric:
+        """A secondary metric as scored and compared (a kind with metric options: with the task's)."""
+        return get_metric(name)
 
     # --- files ------------------------------------------------------------------------------------------
     def upload_max_bytes(self) -> int:

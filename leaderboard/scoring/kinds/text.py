@@ -25,7 +25,7 @@ from django.conf import settings
 import stats
 from leaderboard.challenges.settings_spec import TASK, TEXT_METRIC_OPTIONS
 from leaderboard.core.exceptions import ApplicationError
-from leaderboard.scoring.engine import ParsedTruth, PredictionFormat, SplitScore, input_error
+from leaderboard.scoring.engine import MetricResult, ParsedTruth, PredictionFormat, SplitScore, input_error
 from leaderboard.scoring.kinds.base import ExampleFile, Files, TaskKind, register
 from stats.engine import score_item_statistics
 from stats.io import InputError
@@ -64,8 +64,12 @@ def _metric(name: str, options: Mapping[str, Any] | None = None) -> TextMetric:
     return text_metric(name, **(options or {}))
 
 
-def _task_metric(task: Task) -> TextMetric:
-    return _metric(task.metric, task.vision.get("options"))
+def _task_metric(task: Task, name: str | None = None) -> TextMetric:
+    """The task's metric (or its secondary metric ``name``) with the task's options that metric has."""
+    if name is None or name == task.metric:
+        return _metric(task.metric, task.vision.get("options"))
+    options = {k: v for k, v in (task.vision.get("options") or {}).items() if name in OPTION_METRICS[k]}
+    return _metric(name, options)
 
 
 #: The task settings that are options of sacreBLEU's metrics, and the metrics that have each.
@@ -151,9 +155,43 @@ class Text(TaskKind):
     def replacement_options(self, task: Task) -> dict[str, Any]:
         return dict(task.vision.get("options") or {})
 
+    def secondary_metrics(self, metric: str, names: Sequence[str], parsed: ParsedTruth) -> list[str]:
+        """Text metrics read from the same references (BLEU, chrF, chrF++, TER; WER and CER with one
+        reference per segment), each once and not the primary; a tagging task has span F1 only."""
+        out: list[str] = []
+        for name in names:
+            try:
+                other = get_metric(name)
+            except (KeyError, ValueError):
+                other = None
+            if other is None or not self.claims(other) or truth_kind(other) != truth_kind(metric):
+                raise ApplicationError(
+                    f"`secondary_metrics`: {name} is not a metric of this task's references; a text task "
+                    "takes bleu, chrf, chrf++, ter, wer, cer.",
+                    extra={"field": "secondary_metrics"},
+                )
+            if name == metric:
+                raise ApplicationError(
+                    f"`secondary_metrics`: {name} is the task's primary metric.",
+                    extra={"field": "secondary_metrics"},
+                )
+            if name in ("wer", "cer") and parsed.vision.get("n_refs") != 1:
+                raise ApplicationError(
+                    f"`secondary_metrics`: {name.upper()} takes one reference per segment, the file gives "
+                    f"{parsed.vision.get('n_refs')}.",
+                    extra={"field": "secondary_metrics"},
+                )
+            if name not in out:
+                out.append(name)
+        return out
+
     def task_metric(self, task: Task) -> Metric:
         """The registry's metric with the task's options' finalizer (BLEU's smoothing, effective order)."""
         metric: Metric = _task_metric(task).registry_metric()
+        return metric
+
+    def secondary_metric(self, task: Task, name: str) -> Metric:
+        metric: Metric = _task_metric(task, name).registry_metric()
         return metric
 
     def validate_predictions(self, data: bytes, *, name: str, task: Task) -> None:
@@ -167,6 +205,7 @@ class Text(TaskKind):
         self, *, task: Task, truth: HiddenTruth, files: Files, challenge: Challenge
     ) -> list[SplitScore]:
         runs = [_statistics(task, truth, data, name) for data, name, _fmt in files]
+        secondary = {m: _secondary(task, truth, files, m) for m in self.secondary_names(task)}
         metric = self.task_metric(task)
         scores = score_item_statistics(
             runs,
@@ -190,6 +229,7 @@ class Text(TaskKind):
                 resamples=challenge.resamples,
                 seed=challenge.seed,
                 engine_version=stats.__version__,
+                metrics=secondary or None,
             )
         ]
 
@@ -353,9 +393,22 @@ def _read_run(data: bytes, *, name: str, task: Task) -> list[str] | list[list[st
     return read_hypotheses(data, _public_text_truth(task), name=name)
 
 
-def _statistics(task: Task, truth: HiddenTruth, data: bytes, name: str) -> np.ndarray:
-    """One run's per-segment statistics, checked against the library's corpus score."""
-    tm = _task_metric(task)
+def _secondary(task: Task, truth: HiddenTruth, files: Files, metric: str) -> MetricResult:
+    """A secondary metric of one entry: the mean over its runs, and the statistics of a single run."""
+    tm = _task_metric(task, metric)
+    runs = [_statistics(task, truth, data, name, metric=metric) for data, name, _fmt in files]
+    values = [float(tm.registry_metric().finalize(np.sum(S, axis=0))) for S in runs]
+    if not all(np.isfinite(values)):
+        raise ApplicationError(f"{metric} is undefined on this entry and test set.")
+    return MetricResult(float(np.mean(values)), runs[0] if len(runs) == 1 else None)
+
+
+def _statistics(
+    task: Task, truth: HiddenTruth, data: bytes, name: str, *, metric: str | None = None
+) -> np.ndarray:
+    """One run's per-segment statistics of the task's metric (or of its secondary ``metric``), checked
+    against the library's corpus score."""
+    tm = _task_metric(task, metric)
     try:
         run = _read_run(data, name=name, task=task)
     except InputError as exc:  # validated at upload; only a changed task gets here

@@ -143,6 +143,7 @@ def task_new(request: HttpRequest, slug: str) -> HttpResponse:
                 text_options={
                     key: form.cleaned_data[key] for key in TEXT_METRIC_OPTIONS if key in form.cleaned_data
                 },
+                secondary_metrics=form.cleaned_data.get("secondary_metrics") or None,
             )
         except ApplicationError as exc:
             error = error_context(exc)
