@@ -389,8 +389,11 @@ class Board:
             return np.ones_like(self.pair_standard_errors)
         return self.pair_standard_errors
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (what a snapshot stores and the API returns)."""
+    def as_dict(self, *, rank_probabilities: bool = True) -> dict[str, Any]:
+        """A JSON-ready dictionary (what a snapshot stores and the API returns).
+
+        ``rank_probabilities=False`` leaves the K x K rank probabilities out (a caller that stores them in
+        another form reads :attr:`rank_probabilities`: a million floats as Python lists at K = 1,000)."""
         return {
             "verdict_method": VERDICT_METHOD,
             "verdict_test": self.verdict_test,
@@ -408,7 +411,11 @@ class Board:
             "power": self.power,
             "max_t_critical_value": _json_float(self.max_t_critical_value),
             "rows": [r.as_dict() for r in self.rows],
-            "rank_probabilities": self.rank_probabilities.round(6).tolist(),
+            **(
+                {"rank_probabilities": self.rank_probabilities.round(6).tolist()}
+                if rank_probabilities
+                else {}
+            ),
             "signature": self.signature.as_dict(),
             "signature_text": str(self.signature),
         }

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.distribution import pack_rank_distribution
 from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
 from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.selectors import task_minority_count
@@ -268,7 +269,7 @@ PAIRWISE_MAX_ENTRIES = 60
 class BuiltBoard:
     rows: list[SnapshotRow]
     signature: BoardSignature
-    rank_distribution: list[list[float]]
+    rank_distribution: dict[str, Any] | list[list[float]]
     pairwise: dict[str, Any]
     robustness: dict[str, Any] = field(default_factory=dict)
 
@@ -366,7 +367,7 @@ def build_board(
     )
     # the verdict's own warning (a declined verdict says why: few clusters, few positives)
     edge_warnings += [board.verdict_warning] if board.verdict_warning else []
-    data = board.as_dict()
+    data = board.as_dict(rank_probabilities=False)  # packed below from the array, not from a list of lists
     by_key = {e.key: e for e in entries}
     order = [r["name"] for r in data["rows"]]
     rows = [_board_row(r, by_key[r["name"]], by_key) for r in data["rows"]]
@@ -399,7 +400,7 @@ def build_board(
     signature.update(_adjust_leader(rows, keys, values, theta, metric, challenge))
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
-    rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
+    rank_distribution = pack_rank_distribution(board.rank_probabilities.round(6))
 
     pairwise: dict[str, Any] = {}
     if len(entries) <= PAIRWISE_MAX_ENTRIES:
