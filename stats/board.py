@@ -353,6 +353,10 @@ class Board:
     verdict_test: str = BOOTSTRAP_MAX_T
     verdict_warning: str | None = None
     unit_scale: bool = field(repr=False, default=False)
+    #: In row order: the standard deviation (``ddof=1``) over the resamples of each entry's replicates minus
+    #: the leader's, of the replicates the board used (0 for the leader); ``stats.power.board_resolution``
+    #: takes them instead of computing them again (an O(B K) pass).
+    leader_difference_sd: FloatArray = field(repr=False, default_factory=lambda: np.zeros(0))
 
     def row(self, name: str) -> BoardRow:
         """The row of entry ``name``."""
@@ -769,6 +773,7 @@ def build_board(
         verdict_test=verdicts.decisions.test,
         verdict_warning=verdicts.decisions.warning,
         unit_scale=verdicts.decisions.unit_scale,
+        leader_difference_sd=leader_diffs.standard_error[order],
     )
 
 

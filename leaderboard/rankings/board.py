@@ -431,6 +431,12 @@ def build_board(
         higher_is_better=metric.higher_is_better,
         n_items=_n_items(entries) or task.n_items,
         alpha=float(data["alpha"]),
+        # the board's own standard deviations of the differences to the leader (the same numbers), unless
+        # runs made the board's replicates differ from the stored ones
+        leader_difference_sd=None
+        if any(r is not None for r in runs)
+        else dict(zip((r.name for r in board.rows), board.leader_difference_sd.tolist(), strict=True)),
+        leader=board.leader,
     )
     return BuiltBoard(
         rows=rows,
@@ -964,19 +970,35 @@ def build_resolution(
     higher_is_better: bool,
     n_items: int,
     alpha: float,
+    leader_difference_sd: Mapping[str, float] | None = None,
+    leader: str | None = None,
 ) -> dict[str, Any]:
     """The smallest difference the test set resolves at 80% power, before (from the number of items) and
     after (from the entries: each row's bootstrap standard error of its difference to the leader, and for a
     zero-one metric the measured discordance of the leader and the runner-up). Sets ``resolvable_gap`` on
-    every row but the leader's."""
+    every row but the leader's. ``leader_difference_sd`` (by key): the standard deviations of each entry's
+    replicates minus those of ``leader`` when the board has them (``stats.board.Board``), not computed
+    again."""
     out: dict[str, Any] = {"power": RESOLUTION_POWER, "alpha": alpha}
     if n_items:
         out["before"] = planned(n_items, metric=metric, alpha=alpha)
     if len(keys) < 2:
         return out
-    res = board_resolution(
-        values, theta, higher_is_better=higher_is_better, names=keys, alpha=alpha, power=RESOLUTION_POWER
-    )
+
+    def resolution(sd: Mapping[str, float] | None) -> Any:
+        return board_resolution(
+            values,
+            theta,
+            higher_is_better=higher_is_better,
+            names=keys,
+            alpha=alpha,
+            power=RESOLUTION_POWER,
+            leader_difference_sd=None if sd is None else [sd[k] for k in keys],
+        )
+
+    res = resolution(leader_difference_sd)
+    if leader_difference_sd is not None and res.leader != leader:  # differences to another entry: computed
+        res = resolution(None)
     gap = dict(zip(res.names, res.differences, strict=True))
     for row in rows:
         if row.get("key") != res.leader:
