@@ -733,11 +733,12 @@ def build_board(
     theta, test_set_sd = _run_replicates(iv)
     value_intervals = _value_intervals(iv, theta)
     leader_diffs = _leader_differences(iv, theta)
-    p, test_name = _pair_test(iv, leader_diffs)
+    counts = _leader_counts(iv)
+    p, test_name = _pair_test(iv, leader_diffs, counts)
     adjusted = _adjusted_p_values(iv, p)
     ranks, rd, sim = _rank_sets(iv, theta)
     verdicts = _verdict_stage(iv, _decisions(iv, sim, p), adjusted)
-    needed = _items_needed(iv, leader_diffs)
+    needed = _items_needed(iv, leader_diffs, counts)
     signature = _signature(iv, test_name, verdicts.decisions.test)
     rows = _rows(
         iv,
@@ -1104,13 +1105,28 @@ def _leader_differences(iv: _BoardInputs, theta: FloatArray) -> _LeaderDifferenc
     return _LeaderDifferences(point=diff_point, standard_error=diff_se, bootstrap_p=boot_p, rule=rule)
 
 
-def _pair_test(iv: _BoardInputs, diffs: _LeaderDifferences) -> tuple[FloatArray, str]:
+def _leader_counts(iv: _BoardInputs) -> Callable[[], npt.NDArray[np.int64]]:
+    """McNemar's discordant counts against the leader (:func:`_leader_discordant`), computed on first call
+    and kept: the pair test and the items needed both read them (an O(N K) pass over the item statistics)."""
+    kept: list[npt.NDArray[np.int64]] = []
+
+    def counts() -> npt.NDArray[np.int64]:
+        if not kept:
+            assert iv.stats_list is not None
+            kept.append(_leader_discordant(iv.stats_list, iv.leader))
+        return kept[0]
+
+    return counts
+
+
+def _pair_test(
+    iv: _BoardInputs, diffs: _LeaderDifferences, leader_counts: Callable[[], npt.NDArray[np.int64]]
+) -> tuple[FloatArray, str]:
     """The pair test of every entry against the observed leader (a column of its own, not the verdict):
     the p-values (1 for the leader) and the test's name."""
     leader = iv.leader
     if iv.test == "mcnemar":
-        assert iv.stats_list is not None
-        counts = _leader_discordant(iv.stats_list, leader)
+        counts = leader_counts()
         p, test_name = mcnemar_exact(counts[0], counts[1]), "mcnemar"
     elif iv.test == "randomization":
         assert iv.stats_list is not None and iv.finalize is not None
@@ -1350,7 +1366,9 @@ def _verdict_stage(iv: _BoardInputs, decisions: _Decisions, adjusted: FloatArray
     )
 
 
-def _items_needed(iv: _BoardInputs, diffs: _LeaderDifferences) -> list[int | None]:
+def _items_needed(
+    iv: _BoardInputs, diffs: _LeaderDifferences, leader_counts: Callable[[], npt.NDArray[np.int64]]
+) -> list[int | None]:
     """Test items needed to resolve each entry's gap to the leader (McNemar's for 0/1 items, else from the
     bootstrap standard error); ``None`` when the test-set size is unknown and for the leader."""
     needed: list[int | None] = [None] * iv.k
@@ -1358,7 +1376,7 @@ def _items_needed(iv: _BoardInputs, diffs: _LeaderDifferences) -> list[int | Non
         return needed
     others = _others(iv)
     if iv.zero_one and iv.stats_list is not None and not iv.grouped:
-        counts = _leader_discordant(iv.stats_list, iv.leader)
+        counts = leader_counts()
         for i in others.tolist():
             only_i, only_l = int(counts[0, i]), int(counts[1, i])
             needed[i] = items_needed_mcnemar(

@@ -422,8 +422,8 @@ def build_board(
         keys=keys,
         values=values,
         theta=theta,
-        correct=(
-            {k: np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in keys}
+        correct=(  # the leader's and the runner-up's items only: the measured resolution reads no other
+            {k: np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in (str(r.get("key")) for r in rows[:2])}
             if have_items and metric.zero_one
             else None
         ),
