@@ -19,8 +19,9 @@ nothing executes code when it is read), under the key ``board-state:<task>:<spli
 - else in ``DATA_DIR/board-state/`` (the embedded default: one host, its processes share the disk).
 
 A record larger than ``BOARD_STATE_MAX_BYTES`` is not stored (the rebuilds on other processes are then
-full). Sizes at B = 10,000: 2.6 MB at K = 200, 17.3 MB at K = 1,000 (measured; the 16-bit ranks are most of
-it); at K = 5,000 the ranks alone are 100 MB before compression.
+full). Stored uncompressed (zlib level 0; see :func:`save`). Sizes at B = 10,000: 24.2 MB at K = 1,000
+(measured; 2 B K bytes of 16-bit ranks and 4 K^2 of the Gram triangle are most of it), so about 4.2 MB at
+K = 200 and 200 MB at K = 5,000.
 Storing or reading a record that fails (Redis down, a full disk, a record of another format) is logged
 and costs a full rebuild: the state is a cache, the scores are the truth.
 """
