@@ -99,6 +99,22 @@ def stage_lines(procs: loadtest.Processes, names: list[str]) -> dict[int, dict[s
     return out
 
 
+def snapshot_bytes(task_id: int) -> dict[str, int]:
+    """The latest snapshot's JSON columns: their text length and what PostgreSQL stores (TOAST)."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT octet_length(rows::text), octet_length(rank_distribution::text), pg_column_size(rows), "
+            "pg_column_size(rank_distribution) FROM rankings_boardsnapshot WHERE task_id = %s "
+            "ORDER BY sequence DESC LIMIT 1",
+            [task_id],
+        )
+        row = cur.fetchone()
+    names = ("rows_json", "rank_distribution_json", "rows_stored", "rank_distribution_stored")
+    return dict(zip(names, row or (), strict=False))
+
+
 def task_seconds(procs: loadtest.Processes, names: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for worker in names:
@@ -283,6 +299,7 @@ def one_size(args: argparse.Namespace, k: int) -> dict[str, Any]:  # noqa: C901 
                 name: {"count": len(v), "median_s": round(statistics.median(v), 3), "max_s": round(max(v), 3)}
                 for name, v in task_seconds(procs, names).items()
             }
+            out["snapshot_bytes"] = snapshot_bytes(task_id)
             for proc in started:  # the next mode's workers start from nothing kept in memory
                 proc.terminate()
                 proc.wait(timeout=60)
@@ -355,6 +372,8 @@ def mode_table(mode: str, result: dict[str, Any]) -> str:
     stages.append(("rest: rebuild queue, cache invalidation, API read", med_total - accounted))
     for name, v in stages:
         lines.append(f"  {name:<50} {v:7.3f}  {v / med_total * 100:5.1f}%")
+    if result.get("snapshot_bytes"):
+        lines.append(f"  latest snapshot's JSON columns (bytes): {result['snapshot_bytes']}")
     for name, s in sorted(result.get("worker_tasks", {}).items()):
         lines.append(f"  worker task {name}: {s['count']} runs, median {s['median_s']} s, max {s['max_s']} s")
     return "\n".join(lines)

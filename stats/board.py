@@ -353,6 +353,10 @@ class Board:
     verdict_test: str = BOOTSTRAP_MAX_T
     verdict_warning: str | None = None
     unit_scale: bool = field(repr=False, default=False)
+    #: In row order: the standard deviation (``ddof=1``) over the resamples of each entry's replicates minus
+    #: the leader's, of the replicates the board used (0 for the leader); ``stats.power.board_resolution``
+    #: takes them instead of computing them again (an O(B K) pass).
+    leader_difference_sd: FloatArray = field(repr=False, default_factory=lambda: np.zeros(0))
 
     def row(self, name: str) -> BoardRow:
         """The row of entry ``name``."""
@@ -389,8 +393,11 @@ class Board:
             return np.ones_like(self.pair_standard_errors)
         return self.pair_standard_errors
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (what a snapshot stores and the API returns)."""
+    def as_dict(self, *, rank_probabilities: bool = True) -> dict[str, Any]:
+        """A JSON-ready dictionary (what a snapshot stores and the API returns).
+
+        ``rank_probabilities=False`` leaves the K x K rank probabilities out (a caller that stores them in
+        another form reads :attr:`rank_probabilities`: a million floats as Python lists at K = 1,000)."""
         return {
             "verdict_method": VERDICT_METHOD,
             "verdict_test": self.verdict_test,
@@ -408,7 +415,11 @@ class Board:
             "power": self.power,
             "max_t_critical_value": _json_float(self.max_t_critical_value),
             "rows": [r.as_dict() for r in self.rows],
-            "rank_probabilities": self.rank_probabilities.round(6).tolist(),
+            **(
+                {"rank_probabilities": self.rank_probabilities.round(6).tolist()}
+                if rank_probabilities
+                else {}
+            ),
             "signature": self.signature.as_dict(),
             "signature_text": str(self.signature),
         }
@@ -722,11 +733,12 @@ def build_board(
     theta, test_set_sd = _run_replicates(iv)
     value_intervals = _value_intervals(iv, theta)
     leader_diffs = _leader_differences(iv, theta)
-    p, test_name = _pair_test(iv, leader_diffs)
+    counts = _leader_counts(iv)
+    p, test_name = _pair_test(iv, leader_diffs, counts)
     adjusted = _adjusted_p_values(iv, p)
     ranks, rd, sim = _rank_sets(iv, theta)
     verdicts = _verdict_stage(iv, _decisions(iv, sim, p), adjusted)
-    needed = _items_needed(iv, leader_diffs)
+    needed = _items_needed(iv, leader_diffs, counts)
     signature = _signature(iv, test_name, verdicts.decisions.test)
     rows = _rows(
         iv,
@@ -762,6 +774,7 @@ def build_board(
         verdict_test=verdicts.decisions.test,
         verdict_warning=verdicts.decisions.warning,
         unit_scale=verdicts.decisions.unit_scale,
+        leader_difference_sd=leader_diffs.standard_error[order],
     )
 
 
@@ -1092,13 +1105,28 @@ def _leader_differences(iv: _BoardInputs, theta: FloatArray) -> _LeaderDifferenc
     return _LeaderDifferences(point=diff_point, standard_error=diff_se, bootstrap_p=boot_p, rule=rule)
 
 
-def _pair_test(iv: _BoardInputs, diffs: _LeaderDifferences) -> tuple[FloatArray, str]:
+def _leader_counts(iv: _BoardInputs) -> Callable[[], npt.NDArray[np.int64]]:
+    """McNemar's discordant counts against the leader (:func:`_leader_discordant`), computed on first call
+    and kept: the pair test and the items needed both read them (an O(N K) pass over the item statistics)."""
+    kept: list[npt.NDArray[np.int64]] = []
+
+    def counts() -> npt.NDArray[np.int64]:
+        if not kept:
+            assert iv.stats_list is not None
+            kept.append(_leader_discordant(iv.stats_list, iv.leader))
+        return kept[0]
+
+    return counts
+
+
+def _pair_test(
+    iv: _BoardInputs, diffs: _LeaderDifferences, leader_counts: Callable[[], npt.NDArray[np.int64]]
+) -> tuple[FloatArray, str]:
     """The pair test of every entry against the observed leader (a column of its own, not the verdict):
     the p-values (1 for the leader) and the test's name."""
     leader = iv.leader
     if iv.test == "mcnemar":
-        assert iv.stats_list is not None
-        counts = _leader_discordant(iv.stats_list, leader)
+        counts = leader_counts()
         p, test_name = mcnemar_exact(counts[0], counts[1]), "mcnemar"
     elif iv.test == "randomization":
         assert iv.stats_list is not None and iv.finalize is not None
@@ -1338,7 +1366,9 @@ def _verdict_stage(iv: _BoardInputs, decisions: _Decisions, adjusted: FloatArray
     )
 
 
-def _items_needed(iv: _BoardInputs, diffs: _LeaderDifferences) -> list[int | None]:
+def _items_needed(
+    iv: _BoardInputs, diffs: _LeaderDifferences, leader_counts: Callable[[], npt.NDArray[np.int64]]
+) -> list[int | None]:
     """Test items needed to resolve each entry's gap to the leader (McNemar's for 0/1 items, else from the
     bootstrap standard error); ``None`` when the test-set size is unknown and for the leader."""
     needed: list[int | None] = [None] * iv.k
@@ -1346,7 +1376,7 @@ def _items_needed(iv: _BoardInputs, diffs: _LeaderDifferences) -> list[int | Non
         return needed
     others = _others(iv)
     if iv.zero_one and iv.stats_list is not None and not iv.grouped:
-        counts = _leader_discordant(iv.stats_list, iv.leader)
+        counts = leader_counts()
         for i in others.tolist():
             only_i, only_l = int(counts[0, i]), int(counts[1, i])
             needed[i] = items_needed_mcnemar(

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 import stats
 from leaderboard.core.exceptions import ApplicationError
+from leaderboard.rankings.distribution import pack_rank_distribution
 from leaderboard.scoring.engine import metric_higher_is_better, task_metric_labels
 from leaderboard.scoring.kinds import get_kind
 from leaderboard.scoring.selectors import task_minority_count
@@ -276,7 +277,7 @@ PAIRWISE_MAX_ENTRIES = 60
 class BuiltBoard:
     rows: list[SnapshotRow]
     signature: BoardSignature
-    rank_distribution: list[list[float]]
+    rank_distribution: dict[str, Any] | list[list[float]]
     pairwise: dict[str, Any]
     robustness: dict[str, Any] = field(default_factory=dict)
 
@@ -374,7 +375,7 @@ def build_board(
     )
     # the verdict's own warning (a declined verdict says why: few clusters, few positives)
     edge_warnings += [board.verdict_warning] if board.verdict_warning else []
-    data = board.as_dict()
+    data = board.as_dict(rank_probabilities=False)  # packed below from the array, not from a list of lists
     by_key = {e.key: e for e in entries}
     order = [r["name"] for r in data["rows"]]
     rows = [_board_row(r, by_key[r["name"]], by_key) for r in data["rows"]]
@@ -410,7 +411,7 @@ def build_board(
         signature["secondary_metrics"] = secondary
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
-    rank_distribution = np.asarray(data["rank_probabilities"]).tolist()
+    rank_distribution = pack_rank_distribution(board.rank_probabilities.round(6))
 
     pairwise: dict[str, Any] = {}
     if len(entries) <= PAIRWISE_MAX_ENTRIES:
@@ -432,8 +433,8 @@ def build_board(
         keys=keys,
         values=values,
         theta=theta,
-        correct=(
-            {k: np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in keys}
+        correct=(  # the leader's and the runner-up's items only: the measured resolution reads no other
+            {k: np.asarray(item_stats[index[k]])[:, 0] > 0.5 for k in (str(r.get("key")) for r in rows[:2])}
             if have_items and metric.zero_one
             else None
         ),
@@ -441,6 +442,12 @@ def build_board(
         higher_is_better=metric.higher_is_better,
         n_items=_n_items(entries) or task.n_items,
         alpha=float(data["alpha"]),
+        # the board's own standard deviations of the differences to the leader (the same numbers), unless
+        # runs made the board's replicates differ from the stored ones
+        leader_difference_sd=None
+        if any(r is not None for r in runs)
+        else dict(zip((r.name for r in board.rows), board.leader_difference_sd.tolist(), strict=True)),
+        leader=board.leader,
     )
     return BuiltBoard(
         rows=rows,
@@ -1076,19 +1083,35 @@ def build_resolution(
     higher_is_better: bool,
     n_items: int,
     alpha: float,
+    leader_difference_sd: Mapping[str, float] | None = None,
+    leader: str | None = None,
 ) -> dict[str, Any]:
     """The smallest difference the test set resolves at 80% power, before (from the number of items) and
     after (from the entries: each row's bootstrap standard error of its difference to the leader, and for a
     zero-one metric the measured discordance of the leader and the runner-up). Sets ``resolvable_gap`` on
-    every row but the leader's."""
+    every row but the leader's. ``leader_difference_sd`` (by key): the standard deviations of each entry's
+    replicates minus those of ``leader`` when the board has them (``stats.board.Board``), not computed
+    again."""
     out: dict[str, Any] = {"power": RESOLUTION_POWER, "alpha": alpha}
     if n_items:
         out["before"] = planned(n_items, metric=metric, alpha=alpha)
     if len(keys) < 2:
         return out
-    res = board_resolution(
-        values, theta, higher_is_better=higher_is_better, names=keys, alpha=alpha, power=RESOLUTION_POWER
-    )
+
+    def resolution(sd: Mapping[str, float] | None) -> Any:
+        return board_resolution(
+            values,
+            theta,
+            higher_is_better=higher_is_better,
+            names=keys,
+            alpha=alpha,
+            power=RESOLUTION_POWER,
+            leader_difference_sd=None if sd is None else [sd[k] for k in keys],
+        )
+
+    res = resolution(leader_difference_sd)
+    if leader_difference_sd is not None and res.leader != leader:  # differences to another entry: computed
+        res = resolution(None)
     gap = dict(zip(res.names, res.differences, strict=True))
     for row in rows:
         if row.get("key") != res.leader:

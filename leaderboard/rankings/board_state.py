@@ -19,8 +19,9 @@ nothing executes code when it is read), under the key ``board-state:<task>:<spli
 - else in ``DATA_DIR/board-state/`` (the embedded default: one host, its processes share the disk).
 
 A record larger than ``BOARD_STATE_MAX_BYTES`` is not stored (the rebuilds on other processes are then
-full). Sizes at B = 10,000: 2.6 MB at K = 200, 17.3 MB at K = 1,000 (measured; the 16-bit ranks are most of
-it); at K = 5,000 the ranks alone are 100 MB before compression.
+full). Stored uncompressed (zlib level 0; see :func:`save`). Sizes at B = 10,000: 24.2 MB at K = 1,000
+(measured; 2 B K bytes of 16-bit ranks and 4 K^2 of the Gram triangle are most of it), so about 4.2 MB at
+K = 200 and 200 MB at K = 5,000.
 Storing or reading a record that fails (Redis down, a full disk, a record of another format) is logged
 and costs a full rebuild: the state is a cache, the scores are the truth.
 """
@@ -77,7 +78,10 @@ def save(*, task_id: int, split: str, meta: dict[str, Any], board: BoardCache) -
         exported = board.export()
         if exported is None:
             return 0
-        data = state_codec.dumps({"format": FORMAT, "meta": meta, "board": exported})
+        # stored, not compressed (zlib level 0): the 16-bit ranks hardly compress (17.7 MB at level 1 against
+        # about 25 MB), and level 1 cost 0.57 s of CPU per save at K = 1,000 (most of the save), during which
+        # the worker that built the board takes no other task
+        data = state_codec.dumps({"format": FORMAT, "meta": meta, "board": exported}, level=0)
         if len(data) > settings.BOARD_STATE_MAX_BYTES:
             logger.info(
                 "board %s/%s: state of %.0f MB not shared (limit %.0f MB)",

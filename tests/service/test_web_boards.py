@@ -12,6 +12,7 @@ import pytest
 from django.urls import reverse
 
 from leaderboard.challenges.models import Visibility
+from leaderboard.rankings.distribution import unpack_rank_distribution
 from leaderboard.rankings.models import BoardSnapshot
 from tests.service import web_support as ws
 
@@ -178,7 +179,7 @@ def test_rank_distribution_plot_and_table(client, board: ws.Board) -> None:
     html = response.content.decode()
     assert response.status_code == 200
     assert '<svg viewBox="0 0' in html and 'role="img"' in html
-    share = snap.rank_distribution[0][0]
+    share = unpack_rank_distribution(snap.rank_distribution)[0][0]
     assert f"alpha: rank 1 in {round(share * 100):.0f}% of resamples" in html
     assert "<caption>Share of bootstrap resamples per rank</caption>" in html
 
@@ -194,7 +195,8 @@ def test_rank_distribution_rows_follow_the_board(client, django_capture_on_commi
     snap = BoardSnapshot.objects.filter(task=t, split="public").latest("sequence")
     assert [r["name"] for r in snap.rows] == ["best", "middle", "worst"]
     # Each entry is far from the others: its row of the distribution puts (almost) all mass on its rank.
-    assert [max(range(3), key=lambda j: row[j]) for row in snap.rank_distribution] == [0, 1, 2]
+    shares = unpack_rank_distribution(snap.rank_distribution)
+    assert [max(range(3), key=lambda j: row[j]) for row in shares] == [0, 1, 2]
     html = client.get(reverse("ranks", args=[c.slug, t.slug])).content.decode()
     assert "best: rank 1 in 100% of resamples" in html
 

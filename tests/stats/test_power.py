@@ -90,6 +90,32 @@ def test_board_resolution_from_bootstrap_standard_errors() -> None:
     json.dumps(br.as_dict(), allow_nan=False)
 
 
+@pytest.mark.parametrize("higher", [True, False])
+def test_board_resolution_from_the_boards_own_standard_deviations_is_the_same_to_the_bit(
+    higher: bool,
+) -> None:
+    # issue 24: the service passes stats.board's standard deviations of the differences to the leader (computed
+    # in blocks of columns) instead of computing them again; K > 64 so the board's blocks are several
+    from stats.board import build_board
+
+    rng = np.random.default_rng(7)
+    k, b = 150, 2000
+    values = rng.uniform(0.6, 0.8, k).round(3)
+    values[5] = values.max() if higher else values.min()  # a tie for the lead: the name decides
+    reps = values + rng.normal(0, 0.01, (b, k))
+    names = [f"e{j:03d}" for j in range(k)]
+    board = build_board(
+        names=names, values=values, replicates=reps, higher_is_better=higher, metric_name="accuracy", seed=1
+    )
+    sd = dict(zip((r.name for r in board.rows), board.leader_difference_sd.tolist(), strict=True))
+    given = board_resolution(
+        values, reps, higher_is_better=higher, names=names, leader_difference_sd=[sd[n] for n in names]
+    )
+    computed = board_resolution(values, reps, higher_is_better=higher, names=names)
+    assert given.leader == computed.leader == board.leader
+    assert given == computed
+
+
 @pytest.mark.slow
 def test_planned_size_gives_the_stated_power_for_a_bootstrap_metric() -> None:
     # docs/comparisons.md ("What a test set resolves"): python -m tests.benchmarks.simulate_power --runs 400.

@@ -276,12 +276,14 @@ _DISTRIBUTIONS_LOCK = threading.Lock()
 def _rank_distribution(snapshot: BoardSnapshot) -> Any:
     import numpy as np
 
+    from leaderboard.rankings.distribution import unpack_rank_distribution
+
     key = (snapshot.pk, snapshot.created_at.isoformat())
     with _DISTRIBUTIONS_LOCK:
         if key in _DISTRIBUTIONS:
             _DISTRIBUTIONS.move_to_end(key)
             return _DISTRIBUTIONS[key]
-    matrix = np.asarray(snapshot.rank_distribution or [], dtype=np.float32)
+    matrix = unpack_rank_distribution(snapshot.rank_distribution).astype(np.float32)
     with _DISTRIBUTIONS_LOCK:
         _DISTRIBUTIONS[key] = matrix
         while len(_DISTRIBUTIONS) > _DISTRIBUTIONS_KEPT:
