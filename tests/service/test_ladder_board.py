@@ -246,9 +246,11 @@ def test_the_ladder_releases_a_new_score_only_above_the_step_and_says_why(board)
         "(a fixed step of 0.05), so the board shows your previous score, 0.700."
     )
     rows = client_for(None).get("/api/challenges/lad/leaderboard/").json()["rows"]
-    assert [(r["team"], r["value"], r["rank"], r["name"]) for r in rows] == [
-        ("alice", 0.7, 1, "first"),
-        ("bob", 0.6, 2, "bob"),
+    # the row names alice's counted entry under the default "latest" rule, "second" (issue 22, A9), and
+    # says the value is first's: the Ladder's release, not second's unreleased score
+    assert [(r["team"], r["value"], r["rank"], r["name"], r["shown_from"]) for r in rows] == [
+        ("alice", 0.7, 1, "second", "first"),
+        ("bob", 0.6, 2, "bob", None),
     ]
     assert all(set(r) == set(LADDER_COLUMNS) for r in rows)  # no interval, difference, p-value, rank set
 
