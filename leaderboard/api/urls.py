@@ -15,6 +15,7 @@ urlpatterns = [
     path("auth/register/", views.RegisterView.as_view(), name="register"),
     path("notices/", views.NoticeListView.as_view(), name="notice-list"),
     path("notices/read/", views.NoticeReadView.as_view(), name="notice-read"),
+    path("notices/preferences/", views.NoticePreferenceView.as_view(), name="notice-preferences"),
     path("plan/", PlanView.as_view(), name="plan"),
     path("challenges/", views.ChallengeListView.as_view(), name="challenge-list"),
     path("challenges/<slug:slug>/", views.ChallengeDetailView.as_view(), name="challenge-detail"),

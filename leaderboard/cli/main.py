@@ -856,11 +856,25 @@ def cancel(ctx: click.Context, submission_id: int) -> None:
 @click.option("--all", "everything", is_flag=True, help="Also the notices already read.")
 @click.option("--mark-read", is_flag=True, help="Mark the notices shown as read.")
 @click.option("--format", "output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--email", type=click.Choice(["on", "off"]), help="Turn notices by e-mail on or off.")
+@click.option(
+    "--site", type=click.Choice(["on", "off"]), help="Turn notices on the site (and here) on or off."
+)
 @click.pass_context
-def notices(ctx: click.Context, everything: bool, mark_read: bool, output: str) -> None:
-    """Your notices (unread ones; --all for every one): a submission scored or failed, a board revealed."""
+def notices(
+    ctx: click.Context, everything: bool, mark_read: bool, output: str, email: str | None, site: str | None
+) -> None:
+    """Your notices (unread ones; --all for every one): a submission scored or failed, a board revealed.
+    --email / --site on|off set how you get them (the account page's opt-outs), then print the setting."""
     api = api_of(ctx)
     api.require_token()
+    if email or site:
+        now = api.json("GET", "/api/notices/preferences/")
+        wanted = {k: (v == "on") if v else now[k] for k, v in (("email", email), ("site", site))}
+        now = api.json("PUT", "/api/notices/preferences/", json=wanted)
+        said = ", ".join(n for n, on in (("by e-mail", now["email"]), ("on the site", now["site"])) if on)
+        click.echo(f"Notices saved: {said or 'none'}.")
+        return
     items = _all_pages(api, "/api/notices/", {} if everything else {"unread": "true"})
     if output == "json":
         click.echo(json.dumps(items, indent=2))

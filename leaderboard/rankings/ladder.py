@@ -164,7 +164,7 @@ def released_rows(task: Task) -> list[dict[str, Any]]:
         .values_list("entry_key", "shown", "shown_submission_id")
     ):
         latest[key] = (float(value or 0.0), shown_id)
-    named = _selected_entries(task)  # team key -> the submission the team selected, under "selected"
+    named = _counted_entries(task)  # team key -> the team's counted entry (not under "best")
     subs = Submission.objects.select_related("team").in_bulk(
         [sid for _, sid in latest.values() if sid] + list(named.values())
     )
@@ -193,20 +193,30 @@ def released_rows(task: Task) -> list[dict[str, Any]]:
     return rows
 
 
-def _selected_entries(task: Task) -> dict[str, int]:
-    """Under the "selected" entry rule, each team's selected submission scored on this task (by entry key):
-    the entry the row names (issue 22, A9). The value stays the Ladder's release: the selection is the team's
-    own choice and says nothing of a score the Ladder did not release."""
-    if task.challenge.entry_selection != EntrySelection.SELECTED:
+def _counted_entries(task: Task) -> dict[str, int]:
+    """Each team's counted entry on this task (by entry key), the entry the row names (issue 22, A9): under
+    the "selected" rule the submission the team selected, under "latest" (and for a team that selected
+    nothing) its latest scored submission, as the exact board counts them (``rankings.services``). The
+    value stays the Ladder's release: which entry counts says nothing of a score the Ladder did not
+    release. Under "best" the row names the submission whose score is shown: the team's best exact score
+    is not released, so naming another submission would tell that it scored higher."""
+    if task.challenge.entry_selection == EntrySelection.BEST:
         return {}
-    return {
-        f"team:{team_id}": submission_id
-        for team_id, submission_id in Score.objects.filter(
+    selected = task.challenge.entry_selection == EntrySelection.SELECTED
+    latest: dict[str, int] = {}
+    chosen: dict[str, int] = {}
+    for team_id, submission_id, is_selected in (
+        Score.objects.filter(
             task=task,
             split=Split.PUBLIC,
             truth_version=task.truth_version,
-            submission__selected=True,
             submission__is_baseline=False,
             submission__status=Status.SCORED,
-        ).values_list("submission__team_id", "submission_id")
-    }
+        )
+        .order_by("submission__created_at", "submission_id")
+        .values_list("submission__team_id", "submission_id", "submission__selected")
+    ):
+        latest[f"team:{team_id}"] = submission_id
+        if selected and is_selected:
+            chosen[f"team:{team_id}"] = submission_id
+    return {key: chosen.get(key, submission_id) for key, submission_id in latest.items()}

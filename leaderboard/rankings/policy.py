@@ -61,6 +61,7 @@ from leaderboard.rankings.precision import (
     public_signature,
     public_summary,
     round_to,
+    shown_pairwise,
     task_decimals,
 )
 from leaderboard.scoring.models import Split
@@ -126,11 +127,13 @@ class BoardMode:
         return board_csv(rows, task_decimals(view.task))
 
     def exact_pairwise(self, view: ReaderView, stored: Mapping[str, Any], rows: list[Any]) -> dict[str, Any]:
-        if view.organizer:
-            return dict(stored)
+        decimals = task_decimals(view.task)
         if view.tied:
-            return participant_pairwise(stored, rows, task_decimals(view.task))
-        return public_pairwise(stored, task_decimals(view.task))
+            return participant_pairwise(stored, rows, decimals)
+        # the difference of two entries is that of their values as the page shows them (issue 22, P1);
+        # organizers keep the counts of discordant items and the exact p-values
+        shown = shown_pairwise(stored, rows, decimals)
+        return shown if view.organizer else public_pairwise(shown, decimals)
 
     def exact_distribution(self, view: ReaderView, matrix: Any, rows: list[Any]) -> list[list[float]]:
         if view.tied:

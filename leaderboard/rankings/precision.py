@@ -148,8 +148,49 @@ def shown_differences(row: Mapping[str, Any], shown: Mapping[Any, Any]) -> Mappi
     return out
 
 
+def shown_pairwise(
+    pairwise: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], decimals: int
+) -> dict[str, Any]:
+    """The pairwise table with :func:`shown_differences`' rule (issue 22, P1, the pairwise page): the
+    difference of entries ``i`` and ``j`` is the shown value of ``i`` minus the shown value of ``j`` (the
+    two values printed above it on the page), its interval widened to cover it, except across zero on a
+    significant pair. ``rows``: the stored board, in the table's order. Nothing else changes (an organizer's
+    table keeps its counts and exact p-values); a table that does not match the rows is returned as it is.
+    """
+    names = pairwise.get("names")
+    if not isinstance(names, list) or len(names) != len(rows):
+        return dict(pairwise)
+    shown = [round_to(r.get("value"), decimals) for r in rows]
+    return _cover_table(pairwise, shown)
+
+
+def _cover_table(pairwise: Mapping[str, Any], shown: Sequence[Any]) -> dict[str, Any]:
+    out = dict(pairwise)
+    if not isinstance(pairwise.get("difference"), list):
+        return out
+    tables = {
+        k: [list(line) for line in pairwise[k]]
+        for k in ("difference", "low", "high")
+        if isinstance(pairwise.get(k), list)
+    }
+    significant = pairwise.get("significant")
+    for i, j in ((i, j) for i in range(len(shown)) for j in range(len(shown)) if i != j):
+        diff = _shown_diff(shown[i], shown[j])
+        if diff is None:
+            continue
+        tables["difference"][i][j] = diff
+        if diff == 0 and isinstance(significant, list) and bool(significant[i][j]):
+            continue  # a decided pair: its bounds are not pulled across zero
+        cell = {f"diff_{k}": tables[k][i][j] for k in ("low", "high") if k in tables}
+        for key, bound in _covering(cell, diff).items():
+            tables[key.removeprefix("diff_")][i][j] = bound
+    out.update(tables)
+    return out
+
+
 def public_pairwise(pairwise: Mapping[str, Any], decimals: int) -> dict[str, Any]:
-    """The stored pairwise table as a participant sees it."""
+    """The stored pairwise table as a participant sees it (its differences those of the shown values once
+    :func:`shown_pairwise` has been applied)."""
     out = {k: v for k, v in pairwise.items() if k not in PAIRWISE_HIDDEN}
     for key, places in (
         ("difference", decimals),
@@ -393,7 +434,7 @@ def participant_pairwise(
             [_block_cell(key, table, blocks[(group_of[i], group_of[j])], i, j, shown) for j in order]
             for i in order
         ]
-    return public_pairwise(out, decimals)
+    return public_pairwise(_cover_table(out, [shown[i] for i in order]), decimals)
 
 
 def _pairs(g: list[int], h: list[int]) -> list[tuple[int, int]]:

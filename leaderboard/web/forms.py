@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import UserCreationForm, UsernameField
 from django.core.files.uploadedfile import UploadedFile
+from django.utils import timezone
 
 from leaderboard.accounts.models import User
 from leaderboard.challenges.models import Challenge, Task
@@ -205,6 +206,9 @@ class ChallengeForm(forms.Form):
             )
         )
         self.order_fields(self.FIELD_ORDER)
+        if editing is None:  # a new challenge starts now unless the organizer says otherwise (issue 22, A10),
+            # as it does from the API and ``lb create-challenge`` without --start
+            self.fields["start"].initial = timezone.now().replace(second=0, microsecond=0)
         if editing is not None:
             del self.fields["slug"]
             if editing.submissions.exists():

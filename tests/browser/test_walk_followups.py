@@ -110,3 +110,50 @@ def test_the_account_pages_cli_lines_are_a_focusable_scroll_region_at_both_width
         page.screenshot(path=str(ARTIFACTS / f"walk-account-{width}.png"), full_page=True)
         assert_accessible(page, f"account page at {width} px")
         context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_organizers_pairwise_page_shows_the_difference_of_the_values_it_shows_at_both_widths(
+    browser: Any,  # noqa: F811
+    live_server: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The left item of issue 22, P1: the organizer's pairwise page printed the rounded exact difference
+    (here 14/300 - 20/300 wrong: 0.00667, "+0.007") under the shown values 0.933 and 0.927 (0.006)."""
+    from tests.service import web_support as ws
+
+    organizer = ws.user("olga")
+    c = ws.challenge(organizer)
+    with django_capture_on_commit_callbacks(execute=True):
+        task = ws.task(c, n=300)
+    task.decimals = 3
+    task.save(update_fields=["decimals"])
+    ids = {}
+    for name, wrong in (("knn-3", 20), ("svm-rbf", 22), ("random-forest", 40)):
+        with django_capture_on_commit_callbacks(execute=True):
+            ids[name] = ws.submit(c, ws.user(name.replace("-", "")), name, wrong=wrong, n=300).pk
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for width, height in SIZES:
+        context = _logged_in(browser, live_server, organizer, {"width": width, "height": height})
+        page = context.new_page()
+        page.goto(f"{live_server.url}/c/{c.slug}/t/main/pairwise/?a={ids['knn-3']}&b={ids['svm-rbf']}")
+        rows = page.locator("table.board tbody tr")
+        shown = {
+            rows.nth(i).locator("th .name").inner_text().strip(): _number(
+                rows.nth(i).locator("td.value").inner_text()
+            )
+            for i in range(rows.count())
+        }
+        assert shown == {"knn-3": 0.933, "svm-rbf": 0.927}, shown
+        answer = page.locator("#pair-board-verdict")
+        difference = answer.locator("dt:has-text('Difference') + dd").inner_text()
+        assert _number(difference) == pytest.approx(0.006), difference  # was +0.007
+        low, high = (
+            _number(t) for t in answer.locator("dt:has-text('interval') + dd").inner_text().split(",")
+        )
+        assert low <= 0.006 <= high
+        assert "at the board's 3 decimals" in page.locator("#pair-precision").inner_text()
+        page.screenshot(path=str(ARTIFACTS / f"walk-pairwise-organizer-{width}.png"), full_page=True)
+        assert_accessible(page, f"organizer's pairwise page at {width} px")
+        context.close()

@@ -210,6 +210,19 @@ def test_a_participant_submits_runs_lists_selects_cancels_and_reads_notices(env,
     assert lb("notices").output.strip() == "No unread notices."
     assert f"Submission #{second.pk} scored" in lb("notices", "--all").output
 
+    # the account page's opt-outs, from the command line (issue 22: the CLI does what the site does)
+    from leaderboard.notifications.services import preference_of
+
+    r = lb("notices", "--email", "off")
+    assert r.exit_code == 0 and "Notices saved: on the site." in r.output, r.output
+    alice = User.objects.get(username="alice")
+    assert (preference_of(alice).email, preference_of(alice).site) == (False, True)
+    r = lb("notices", "--site", "off")
+    assert r.exit_code == 0 and "Notices saved: none." in r.output, r.output
+    assert (preference_of(alice).email, preference_of(alice).site) == (False, False)
+    r = lb("notices", "--email", "on", "--site", "on")
+    assert "Notices saved: by e-mail, on the site." in r.output, r.output
+
 
 def test_teams_and_approved_participation_from_the_command_line(env, monkeypatch) -> None:
     from tests.service.factories import user

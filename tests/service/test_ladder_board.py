@@ -246,9 +246,11 @@ def test_the_ladder_releases_a_new_score_only_above_the_step_and_says_why(board)
         "(a fixed step of 0.05), so the board shows your previous score, 0.700."
     )
     rows = client_for(None).get("/api/challenges/lad/leaderboard/").json()["rows"]
-    assert [(r["team"], r["value"], r["rank"], r["name"]) for r in rows] == [
-        ("alice", 0.7, 1, "first"),
-        ("bob", 0.6, 2, "bob"),
+    # the row names alice's counted entry under the default "latest" rule, "second" (issue 22, A9), and
+    # says the value is first's: the Ladder's release, not second's unreleased score
+    assert [(r["team"], r["value"], r["rank"], r["name"], r["shown_from"]) for r in rows] == [
+        ("alice", 0.7, 1, "second", "first"),
+        ("bob", 0.6, 2, "bob", None),
     ]
     assert all(set(r) == set(LADDER_COLUMNS) for r in rows)  # no interval, difference, p-value, rank set
 
@@ -513,3 +515,26 @@ def test_the_ladder_row_names_the_entry_the_team_selected(transactional_db) -> N
     assert (csv_row["name"], csv_row["shown_from"]) == ("second", "first")
     for text in (page, json.dumps(api), csv_text):
         assert not _leaks(text, hidden), _leaks(text, hidden)
+
+
+@pytest.mark.parametrize("rule", ["latest", "selected", "best"])
+def test_the_ladder_row_names_the_counted_entry_under_every_rule(transactional_db, rule: str) -> None:
+    """A9 under the other rules: the row names the entry the exact board counts (under "latest", and under
+    "selected" for a team that selected nothing: its latest scored submission), with ``shown_from`` naming
+    the submission whose released score the value is. Under "best" the row names the released submission:
+    the team's best exact score was not released, and naming its submission would tell that it is higher."""
+    _organizer, task, (ids, labels, split) = _ladder_task("ladder", ladder_eta=ETA)
+    task.challenge.entry_selection = rule
+    task.challenge.save(update_fields=["entry_selection"])
+    alice = user("alice")
+    first = _submit(alice, _file(ids, labels, split, 140, 150), "first")  # 0.6897: shown as 0.70
+    second = _submit(alice, _file(ids, labels, split, 146, 120), "second")  # 0.7192: not released
+    (row,) = client_for(user("bob")).get("/api/challenges/lad/leaderboard/").json()["rows"]
+    if rule == "best":
+        assert (row["name"], row["submission_id"], row["shown_from"]) == ("first", first, None)
+    else:  # the exact board counts "second"; the value is still first's released 0.70
+        assert (row["name"], row["submission_id"], row["shown_from"]) == ("second", second, "first")
+    assert row["value"] == 0.7
+    counted = BoardSnapshot.objects.filter(task=task, split="public").latest("sequence").rows
+    if rule != "best":
+        assert [r["submission_id"] for r in counted] == [second]  # the same entry as the exact board's

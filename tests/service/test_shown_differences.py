@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -18,7 +19,13 @@ from django.urls import reverse
 from leaderboard.rankings.precision import participant_rows, public_rows, round_to
 from tests.service import web_support as ws
 
-LEADER = {"key": "team:1", "name": "knn-3", "value": 0.98776, "diff": None, "verdict": "could be the best"}
+LEADER: dict[str, Any] = {
+    "key": "team:1",
+    "name": "knn-3",
+    "value": 0.98776,
+    "diff": None,
+    "verdict": "could be the best",
+}
 
 
 def _row(key: str, name: str, value: float, low: float, high: float, verdict: str) -> dict:
@@ -93,3 +100,55 @@ def test_participants_before_the_reveal_read_the_same_rule() -> None:
     forest = _row("team:2", "random-forest", 0.97329, -0.0201, -0.0143, "worse than the best")
     (_, row) = participant_rows([dict(LEADER, diff=0.0), forest], 3)
     assert row["diff"] == -0.015
+
+
+def _walk_pair(board: ws.Board) -> list[dict]:
+    """The walk's two values on the board of ``make_board``: the leader 0.98776 and the runner-up 0.97329 at
+    3 decimals (shown 0.988 and 0.973), their exact difference -0.01447 (rounded: -0.014)."""
+    from leaderboard.rankings.models import BoardSnapshot
+
+    board.task.decimals = 3
+    board.task.save(update_fields=["decimals"])
+    snap = BoardSnapshot.objects.filter(task=board.task, split="public").latest("sequence")
+    rows, pairwise = snap.rows, snap.pairwise
+    rows[0]["value"], rows[1]["value"] = 0.98776, 0.97329
+    rows[1]["diff"], rows[1]["diff_low"], rows[1]["diff_high"] = -0.01447, -0.0201, -0.0143
+    pairwise["difference"][1][0], pairwise["difference"][0][1] = -0.01447, 0.01447
+    pairwise["low"][1][0], pairwise["high"][1][0] = -0.0201, -0.0143
+    pairwise["low"][0][1], pairwise["high"][0][1] = 0.0143, 0.0201
+    pairwise["significant"][0][1] = pairwise["significant"][1][0] = True
+    BoardSnapshot.objects.filter(pk=snap.pk).update(rows=rows, pairwise=pairwise)
+    return rows
+
+
+def _pair_difference(web: Client, board: ws.Board, a: int, b: int) -> tuple[str, str]:
+    import html as htmllib
+    import re
+
+    page = htmllib.unescape(
+        web.get(reverse("pairwise", args=[board.challenge.slug, "main"]), {"a": a, "b": b}).content.decode()
+    )
+    diff = re.search(r"<dt>Difference \(A . B\)</dt><dd>([^<]+)</dd>", page)
+    interval = re.search(r"<dt>Simultaneous interval</dt><dd>([^<]+)</dd>", page)
+    assert diff and interval, page
+    assert "as shown above, at the board's 3 decimals" in page  # the page states the rule and the precision
+    return diff.group(1), interval.group(1)
+
+
+@pytest.mark.parametrize("who", ["organizer", "visitor after the reveal"])
+def test_the_pairwise_page_shows_the_difference_of_the_values_it_shows(plain, who) -> None:
+    """The task's left item of issue 22, P1: the organizer's pairwise page (and every exact reader's after
+    the reveal) printed the rounded exact difference -0.014 under the rows 0.988 and 0.973."""
+    rows = _walk_pair(plain)
+    web = Client()
+    if who == "organizer":
+        web.force_login(plain.organizer)
+    else:
+        plain.challenge.private_revealed = True
+        plain.challenge.save(update_fields=["private_revealed"])
+    leader, runner = rows[0]["submission_id"], rows[1]["submission_id"]
+    diff, interval = _pair_difference(web, plain, runner, leader)
+    assert diff == "\u22120.015", diff  # 0.973 - 0.988; was -0.014
+    assert interval == "[\u22120.020, \u22120.014]", interval  # covers it, does not reach zero
+    diff, interval = _pair_difference(web, plain, leader, runner)
+    assert (diff, interval) == ("+0.015", "[+0.014, +0.020]")

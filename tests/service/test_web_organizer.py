@@ -259,3 +259,17 @@ def test_a_setting_left_empty_takes_its_default_and_the_form_shows_a_default_of_
     response = client.post(reverse("challenge_new"), {**post, "seed": ""})
     assert response.status_code == 302
     assert Challenge.objects.get(title="Digits 2026").seed == 0
+
+
+def test_a_new_challenges_start_defaults_to_now(client) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22, A10: the new-challenge form had an empty, required start (the API and ``lb
+    create-challenge`` start a challenge now when no start is given)."""
+    import re
+    from datetime import UTC, datetime, timedelta
+
+    client.force_login(ws.user("olga"))
+    form = client.get(reverse("challenge_new")).content.decode()
+    found = re.search(r'name="start" value="([^"]+)"', form)
+    assert found, "no start value in the form"
+    start = datetime.strptime(found.group(1), "%Y-%m-%dT%H:%M").replace(tzinfo=UTC)
+    assert abs(datetime.now(UTC) - start) < timedelta(minutes=2), start

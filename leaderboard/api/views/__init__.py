@@ -9,7 +9,7 @@ from leaderboard.api.views.accounts import RegisterView, TokenView
 from leaderboard.api.views.boards import CriticalDifferenceView, LeaderboardView, RobustnessView, SummaryView
 from leaderboard.api.views.challenges import ChallengeDetailView, ChallengeListView, ChallengeRevealView
 from leaderboard.api.views.common import ERROR_RESPONSES, FirstRendererNegotiation, JSONErrorsMixin
-from leaderboard.api.views.notices import NoticeListView, NoticeReadView
+from leaderboard.api.views.notices import NoticeListView, NoticePreferenceView, NoticeReadView
 from leaderboard.api.views.submissions import SubmissionDetailView, SubmissionListView, SubmissionSelectView
 from leaderboard.api.views.tasks import (
     TaskDetailView,
@@ -38,6 +38,7 @@ __all__ = [
     "LeaderboardView",
     "MyTeamView",
     "NoticeListView",
+    "NoticePreferenceView",
     "NoticeReadView",
     "ParticipantDetailView",
     "ParticipantListView",

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from leaderboard.api.views.common import ERROR_RESPONSES, _user
 from leaderboard.notifications.models import Notice
 from leaderboard.notifications.selectors import notices_for
-from leaderboard.notifications.services import notices_mark_read
+from leaderboard.notifications.services import notices_mark_read, preference_of, preference_set
 
 
 class NoticeSerializer(serializers.ModelSerializer):
@@ -86,3 +86,32 @@ class NoticeReadView(APIView):
         raw = request.data.get("ids") if hasattr(request.data, "get") else None
         ids = None if raw is None else field.run_validation(raw)
         return Response({"marked": notices_mark_read(user=_user(request), ids=ids)})
+
+
+class NoticePreferenceSerializer(serializers.Serializer):
+    email = serializers.BooleanField(help_text="Notices by e-mail (to the account's address).")
+    site = serializers.BooleanField(help_text="Notices on the site's Notices page and in the API's list.")
+
+
+class NoticePreferenceView(APIView):
+    """GET: how you get notices; PUT ``{email, site}``: turn either off or on (the account page's opt-outs,
+    issue 22: the command line can do what the site does)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: NoticePreferenceSerializer, 403: ERROR_RESPONSES[403]})
+    def get(self, request: Request) -> Response:
+        pref = preference_of(_user(request))
+        return Response({"email": pref.email, "site": pref.site})
+
+    @extend_schema(
+        request=NoticePreferenceSerializer,
+        responses={200: NoticePreferenceSerializer, 400: ERROR_RESPONSES[400], 403: ERROR_RESPONSES[403]},
+    )
+    def put(self, request: Request) -> Response:
+        data = NoticePreferenceSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        pref = preference_set(
+            user=_user(request), email=data.validated_data["email"], site=data.validated_data["site"]
+        )
+        return Response({"email": pref.email, "site": pref.site})
