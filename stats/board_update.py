@@ -69,7 +69,8 @@ from stats.compare_ranks import (
     MaxTState,
     RankDistribution,
     SimultaneousRanks,
-    _gram_operand,
+    _exact_gram,
+    _gram_blocks,
     _rank_counts,
     _rank_dtype,
     _rank_table,
@@ -204,18 +205,15 @@ class _Parts:
         key = (confidence, stepdown)
         preload = None
         reuse = prev is not None and theta is self.theta and prev.maxt_key == key
-        # every element of z^T z is exact: the same bits in any product (see "Equal bits"); z first, then the
-        # deviations, as the full computation does (the two B x K arrays are not held at once)
-        z = _gram_operand(theta - point, in_place=True)
-        if reuse and prev is not None and prev.gram is not None:
-            gram = _extend_gram(prev.gram, z, self.old, self.new)
-        else:
-            gram = z.T @ z  # the full computation's product
-        self.gram = gram.copy()
-        means = z.mean(axis=0)
-        del z
-        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
         y = theta - point  # the deviations, as the full computation forms them
+        # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
+        # formed block by block from y, as the full computation does (no second B x K array)
+        if reuse and prev is not None and prev.gram is not None:
+            gram, means = _extend_gram(prev.gram, y, self.old, self.new)
+        else:
+            gram, means = _exact_gram(y)  # the full computation's product
+        self.gram = gram.copy()
+        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
             preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
         result, state = _simultaneous(
@@ -233,20 +231,29 @@ class _Parts:
         return result
 
 
-def _extend_gram(gram: FloatArray, z: FloatArray, old: npt.NDArray[np.intp], new: int) -> FloatArray:
-    """``z^T z`` of the new board from the previous board's (columns ``old``) and one matrix-vector product
-    for the new column. ``z`` is :func:`stats.compare_ranks._gram_operand` of the deviations, whose products
-    the BLAS computes exactly in any shape, so the elements are the full product's bits."""
-    k1 = z.shape[1]
+def _extend_gram(
+    gram: FloatArray, y: FloatArray, old: npt.NDArray[np.intp], new: int
+) -> tuple[FloatArray, FloatArray]:
+    """``z^T z`` of the new board and the column means of ``z`` (``z``
+    :func:`stats.compare_ranks._gram_operand` of the deviations ``y``) from the previous board's Gram
+    matrix (columns ``old``) and one matrix-vector product for the new column, summed over row blocks of
+    ``z``: every partial sum is exact (see :func:`stats.compare_ranks._exact_gram`), so the elements and
+    the means are the full computation's bits."""
+    b, k1 = y.shape
     out = np.empty((k1, k1))
     if np.array_equal(old, np.arange(k1 - 1)):
         out[: k1 - 1, : k1 - 1] = gram
     else:
         out[np.ix_(old, old)] = gram
-    column = z.T @ np.ascontiguousarray(z[:, new])
+    column = np.zeros(k1)
+    sums = np.zeros(k1)
+    for _, z in _gram_blocks(y, elements=_PAIR_CHUNK):
+        column += z.T @ np.ascontiguousarray(z[:, new])
+        sums += z.sum(axis=0)
     out[:, new] = column
     out[new, :] = column
-    return out
+    sums /= b
+    return out, sums
 
 
 def _add_rank_column(

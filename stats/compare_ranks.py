@@ -15,10 +15,12 @@ paired) and the point values (K,):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.linalg.blas import dsyrk as _syrk
 from scipy.special import ndtri
 
 from stats._threads import with_blas_threads
@@ -228,7 +230,17 @@ def _gram_bits(b: int) -> int:
     return (53 - max(1, math.ceil(math.log2(max(b, 2))))) // 2
 
 
-def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
+def _gram_exponents(y: FloatArray) -> npt.NDArray[np.int32]:
+    """Per column ``e_j`` with ``max |y_j| = f 2^e_j``, ``0.5 <= f < 1`` (0 for a zero column): the grid of
+    :func:`_gram_operand` (its maximum is exact in any order, so the grid depends on the column alone)."""
+    top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
+    _, e = np.frexp(top)
+    return e
+
+
+def _gram_operand(
+    y: FloatArray, *, in_place: bool = False, exponents: npt.NDArray[np.int32] | None = None
+) -> FloatArray:
     """``y`` rounded, column by column, to a grid that makes ``z^T z`` exact: a copy (or ``y`` itself).
 
     Column ``j`` is rounded to the nearest multiple of ``q_j = 2^(e_j - s)``, where ``2^e_j`` is the
@@ -241,10 +253,16 @@ def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
     rounding moves each deviation by at most ``2^-(s+1)`` of its column's largest one (about 4e-6 of its
     standard deviation at B = 10,000), far below the bootstrap's own Monte-Carlo error of a standard error
     (about ``1 / sqrt(2 B)``, 0.7%); the rule depends on the column only (its maximum is exact in any order).
+
+    ``exponents`` (:func:`_gram_exponents` of a larger array whose rows these are) round the rows as that
+    array is rounded; :func:`_gram_blocks` does so block by block.
     """
-    s = _gram_bits(y.shape[0])
-    top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
-    _, e = np.frexp(top)  # top = f 2^e with 0.5 <= f < 1 (0 for a zero column)
+    return _rounded(
+        y, _gram_bits(y.shape[0]), _gram_exponents(y) if exponents is None else exponents, in_place
+    )
+
+
+def _rounded(y: FloatArray, s: int, e: npt.NDArray[np.int32], in_place: bool) -> FloatArray:
     if in_place:
         z = y
         z *= np.ldexp(1.0, s - e)  # exact: a power of two
@@ -255,10 +273,45 @@ def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
     return z
 
 
-def _exact_gram(y: FloatArray) -> FloatArray:
-    """``z^T z`` of :func:`_gram_operand`: every element exact (the same bits from any BLAS)."""
-    z = _gram_operand(y)
-    return z.T @ z
+#: Elements of the Gram operand formed at once by :func:`_exact_gram` (64 MiB of float64).
+_GRAM_BLOCK = 1 << 23
+
+
+def _gram_blocks(y: FloatArray, *, elements: int = _GRAM_BLOCK) -> Iterator[tuple[slice, FloatArray]]:
+    """:func:`_gram_operand` of ``y`` in row blocks (each a fresh array of at most ``elements``): the same
+    numbers as the whole operand's rows, without a second B x K array (K = N = B = 10,000: 763 MiB)."""
+    b, k = y.shape
+    s = _gram_bits(b)
+    e = _gram_exponents(y)
+    step = max(1, elements // max(k, 1))
+    for r0 in range(0, b, step):
+        rows = slice(r0, min(b, r0 + step))
+        yield rows, _rounded(y[rows], s, e, in_place=False)
+
+
+def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``z^T z`` and the column means of ``z``, ``z`` :func:`_gram_operand` of ``y``, formed in row blocks:
+    every element of every block's product and of their sums is an integer multiple of ``q_i q_j`` below
+    ``2^53`` of them (the bound holds for any partial sum of the ``B`` products), so the sum of the
+    blocks' products is exact, the same bits as the one product of the whole operand on any BLAS; so are
+    the column sums (multiples of ``q_j`` below ``2^53``), and the means are those sums divided by ``B``
+    as ``numpy.mean`` divides them. Each block is added with one ``syrk`` (one triangle, in place; the other
+    is then copied): no second B x K array and no K x K temporary (K = 10,000: 763 MiB each)."""
+    b, k = y.shape
+    gram = np.zeros((k, k), order="F")  # syrk's own layout (transposed below: it is symmetric)
+    sums = np.zeros(k)
+    for _, z in _gram_blocks(y):
+        # C <- z^T z + C on the upper triangle of the Fortran array; z.T is Fortran-contiguous (no copy)
+        gram = _syrk(1.0, z.T, beta=1.0, c=gram, trans=0, lower=0, overwrite_c=1)
+        sums += z.sum(axis=0)
+    out = gram.T  # C-contiguous; its lower triangle is filled
+    for r0 in range(0, k, 256):  # the upper triangle from the lower, row block by row block
+        out[:r0, r0 : r0 + 256] = out[r0 : r0 + 256, :r0].T
+        block = out[r0 : r0 + 256, r0 : r0 + 256]
+        upper = np.triu_indices(block.shape[0], 1)
+        block[upper] = block.T[upper]
+    sums /= b
+    return out, sums
 
 
 def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -268,10 +321,10 @@ def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     ``(y^T y - B m m^T) / (B - 1)`` with ``m`` the column means, which loses nothing to cancellation
     because ``m`` (the bootstrap bias) is small next to the spread, and needs no centred copy of ``y``.
     The Gram matrix is the exact one of ``y`` rounded as :func:`_gram_operand` says, and ``m`` the means of
-    the same rounded columns.
+    the same rounded columns (:func:`_exact_gram`).
     """
-    z = _gram_operand(y)
-    return _standard_errors_from_gram(z.T @ z, z.mean(axis=0), y.shape[0], in_place=True)
+    gram, means = _exact_gram(y)
+    return _standard_errors_from_gram(gram, means, y.shape[0], in_place=True)
 
 
 def _standard_errors_from_gram(
@@ -1013,15 +1066,10 @@ def _simultaneous(
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
     # deviations from the point values; the sign of the metric does not matter under |.|
-    if standard_errors is not None:
-        se, sd = standard_errors
-    else:
-        # the Gram operand first, from its own copy of the deviations, then the deviations: the two B x K
-        # arrays are never held at once with the Gram matrix (K = N = B = 10,000: 0.8 GB each)
-        z = _gram_operand(x - p, in_place=True)
-        se, sd = _standard_errors_from_gram(z.T @ z, z.mean(axis=0), z.shape[0], in_place=True)
-        del z
     y = x - p if deviations is None else deviations
+    # the Gram matrix of the deviations' operand is formed block by block (:func:`_exact_gram`: the operand
+    # is never a second B x K array, K = N = B = 10,000: 0.8 GB)
+    se, sd = standard_errors if standard_errors is not None else _pair_standard_errors(y)
     upper_pairs = se > 0
     for r0 in range(0, k, _PREPARE_ROWS):  # keep j < k (np.triu builds K x K temporaries)
         upper_pairs[r0 : r0 + _PREPARE_ROWS, : r0 + _PREPARE_ROWS] &= (
