@@ -480,6 +480,17 @@ def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, In
     return j_rows, j_cols, k_cols, start, reps
 
 
+def _mirror_upper(mask: BoolArray) -> None:
+    """``mask |= mask.T`` for a mask that holds only pairs above its diagonal, in place and by blocks of
+    256 rows (the one transposed OR walked a K x K array column-wise and made a K x K temporary: 95 MiB at
+    K = 10,000)."""
+    c = mask.shape[0]
+    for r0 in range(0, c, 256):
+        mask[r0 : r0 + 256, :r0] = mask[:r0, r0 : r0 + 256].T
+        block = mask[r0 : r0 + 256, r0 : r0 + 256]
+        block |= block.T.copy()
+
+
 class _TooMany(Exception):
     """The pruned search found more exceedances than it may hold."""
 
@@ -561,13 +572,15 @@ class _Exceedances:
         gamma_min = np.inf
 
         def block(r0: int, r1: int) -> tuple[BoolArray, FloatArray]:
-            """The pairs of rows r0..r1 (upper triangle, se > 0, covered) and their ratios."""
-            rows = sub[r0:r1]
+            """The pairs of rows r0..r1 (upper triangle, se > 0, covered) and their ratios, over the
+            columns r0.. only (those left of the block are below the diagonal: half the work of every
+            row; issue 24)."""
+            rows = sub[r0:r1, r0:]
             ok = rows > 0
-            ok &= np.arange(c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
+            ok &= np.arange(r0, c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
             if cover is not None:
-                ok &= cover[r0:r1]
-            ratio = rows / np.maximum(sdv[r0:r1, None] + sdv[None, :], tiny)
+                ok &= cover[r0:r1, r0:]
+            ratio = rows / np.maximum(sdv[r0:r1, None] + sdv[None, r0:], tiny)
             return ok, ratio
 
         for r0 in range(0, c, _PREPARE_ROWS):
@@ -615,14 +628,14 @@ class _Exceedances:
             low_ratio = ok & (ratio_block < threshold)
             bi, bj = np.nonzero(low_ratio)
             dense_i.append(cols[bi + r0])
-            dense_j.append(cols[bj])
-            mask[r0:r1] = ok & ~low_ratio
+            dense_j.append(cols[bj + r0])
+            mask[r0:r1, r0:] = ok & ~low_ratio
         gi = np.concatenate(dense_i)
         gj = np.concatenate(dense_j)
         special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)
         if threshold == np.inf:
             return best_cost, None, special_j, special_k
-        mask |= mask.T
+        _mirror_upper(mask)
         gamma = (gamma_min if threshold == -np.inf else threshold) * (1 - 1e-9)
         return best_cost, _Part(cols=cols, ref=ref, sdv=sdv, gamma=gamma, mask=mask), special_j, special_k
 
