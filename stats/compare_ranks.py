@@ -491,6 +491,14 @@ def _mirror_upper(mask: BoolArray) -> None:
         block |= block.T.copy()
 
 
+def _or_symmetric(target: BoolArray, upper: BoolArray) -> None:
+    """``target |= upper | upper.T`` for ``upper`` above its diagonal, in place and by blocks of 256 rows
+    (no K x K temporaries)."""
+    target |= upper
+    for r0 in range(0, upper.shape[0], 256):
+        target[r0 : r0 + 256, : r0 + 256] |= upper[: r0 + 256, r0 : r0 + 256].T
+
+
 class _TooMany(Exception):
     """The pruned search found more exceedances than it may hold."""
 
@@ -738,7 +746,8 @@ class _Exceedances:
         parts_k: list[IntArray] = []
         parts_b: list[IntArray] = []
         parts_z: list[FloatArray] = []
-        sym = active | active.T
+        sym = active.copy()  # active | active.T, without a second K x K temporary
+        _mirror_upper(sym)
         for part in self.parts:
             found = self._cross(part, level, sym, found, parts_j, parts_k, parts_b, parts_z)
         # the pairs computed densely: kept down to a lower level, so that a search at a lower level (the
@@ -1114,21 +1123,24 @@ def _simultaneous(
     zero = se == 0
     zero &= p[:, None] != p[None, :]
     np.fill_diagonal(zero, False)
-    separated = zero.copy()  # symmetric
+    separated = zero  # symmetric (the K x K boolean tables are 95 MiB each at K = 10,000: none copied)
+    del zero
     critical = np.inf
     steps = 0
     first: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray] | None
     first = None
     while True:
-        active = upper_pairs & ~separated
+        active = ~separated
+        active &= upper_pairs
         steps += 1
         if not active.any():
             break
         critical = _critical_value(y, se, active, confidence, search, upper_pairs)
-        newly = active & _separated_by(p, se, critical * (1 + _TIE))
+        newly = _separated_by(p, se, critical * (1 + _TIE))
+        newly &= active
         if not newly.any():
             break
-        separated |= newly | newly.T
+        _or_symmetric(separated, newly)
         if not stepdown:
             break
     if search is not None and search.covered is not None:

@@ -203,3 +203,15 @@ def test_the_plans_mask_is_mirrored_by_blocks_as_the_one_transposed_or() -> None
         want = mask | mask.T
         cr._mirror_upper(mask)
         assert np.array_equal(mask, want)
+
+
+def test_the_separated_pairs_are_made_symmetric_by_blocks() -> None:
+    """``_or_symmetric`` (issue 24: no K x K temporary) is ``target |= upper | upper.T``."""
+    rng = np.random.default_rng(9)
+    for c in (1, 3, 256, 601):
+        upper = np.triu(rng.random((c, c)) < 0.2, 1)
+        target = rng.random((c, c)) < 0.1
+        target |= target.T
+        want = target | upper | upper.T
+        cr._or_symmetric(target, upper)
+        assert np.array_equal(target, want)
