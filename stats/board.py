@@ -1177,7 +1177,8 @@ def _rank_sets(
     """Ranks of the point values, the rank distribution over the resamples and the max-t sets at level
     ``alpha`` (which decide the verdicts and the best set)."""
     ranks = min_ranks(iv.point, higher_is_better=iv.higher_is_better)
-    rd = iv.parts.rank_distribution(theta, higher_is_better=iv.higher_is_better, confidence=iv.confidence)
+    # the max-t sets first: their deviations (B x K) are freed before the rank table (K x K) is counted, so
+    # the two are never held at once (issue 24: K = N = B = 10,000, 0.8 GB each)
     sim = iv.parts.simultaneous_ranks(
         theta,
         iv.point,
@@ -1185,6 +1186,7 @@ def _rank_sets(
         confidence=1.0 - iv.alpha,
         stepdown=iv.stepdown,
     )
+    rd = iv.parts.rank_distribution(theta, higher_is_better=iv.higher_is_better, confidence=iv.confidence)
     return np.asarray(ranks), rd, sim
 
 

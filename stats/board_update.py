@@ -69,7 +69,9 @@ from stats.compare_ranks import (
     MaxTState,
     RankDistribution,
     SimultaneousRanks,
-    _gram_operand,
+    _count_ranks,
+    _exact_gram,
+    _gram_blocks,
     _rank_counts,
     _rank_dtype,
     _rank_table,
@@ -99,7 +101,6 @@ class _State:
     options: dict[str, Any]
     bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]]
     ranks: npt.NDArray[np.integer] | None
-    rank_counts: npt.NDArray[np.int64] | None
     higher_is_better: bool
     maxt: MaxTState | None
     maxt_key: tuple[float, bool] | None
@@ -134,7 +135,6 @@ class _Parts:
         self.theta = theta
         self.bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]] = {}
         self.ranks: npt.NDArray[np.integer] | None = None
-        self.rank_counts: npt.NDArray[np.int64] | None = None
         self.maxt: MaxTState | None = None
         self.maxt_key: tuple[float, bool] | None = None
         self.gram: FloatArray | None = None
@@ -187,8 +187,10 @@ class _Parts:
             counts, ranks = _add_rank_column(
                 theta, prev.ranks, self.old, self.new, higher_is_better=higher_is_better
             )
-        self.ranks, self.rank_counts = ranks, counts
-        return _rank_table(counts, theta.shape[0], confidence)
+        self.ranks = ranks
+        # the probabilities take the counts' memory, as in the full computation: the next board recounts
+        # from the ranks (issue 24: a second K x K array, 0.8 GB at K = 10,000, was kept and never read)
+        return _rank_table(counts, theta.shape[0], confidence, in_place=True)
 
     # -- max-t sets -------------------------------------------------------------------------------
     def simultaneous_ranks(
@@ -204,18 +206,15 @@ class _Parts:
         key = (confidence, stepdown)
         preload = None
         reuse = prev is not None and theta is self.theta and prev.maxt_key == key
-        # every element of z^T z is exact: the same bits in any product (see "Equal bits"); z first, then the
-        # deviations, as the full computation does (the two B x K arrays are not held at once)
-        z = _gram_operand(theta - point, in_place=True)
-        if reuse and prev is not None and prev.gram is not None:
-            gram = _extend_gram(prev.gram, z, self.old, self.new)
-        else:
-            gram = z.T @ z  # the full computation's product
-        self.gram = gram.copy()
-        means = z.mean(axis=0)
-        del z
-        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
         y = theta - point  # the deviations, as the full computation forms them
+        # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
+        # formed block by block from y, as the full computation does (no second B x K array)
+        if reuse and prev is not None and prev.gram is not None:
+            gram, means = _extend_gram(prev.gram, y, self.old, self.new)
+        else:
+            gram, means = _exact_gram(y)  # the full computation's product
+        self.gram = gram.copy()
+        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
             preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
         result, state = _simultaneous(
@@ -233,20 +232,29 @@ class _Parts:
         return result
 
 
-def _extend_gram(gram: FloatArray, z: FloatArray, old: npt.NDArray[np.intp], new: int) -> FloatArray:
-    """``z^T z`` of the new board from the previous board's (columns ``old``) and one matrix-vector product
-    for the new column. ``z`` is :func:`stats.compare_ranks._gram_operand` of the deviations, whose products
-    the BLAS computes exactly in any shape, so the elements are the full product's bits."""
-    k1 = z.shape[1]
+def _extend_gram(
+    gram: FloatArray, y: FloatArray, old: npt.NDArray[np.intp], new: int
+) -> tuple[FloatArray, FloatArray]:
+    """``z^T z`` of the new board and the column means of ``z`` (``z``
+    :func:`stats.compare_ranks._gram_operand` of the deviations ``y``) from the previous board's Gram
+    matrix (columns ``old``) and one matrix-vector product for the new column, summed over row blocks of
+    ``z``: every partial sum is exact (see :func:`stats.compare_ranks._exact_gram`), so the elements and
+    the means are the full computation's bits."""
+    b, k1 = y.shape
     out = np.empty((k1, k1))
     if np.array_equal(old, np.arange(k1 - 1)):
         out[: k1 - 1, : k1 - 1] = gram
     else:
         out[np.ix_(old, old)] = gram
-    column = z.T @ np.ascontiguousarray(z[:, new])
+    column = np.zeros(k1)
+    sums = np.zeros(k1)
+    for _, z in _gram_blocks(y, elements=_PAIR_CHUNK):
+        column += z.T @ np.ascontiguousarray(z[:, new])
+        sums += z.sum(axis=0)
     out[:, new] = column
     out[new, :] = column
-    return out
+    sums /= b
+    return out, sums
 
 
 def _add_rank_column(
@@ -261,9 +269,7 @@ def _add_rank_column(
     ``ranks`` are the previous board's, its columns at ``old``."""
     b, k1 = theta.shape
     out = np.empty((b, k1), dtype=_rank_dtype(k1))
-    counts = np.zeros(k1 * k1, dtype=np.int64)
     step = max(1, _COUNT_CHUNK // k1)
-    offsets = np.arange(k1, dtype=np.int64) * k1
     in_order = bool(np.array_equal(old, np.arange(k1 - 1)))
     for r0 in range(0, b, step):
         rows = theta[r0 : r0 + step]
@@ -278,10 +284,7 @@ def _add_rank_column(
         else:
             block[:, old] = moved
         block[:, new] = ahead.sum(axis=1)
-        # unbuffered add, as the full count: a bincount allocates and adds all K^2 counts per chunk (K =
-        # 10,000: 0.8 GB for each of 24 chunks)
-        np.add.at(counts, (block + offsets).ravel(), 1)
-    return counts.reshape(k1, k1), out
+    return _count_ranks(out), out  # counted as the full count counts them
 
 
 def _add_pairs(
@@ -368,7 +371,6 @@ class BoardCache:
             options={key: value for key, value in options.items() if key not in _NOT_COMPARED},
             bounds=parts.bounds,
             ranks=parts.ranks,
-            rank_counts=parts.rank_counts,
             higher_is_better=bool(options.get("higher_is_better")),
             maxt=parts.maxt,
             maxt_key=parts.maxt_key,
@@ -402,7 +404,8 @@ class BoardCache:
         old = [position[name] for name in prev.names]
         if any(a >= b for a, b in itertools.pairwise(old)):
             return None  # the previous entries in another order
-        new = next(i for i in range(len(names)) if names[i] not in set(prev.names))
+        previous_names = set(prev.names)  # once, not per name (K = 10,000: 2.7 s of CPU)
+        new = next(i for i in range(len(names)) if names[i] not in previous_names)
         if not np.array_equal(point[old], prev.point):
             return None
         in_order = old == list(range(len(old)))
@@ -489,7 +492,6 @@ class BoardCache:
                 for m, c, j, lo, hi in data["bounds"]
             },
             ranks=None if data.get("ranks") is None else np.asarray(data["ranks"]),
-            rank_counts=None,  # recounted by the update from the ranks (_add_rank_column)
             higher_is_better=bool(data["higher_is_better"]),
             maxt=None
             if maxt is None

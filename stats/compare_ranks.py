@@ -15,10 +15,12 @@ paired) and the point values (K,):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.linalg.blas import dsyrk as _syrk
 from scipy.special import ndtri
 
 from stats._threads import with_blas_threads
@@ -140,26 +142,41 @@ def _rank_counts(
 ) -> tuple[IntArray, npt.NDArray[np.integer] | None]:
     """The (K, K) counts of (entry, rank - 1) over the resamples; with ``keep`` also every rank - 1 (B, K)."""
     b, k = x.shape
-    # Rank the resamples in row chunks: the counts are the same, and memory stays O(chunk x K) instead of
-    # several B x K int64 temporaries (K = 1,000, B = 10,000: about 0.6 GB at once).
-    counts = np.zeros(k * k, dtype=np.int64)
-    ranks = np.empty((b, k), dtype=_rank_dtype(k)) if keep else None
+    # Rank the resamples in row chunks (memory O(chunk x K) instead of several B x K int64 temporaries),
+    # into one B x K array of small integers (K = 10,000: 191 MiB), then count them column block by column
+    # block (:func:`_count_ranks`).
+    ranks = np.empty((b, k), dtype=_rank_dtype(k))
     step = max(1, _RANK_CHUNK_ELEMENTS // k)
     for start in range(0, b, step):
         keyed = -x[start : start + step] if higher_is_better else x[start : start + step]
         # Sorted order of each resample; tied entries share the rank of the first of them, so the
-        # (faster, unstable) default argsort gives the same ranks as a stable one. Counted straight
-        # from the sorted positions: (entry, rank) pairs, with no ranks array put back in entry order.
+        # (faster, unstable) default argsort gives the same ranks as a stable one.
         order = np.argsort(keyed, axis=1)
         ordered = np.take_along_axis(keyed, order, axis=1)
         fresh = np.ones(ordered.shape, dtype=bool)
         fresh[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
         first = np.maximum.accumulate(np.where(fresh, np.arange(k), 0), axis=1)
-        # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
-        np.add.at(counts, (order * k + first).ravel(), 1)
-        if ranks is not None:
-            np.put_along_axis(ranks[start : start + step], order, first, axis=1)
-    return counts.reshape(k, k), ranks
+        np.put_along_axis(ranks[start : start + step], order, first, axis=1)
+    return _count_ranks(ranks), ranks if keep else None
+
+
+#: Entries whose ranks :func:`_count_ranks` counts with one ``bincount``.
+_COUNT_COLUMNS = 64
+
+
+def _count_ranks(ranks: npt.NDArray[np.integer]) -> IntArray:
+    """The (K, K) counts of (entry, rank - 1) of the ranks - 1 (B, K), by blocks of entries: one
+    ``bincount`` of a block's ranks shifted by ``K`` per entry into its block of counts (the same integers
+    as an unbuffered add of every (entry, rank), issue 24: ``numpy.add.at`` took 2.6 s of CPU for the 10^8
+    ranks of K = B = 10,000, and a ``bincount`` of all K^2 counts per row chunk 0.8 GB each)."""
+    k = ranks.shape[1]
+    counts = np.empty((k, k), dtype=np.int64)
+    offsets = np.arange(_COUNT_COLUMNS, dtype=np.int64) * k
+    for c0 in range(0, k, _COUNT_COLUMNS):
+        c = min(k, c0 + _COUNT_COLUMNS) - c0
+        flat = ranks[:, c0 : c0 + c] + offsets[:c]  # int64, (B, c)
+        counts[c0 : c0 + c] = np.bincount(flat.ravel(), minlength=c * k).reshape(c, k)
+    return counts
 
 
 def _rank_table(counts: IntArray, b: int, confidence: float, *, in_place: bool = False) -> RankDistribution:
@@ -228,7 +245,17 @@ def _gram_bits(b: int) -> int:
     return (53 - max(1, math.ceil(math.log2(max(b, 2))))) // 2
 
 
-def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
+def _gram_exponents(y: FloatArray) -> npt.NDArray[np.int32]:
+    """Per column ``e_j`` with ``max |y_j| = f 2^e_j``, ``0.5 <= f < 1`` (0 for a zero column): the grid of
+    :func:`_gram_operand` (its maximum is exact in any order, so the grid depends on the column alone)."""
+    top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
+    _, e = np.frexp(top)
+    return e
+
+
+def _gram_operand(
+    y: FloatArray, *, in_place: bool = False, exponents: npt.NDArray[np.int32] | None = None
+) -> FloatArray:
     """``y`` rounded, column by column, to a grid that makes ``z^T z`` exact: a copy (or ``y`` itself).
 
     Column ``j`` is rounded to the nearest multiple of ``q_j = 2^(e_j - s)``, where ``2^e_j`` is the
@@ -241,10 +268,16 @@ def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
     rounding moves each deviation by at most ``2^-(s+1)`` of its column's largest one (about 4e-6 of its
     standard deviation at B = 10,000), far below the bootstrap's own Monte-Carlo error of a standard error
     (about ``1 / sqrt(2 B)``, 0.7%); the rule depends on the column only (its maximum is exact in any order).
+
+    ``exponents`` (:func:`_gram_exponents` of a larger array whose rows these are) round the rows as that
+    array is rounded; :func:`_gram_blocks` does so block by block.
     """
-    s = _gram_bits(y.shape[0])
-    top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
-    _, e = np.frexp(top)  # top = f 2^e with 0.5 <= f < 1 (0 for a zero column)
+    return _rounded(
+        y, _gram_bits(y.shape[0]), _gram_exponents(y) if exponents is None else exponents, in_place
+    )
+
+
+def _rounded(y: FloatArray, s: int, e: npt.NDArray[np.int32], in_place: bool) -> FloatArray:
     if in_place:
         z = y
         z *= np.ldexp(1.0, s - e)  # exact: a power of two
@@ -255,10 +288,45 @@ def _gram_operand(y: FloatArray, *, in_place: bool = False) -> FloatArray:
     return z
 
 
-def _exact_gram(y: FloatArray) -> FloatArray:
-    """``z^T z`` of :func:`_gram_operand`: every element exact (the same bits from any BLAS)."""
-    z = _gram_operand(y)
-    return z.T @ z
+#: Elements of the Gram operand formed at once by :func:`_exact_gram` (64 MiB of float64).
+_GRAM_BLOCK = 1 << 23
+
+
+def _gram_blocks(y: FloatArray, *, elements: int = _GRAM_BLOCK) -> Iterator[tuple[slice, FloatArray]]:
+    """:func:`_gram_operand` of ``y`` in row blocks (each a fresh array of at most ``elements``): the same
+    numbers as the whole operand's rows, without a second B x K array (K = N = B = 10,000: 763 MiB)."""
+    b, k = y.shape
+    s = _gram_bits(b)
+    e = _gram_exponents(y)
+    step = max(1, elements // max(k, 1))
+    for r0 in range(0, b, step):
+        rows = slice(r0, min(b, r0 + step))
+        yield rows, _rounded(y[rows], s, e, in_place=False)
+
+
+def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``z^T z`` and the column means of ``z``, ``z`` :func:`_gram_operand` of ``y``, formed in row blocks:
+    every element of every block's product and of their sums is an integer multiple of ``q_i q_j`` below
+    ``2^53`` of them (the bound holds for any partial sum of the ``B`` products), so the sum of the
+    blocks' products is exact, the same bits as the one product of the whole operand on any BLAS; so are
+    the column sums (multiples of ``q_j`` below ``2^53``), and the means are those sums divided by ``B``
+    as ``numpy.mean`` divides them. Each block is added with one ``syrk`` (one triangle, in place; the other
+    is then copied): no second B x K array and no K x K temporary (K = 10,000: 763 MiB each)."""
+    b, k = y.shape
+    gram = np.zeros((k, k), order="F")  # syrk's own layout (transposed below: it is symmetric)
+    sums = np.zeros(k)
+    for _, z in _gram_blocks(y):
+        # C <- z^T z + C on the upper triangle of the Fortran array; z.T is Fortran-contiguous (no copy)
+        gram = _syrk(1.0, z.T, beta=1.0, c=gram, trans=0, lower=0, overwrite_c=1)
+        sums += z.sum(axis=0)
+    out = gram.T  # C-contiguous; its lower triangle is filled
+    for r0 in range(0, k, 256):  # the upper triangle from the lower, row block by row block
+        out[:r0, r0 : r0 + 256] = out[r0 : r0 + 256, :r0].T
+        block = out[r0 : r0 + 256, r0 : r0 + 256]
+        upper = np.triu_indices(block.shape[0], 1)
+        block[upper] = block.T[upper]
+    sums /= b
+    return out, sums
 
 
 def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -268,10 +336,10 @@ def _pair_standard_errors(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     ``(y^T y - B m m^T) / (B - 1)`` with ``m`` the column means, which loses nothing to cancellation
     because ``m`` (the bootstrap bias) is small next to the spread, and needs no centred copy of ``y``.
     The Gram matrix is the exact one of ``y`` rounded as :func:`_gram_operand` says, and ``m`` the means of
-    the same rounded columns.
+    the same rounded columns (:func:`_exact_gram`).
     """
-    z = _gram_operand(y)
-    return _standard_errors_from_gram(z.T @ z, z.mean(axis=0), y.shape[0], in_place=True)
+    gram, means = _exact_gram(y)
+    return _standard_errors_from_gram(gram, means, y.shape[0], in_place=True)
 
 
 def _standard_errors_from_gram(
@@ -412,6 +480,25 @@ def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, In
     return j_rows, j_cols, k_cols, start, reps
 
 
+def _mirror_upper(mask: BoolArray) -> None:
+    """``mask |= mask.T`` for a mask that holds only pairs above its diagonal, in place and by blocks of
+    256 rows (the one transposed OR walked a K x K array column-wise and made a K x K temporary: 95 MiB at
+    K = 10,000)."""
+    c = mask.shape[0]
+    for r0 in range(0, c, 256):
+        mask[r0 : r0 + 256, :r0] = mask[:r0, r0 : r0 + 256].T
+        block = mask[r0 : r0 + 256, r0 : r0 + 256]
+        block |= block.T.copy()
+
+
+def _or_symmetric(target: BoolArray, upper: BoolArray) -> None:
+    """``target |= upper | upper.T`` for ``upper`` above its diagonal, in place and by blocks of 256 rows
+    (no K x K temporaries)."""
+    target |= upper
+    for r0 in range(0, upper.shape[0], 256):
+        target[r0 : r0 + 256, : r0 + 256] |= upper[: r0 + 256, r0 : r0 + 256].T
+
+
 class _TooMany(Exception):
     """The pruned search found more exceedances than it may hold."""
 
@@ -493,13 +580,15 @@ class _Exceedances:
         gamma_min = np.inf
 
         def block(r0: int, r1: int) -> tuple[BoolArray, FloatArray]:
-            """The pairs of rows r0..r1 (upper triangle, se > 0, covered) and their ratios."""
-            rows = sub[r0:r1]
+            """The pairs of rows r0..r1 (upper triangle, se > 0, covered) and their ratios, over the
+            columns r0.. only (those left of the block are below the diagonal: half the work of every
+            row; issue 24)."""
+            rows = sub[r0:r1, r0:]
             ok = rows > 0
-            ok &= np.arange(c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
+            ok &= np.arange(r0, c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
             if cover is not None:
-                ok &= cover[r0:r1]
-            ratio = rows / np.maximum(sdv[r0:r1, None] + sdv[None, :], tiny)
+                ok &= cover[r0:r1, r0:]
+            ratio = rows / np.maximum(sdv[r0:r1, None] + sdv[None, r0:], tiny)
             return ok, ratio
 
         for r0 in range(0, c, _PREPARE_ROWS):
@@ -547,14 +636,14 @@ class _Exceedances:
             low_ratio = ok & (ratio_block < threshold)
             bi, bj = np.nonzero(low_ratio)
             dense_i.append(cols[bi + r0])
-            dense_j.append(cols[bj])
-            mask[r0:r1] = ok & ~low_ratio
+            dense_j.append(cols[bj + r0])
+            mask[r0:r1, r0:] = ok & ~low_ratio
         gi = np.concatenate(dense_i)
         gj = np.concatenate(dense_j)
         special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)
         if threshold == np.inf:
             return best_cost, None, special_j, special_k
-        mask |= mask.T
+        _mirror_upper(mask)
         gamma = (gamma_min if threshold == -np.inf else threshold) * (1 - 1e-9)
         return best_cost, _Part(cols=cols, ref=ref, sdv=sdv, gamma=gamma, mask=mask), special_j, special_k
 
@@ -657,7 +746,8 @@ class _Exceedances:
         parts_k: list[IntArray] = []
         parts_b: list[IntArray] = []
         parts_z: list[FloatArray] = []
-        sym = active | active.T
+        sym = active.copy()  # active | active.T, without a second K x K temporary
+        _mirror_upper(sym)
         for part in self.parts:
             found = self._cross(part, level, sym, found, parts_j, parts_k, parts_b, parts_z)
         # the pairs computed densely: kept down to a lower level, so that a search at a lower level (the
@@ -1013,15 +1103,10 @@ def _simultaneous(
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
     # deviations from the point values; the sign of the metric does not matter under |.|
-    if standard_errors is not None:
-        se, sd = standard_errors
-    else:
-        # the Gram operand first, from its own copy of the deviations, then the deviations: the two B x K
-        # arrays are never held at once with the Gram matrix (K = N = B = 10,000: 0.8 GB each)
-        z = _gram_operand(x - p, in_place=True)
-        se, sd = _standard_errors_from_gram(z.T @ z, z.mean(axis=0), z.shape[0], in_place=True)
-        del z
     y = x - p if deviations is None else deviations
+    # the Gram matrix of the deviations' operand is formed block by block (:func:`_exact_gram`: the operand
+    # is never a second B x K array, K = N = B = 10,000: 0.8 GB)
+    se, sd = standard_errors if standard_errors is not None else _pair_standard_errors(y)
     upper_pairs = se > 0
     for r0 in range(0, k, _PREPARE_ROWS):  # keep j < k (np.triu builds K x K temporaries)
         upper_pairs[r0 : r0 + _PREPARE_ROWS, : r0 + _PREPARE_ROWS] &= (
@@ -1038,21 +1123,24 @@ def _simultaneous(
     zero = se == 0
     zero &= p[:, None] != p[None, :]
     np.fill_diagonal(zero, False)
-    separated = zero.copy()  # symmetric
+    separated = zero  # symmetric (the K x K boolean tables are 95 MiB each at K = 10,000: none copied)
+    del zero
     critical = np.inf
     steps = 0
     first: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray] | None
     first = None
     while True:
-        active = upper_pairs & ~separated
+        active = ~separated
+        active &= upper_pairs
         steps += 1
         if not active.any():
             break
         critical = _critical_value(y, se, active, confidence, search, upper_pairs)
-        newly = active & _separated_by(p, se, critical * (1 + _TIE))
+        newly = _separated_by(p, se, critical * (1 + _TIE))
+        newly &= active
         if not newly.any():
             break
-        separated |= newly | newly.T
+        _or_symmetric(separated, newly)
         if not stepdown:
             break
     if search is not None and search.covered is not None:

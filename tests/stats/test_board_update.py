@@ -174,6 +174,38 @@ def test_the_gram_matrix_is_exact_in_any_product_shape() -> None:
             assert full[i, j] == float(exact) / (scale[i] * scale[j])
 
 
+@pytest.mark.parametrize("elements", [1, 997, 1 << 23])
+def test_the_gram_matrix_in_row_blocks_is_the_one_product(
+    monkeypatch: pytest.MonkeyPatch, elements: int
+) -> None:
+    """The Gram matrix summed over row blocks of the operand with syrk (issue 24: no second B x K array at
+    K = 10,000), and its extension by one column summed the same way, are the one product's bits; so are
+    the means."""
+    from stats import compare_ranks as cr
+    from stats.board_update import _extend_gram
+
+    monkeypatch.setattr(cr, "_GRAM_BLOCK", elements)
+    rng = np.random.default_rng(11)
+    for b, k in [(400, 110), (1000, 65), (7, 3)]:
+        y = rng.normal(size=(b, k)) * rng.uniform(1e-4, 10, k) + rng.normal(size=k) * 1e-3
+        y[:, 3 % k] = y[:, 2 % k]
+        y[:, 1] = 0.0
+        z = cr._gram_operand(y)
+        gram, means = cr._exact_gram(y)
+        assert gram.flags.c_contiguous
+        assert np.array_equal(gram, z.T @ z)
+        assert np.array_equal(means, z.mean(axis=0))
+        se, sd = cr._pair_standard_errors(y)
+        want_se, want_sd = cr._standard_errors_from_gram(z.T @ z, z.mean(axis=0), b)
+        assert np.array_equal(se, want_se) and np.array_equal(sd, want_sd)
+        for new in (0, k // 2, k - 1):
+            old = np.array([j for j in range(k) if j != new])
+            previous = cr._gram_operand(y[:, old])
+            extended, ext_means = _extend_gram(previous.T @ previous, y, old, new)
+            assert np.array_equal(extended, z.T @ z)
+            assert np.array_equal(ext_means, z.mean(axis=0))
+
+
 def test_the_incremental_board_with_the_blas_kernel_of_the_machine() -> None:
     """States the BLAS kernel the suite ran under (CI runs tests/stats under two OpenBLAS kernels)."""
     threadpoolctl = pytest.importorskip("threadpoolctl")

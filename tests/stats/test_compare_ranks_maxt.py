@@ -192,3 +192,26 @@ def test_later_steps_search_only_the_pairs_still_active(monkeypatch: pytest.Monk
     assert len(sizes) >= 2 and sizes[-1][0] < sizes[0][0]
     assert pruned.critical_value == dense.critical_value
     np.testing.assert_array_equal(pruned.better, dense.better)
+
+
+def test_the_plans_mask_is_mirrored_by_blocks_as_the_one_transposed_or() -> None:
+    """``_mirror_upper`` (issue 24: by blocks of rows, no K x K temporary) gives ``mask | mask.T`` for a
+    mask above its diagonal, across several blocks and a short last one."""
+    rng = np.random.default_rng(8)
+    for c in (1, 255, 256, 600):
+        mask = np.triu(rng.random((c, c)) < 0.3, 1)
+        want = mask | mask.T
+        cr._mirror_upper(mask)
+        assert np.array_equal(mask, want)
+
+
+def test_the_separated_pairs_are_made_symmetric_by_blocks() -> None:
+    """``_or_symmetric`` (issue 24: no K x K temporary) is ``target |= upper | upper.T``."""
+    rng = np.random.default_rng(9)
+    for c in (1, 3, 256, 601):
+        upper = np.triu(rng.random((c, c)) < 0.2, 1)
+        target = rng.random((c, c)) < 0.1
+        target |= target.T
+        want = target | upper | upper.T
+        cr._or_symmetric(target, upper)
+        assert np.array_equal(target, want)
