@@ -255,3 +255,25 @@ def test_a_board_of_one_entry_shows_its_secondary_values_untested(transactional_
         ("ter", None, None),
     ]
     assert row["secondary"][0]["value"] == pytest.approx(SACREBLEU["chrf"].corpus_score(GOOD, [REFS]).score)
+
+
+def test_the_site_form_names_secondary_metrics_comma_separated(transactional_db) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    organizer = user("org")
+    make_challenge(client_for(organizer), "web")
+    web = Client()
+    web.force_login(organizer)
+    form = web.get("/c/web/tasks/new/").content.decode()
+    assert 'name="secondary_metrics"' in form
+    r = web.post("/c/web/tasks/new/", {
+        "title": "MT", "slug": "mt", "metric": "bleu", "ignore_index": "255", "secondary_metrics": "ter, chrf++",
+        "truth": SimpleUploadedFile("ref.txt", lines(REFS)),
+    })  # fmt: skip
+    assert r.status_code == 302, r.content.decode()[:2000]
+    assert Task.objects.get(slug="mt").vision["secondary_metrics"] == ["ter", "chrf++"]
+    r = web.post("/c/web/tasks/new/", {
+        "title": "MT2", "slug": "mt2", "metric": "bleu", "ignore_index": "255", "secondary_metrics": "f1",
+        "truth": SimpleUploadedFile("ref.txt", lines(REFS)),
+    })  # fmt: skip
+    assert r.status_code == 400 and "not a metric of this task" in r.content.decode()
