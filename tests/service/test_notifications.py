@@ -135,6 +135,9 @@ def test_the_api_lists_and_marks_notices(django_capture_on_commit_callbacks: Any
     assert [(n["kind"], n["read"], n["url"]) for n in listed["results"]] == [
         ("scored", False, f"/submissions/{sub.pk}/")
     ]
+    # a bare list is no object: refused, not read as "every notice" (issue 21, item 11); a form neither
+    assert api.post("/api/notices/read/", [sub.pk], format="json").status_code == 400
+    assert api.post("/api/notices/read/", {"ids": [1]}).status_code == 415  # multipart
     assert api.post("/api/notices/read/", {}, format="json").json() == {"marked": 1}
     assert api.get("/api/notices/?unread=true").json()["results"] == []
     assert client_for(None).get("/api/notices/").status_code in (401, 403)

@@ -83,7 +83,9 @@ class NoticeReadView(APIView):
         field = serializers.ListField(
             child=serializers.IntegerField(min_value=1, max_value=_ID_MAX), required=False
         )
-        raw = request.data.get("ids") if hasattr(request.data, "get") else None
+        if not isinstance(request.data, dict):  # a bare list (or number) is no "ids" left out: refused
+            raise serializers.ValidationError('Send a JSON object: {"ids": [...]}, or {} for every notice.')
+        raw = request.data.get("ids")
         ids = None if raw is None else field.run_validation(raw)
         return Response({"marked": notices_mark_read(user=_user(request), ids=ids)})
 
