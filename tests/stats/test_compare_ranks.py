@@ -60,26 +60,6 @@ def test_rank_distribution_in_chunks_of_resamples_counts_the_same(
     np.testing.assert_array_equal(rd.probabilities, expected)
 
 
-@pytest.mark.parametrize("columns", [1, 5, 64])
-def test_rank_counts_in_blocks_of_entries_count_the_same(
-    columns: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The ranks are counted by blocks of entries, one bincount per block (issue 24): any block size, a
-    # last block shorter than the others, ties, both directions give the per-entry counts of the ranks.
-    import stats.compare_ranks as cr
-
-    rng = np.random.default_rng(4)
-    theta = rng.integers(0, 9, size=(41, 150)).astype(float)
-    monkeypatch.setattr(cr, "_COUNT_COLUMNS", columns)
-    for higher in (True, False):
-        ranks = min_ranks(theta, higher_is_better=higher)
-        expected = np.stack([np.bincount(ranks[:, j] - 1, minlength=150) for j in range(150)])
-        counts, kept = cr._rank_counts(theta, higher_is_better=higher, keep=True)
-        np.testing.assert_array_equal(counts, expected)
-        assert kept is not None
-        np.testing.assert_array_equal(kept, ranks - 1)
-
-
 def _brute_force_critical_value(theta: np.ndarray, point: np.ndarray, confidence: float) -> float:
     """Straightforward per-pair loop of the max-t statistic (an independent implementation)."""
     b, k = theta.shape
