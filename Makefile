@@ -49,9 +49,10 @@ lint: install
 types: install
 	$(BIN)/mypy stats leaderboard tests/benchmarks
 
-## unit: the pytest suite (over PYTEST_WORKERS processes), then the docstring examples of stats/ and of docs/stats-api.md (doctests).
+## unit: the pytest suite (over PYTEST_WORKERS processes; the fault tests after it, in one process), then the docstring examples of stats/ and of docs/stats-api.md (doctests).
 unit: install
-	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow and not faults" -n $(PYTEST_WORKERS) --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "faults and not slow" -p no:cacheprovider --durations=10 $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules --doctest-glob=stats-api.md stats docs/stats-api.md
 
 ## The slow calibration simulations (coverage, type I error), whose figures are in docs/.

@@ -25,14 +25,14 @@ from tests.conftest import wait_for
 from tests.reliability.support import slow_challenge, slow_predictions_file, submit
 from tests.service.factories import challenge_with_task, csv_bytes, predictions, user
 
-# Under pytest-xdist (--dist loadgroup) the fault tests are meant to run one after another on one process
-# (they start and kill workers and servers, with timeouts measured on a busy machine). pytest-xdist 3.8
-# does not apply the group under pytest 9.2 (it renames item._nodeid, which pytest 9.2 no longer reads):
-# they then spread like the rest, and passed so (docs/benchmarks.md, "Over two processes").
+# The fault tests (marked `faults`) start and kill workers and private servers, with windows timed on a
+# busy machine: `make test` runs them in a pytest run of their own, one after another, after the rest has
+# run over several processes (pytest-xdist's `xdist_group` is not applied under pytest 9.2, so a group
+# could not keep them together; docs/benchmarks.md, "Over two processes").
 pytestmark = [
     pytest.mark.services,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.xdist_group("faults"),
+    pytest.mark.faults,
 ]
 
 
