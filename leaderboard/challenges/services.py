@@ -268,14 +268,21 @@ def _check_public_mode(mode: str, eta: float | None, z: float | None) -> None:
 
 @transaction.atomic
 def task_public_mode_set(
-    *, task: Task, public_mode: str, ladder_eta: float | None = None, ladder_z: float | None = None
+    *,
+    task: Task,
+    public_mode: str | None = None,
+    ladder_eta: float | None = None,
+    ladder_z: float | None = None,
 ) -> Task:
     """Set what the public board of ``task`` releases: ``plain`` (every score), ``ladder`` (a new score
     only when it beats the shown one by more than ``ladder_eta``) or ``ladder-free`` (by more than
     ``ladder_z`` standard errors of the paired difference). Frozen once the task has a submission, like the
     statistics settings: a board whose releases were made under one rule cannot be re-read under another.
+    A field left out (``None``) keeps the task's value, as in a PATCH.
     """
     task = Task.objects.select_for_update().get(pk=task.pk)
+    current = {key: getattr(task, key) for key in PUBLIC_MODE_FIELDS}
+    public_mode = current["public_mode"] if public_mode is None else public_mode
     z = task.ladder_z if ladder_z is None else ladder_z
     eta = (
         ladder_eta

@@ -387,6 +387,14 @@ def test_the_mode_is_a_task_setting_frozen_once_submissions_exist(transactional_
         "/api/challenges/lad/tasks/main/", {"public_mode": "ladder", "ladder_eta": 0.02}, format="json"
     )
     assert patch.status_code == 200 and patch.json()["ladder_eta"] == 0.02
+    # a PATCH that leaves the mode out keeps it (only the step changes)
+    patch = org.patch("/api/challenges/lad/tasks/main/", {"ladder_eta": 0.03}, format="json")
+    assert patch.status_code == 200, patch.content
+    assert (patch.json()["public_mode"], patch.json()["ladder_eta"]) == ("ladder", 0.03)
+    patch = org.patch(
+        "/api/challenges/lad/tasks/main/", {"public_mode": "ladder", "ladder_eta": 0.02}, format="json"
+    )
+    assert patch.status_code == 200
     assert client_for(alice).patch(
         "/api/challenges/lad/tasks/main/", {"public_mode": "plain"}, format="json"
     ).status_code in (403, 404)

@@ -118,9 +118,8 @@ class TaskDetailView(APIView):
         serializer = s.TaskSettingsInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         fields = dict(serializer.validated_data)
-        task_obj = task_get(challenge=challenge, slug=task)
-        fields.setdefault("public_mode", task_obj.public_mode)  # a PATCH without it keeps the mode
-        updated = task_public_mode_set(task=task_obj, **fields)
+        # a field the PATCH leaves out keeps the task's value (the service's None)
+        updated = task_public_mode_set(task=task_get(challenge=challenge, slug=task), **fields)
         return Response(s.TaskOutputSerializer(updated).data)
 
 
