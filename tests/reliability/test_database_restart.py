@@ -19,8 +19,8 @@ from tests.conftest import ROOT, wait_for
 from tests.reliability.conftest import PostgresCluster
 
 # The fault tests (marked `faults`) start and kill workers and private servers, with windows timed on a
-# busy machine: `make test` runs them in a pytest run of their own, one after another, after the rest has
-# run over several processes (pytest-xdist's `xdist_group` is not applied under pytest 9.2, so a group
+# busy machine: `make test` runs them in a pytest run of their own, one after another, beside the rest,
+# which runs over several processes (pytest-xdist's `xdist_group` is not applied under pytest 9.2, so a group
 # could not keep them together; docs/benchmarks.md, "Over two processes").
 pytestmark = [
     pytest.mark.services,
