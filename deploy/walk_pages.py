@@ -8,7 +8,8 @@ Usage, against the embedded demo (`make demo PORT=8077` in a fresh clone, in ano
         --participant svm-rbf --organizer organizer --password demo-password
 
 It prints one line per page and role (status, axe violations, time) and a summary; the screenshots are
-``OUT/<role>-<width>-<n>.png``. Exit status 1 when a page answers 500 or has an axe violation. It follows
+``OUT/<role>-<width>-<n>.png``. A 429 from the anonymous read throttle (60 renders a minute per
+address by default) is waited out once, as its Retry-After says. Exit status 1 when a page answers 500 or has an axe violation. It follows
 links only (GET), never a form, so it changes nothing but the session's own sign-in; it skips sign-out,
 downloads (CSV, PNG, SVG, JSON) and the API's own pages (tests/reliability/test_fuzz.py walks the API).
 """
@@ -47,7 +48,10 @@ def _links(page: Page, base: str) -> list[str]:
 
 
 def _sign_in(page: Page, base: str, username: str, password: str) -> None:
-    page.goto(urljoin(base, "/accounts/login/"))
+    response = page.goto(urljoin(base, "/accounts/login/"))
+    if response is not None and response.status == 429:  # the visitor's walk spent the address's reads
+        time.sleep(min(float(response.headers.get("retry-after", "5")), 65.0))
+        page.goto(urljoin(base, "/accounts/login/"))
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)
     page.click("form:has(input[name=password]) button[type=submit]")
@@ -76,6 +80,10 @@ def walk(base: str, out: Path, role: str, width: str, limit: int, credentials: t
             seen.add(key)
             t0 = time.perf_counter()
             response = page.goto(url)
+            if response is not None and response.status == 429:  # the anonymous read throttle: wait it out
+                time.sleep(min(float(response.headers.get("retry-after", "5")), 65.0))
+                t0 = time.perf_counter()
+                response = page.goto(url)
             status = response.status if response else 0
             elapsed = time.perf_counter() - t0
             if "html" not in (response.headers.get("content-type", "") if response else ""):

@@ -5,6 +5,7 @@ its private split hidden. Each answers 200 to the reader it is meant for, and no
 from __future__ import annotations
 
 import functools
+import re
 
 import pytest
 from django.test import Client
@@ -77,6 +78,12 @@ def test_the_revealed_demo_challenge_shows_everyone_its_private_board_and_shake_
         assert shakeup.status_code == 200, who
         assert "Only the organizers see this page" not in shakeup.content.decode()
         assert client.get(f"/api/challenges/{load.SINGLE}/shakeup/?task=digits").status_code == 200
+    # the submission page shows the entry on both boards of the task: each section's landmark name says
+    # which (axe's landmark-unique; the walk of deploy/walk_pages.py found two sections named alike)
+    mine = Submission.objects.filter(challenge=single, team__name="svm-rbf").latest("pk")
+    page = _client("svm-rbf").get(f"/submissions/{mine.pk}/").content.decode()
+    labels = re.findall(r'<section aria-label="([^"]*)"', page)
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
 
 
 def test_the_ladder_demo_releases_only_the_ladders_values_and_hides_the_private_board(
