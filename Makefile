@@ -54,6 +54,7 @@ unit: install
 	@mkdir -p test-output
 	@$(BIN)/python -m pytest -m "faults and not slow" -p no:cacheprovider --durations=10 $(PYTEST_ARGS) \
 	  > test-output/faults.log 2>&1 & faults=$$!; \
+	trap 'kill -TERM $$faults 2>/dev/null' INT TERM; \
 	echo "the fault tests run beside the rest, in one process of their own (output below when done)"; \
 	$(BIN)/python -m pytest -m "not slow and not faults" -n $(PYTEST_WORKERS) --durations=25 $(PYTEST_ARGS); \
 	rest=$$?; wait $$faults; status=$$?; \
