@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
 
 import pytest
 from rest_framework.authtoken.models import Token
@@ -16,21 +15,13 @@ from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.submissions.models import Status, Submission
 from tests.conftest import wait_for
 from tests.service.api_support import (
-    FAST_HASHERS,
     client_for,
     create_challenge_over_http,
     file,
-    reset_throttles,
 )
 from tests.service.factories import LABELS, predictions, user
 
-
-@pytest.fixture(autouse=True)
-def _fresh_throttles(settings) -> Iterator[None]:
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    reset_throttles()
-    yield
-    reset_throttles()
+pytestmark = pytest.mark.usefixtures("fresh_throttles")
 
 
 @pytest.fixture

@@ -4,8 +4,6 @@ positive class."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,16 +13,10 @@ from leaderboard.scoring.engine import task_positive_class
 from leaderboard.scoring.models import Score
 from leaderboard.submissions.models import Status, Submission
 from tests.conftest import wait_for
-from tests.service.api_support import FAST_HASHERS, client_for, file, reset_throttles
+from tests.service.api_support import client_for, file
 from tests.service.factories import user
 
-
-@pytest.fixture(autouse=True)
-def _fresh_throttles(settings) -> Iterator[None]:
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    reset_throttles()
-    yield
-    reset_throttles()
+pytestmark = pytest.mark.usefixtures("fresh_throttles")
 
 
 def _challenge(client, slug: str = "edge", resamples: int = 1000) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ from leaderboard.submissions.models import Status
 from stats.compare import paired_randomization
 from stats.text.extract import text_metric
 from stats.text.significance import adjust_across_metrics
-from tests.service.api_support import FAST_HASHERS, client_for, reset_throttles
+from tests.service.api_support import client_for
 from tests.service.factories import user
 from tests.service.test_text_tasks import GOOD, REFS, WEAK, board, lines, make_challenge, submit
 
@@ -37,12 +36,7 @@ SYSTEMS = {"good": GOOD, "mid": MID, "weak": WEAK}
 SACREBLEU = {"bleu": sacrebleu.BLEU(), "chrf": sacrebleu.CHRF(), "ter": sacrebleu.TER()}
 
 
-@pytest.fixture(autouse=True)
-def _fresh_throttles(settings) -> Iterator[None]:
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    reset_throttles()
-    yield
-    reset_throttles()
+pytestmark = pytest.mark.usefixtures("fresh_throttles")
 
 
 def add_task(client: Any, slug: str, metric: str, secondary: Any, task: str = "mt", truth: bytes = b""):

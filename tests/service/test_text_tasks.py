@@ -8,7 +8,6 @@ tests/stats/test_text.py.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import jiwer
@@ -20,7 +19,7 @@ from django.test import Client
 from leaderboard.challenges.models import Challenge, Task
 from leaderboard.rankings.models import BoardSnapshot
 from leaderboard.submissions.models import Status, Submission
-from tests.service.api_support import FAST_HASHERS, client_for, reset_throttles
+from tests.service.api_support import client_for
 from tests.service.factories import user
 
 REFS = [
@@ -48,12 +47,7 @@ GOLD_TAGS = [["B-PER", "I-PER", "O", "B-LOC"], ["O", "B-ORG", "O"], ["B-PER", "O
 TOKENS = [["Ada", "Lovelace", "in", "London"], ["the", "ACME", "board"], ["Bob", "went", "to", "New", "York"]]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_throttles(settings) -> Iterator[None]:
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    reset_throttles()
-    yield
-    reset_throttles()
+pytestmark = pytest.mark.usefixtures("fresh_throttles")
 
 
 def lines(segments: list[str]) -> bytes:

@@ -7,7 +7,6 @@ of mmsegmentation's recipe for mIoU); the statistics themselves are tested in te
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ from leaderboard.rankings.models import BoardSnapshot, ChallengeSummary
 from leaderboard.scoring.models import Score
 from leaderboard.submissions.models import Status, Submission
 from stats.metrics import get_metric
-from tests.service.api_support import FAST_HASHERS, client_for, reset_throttles
+from tests.service.api_support import client_for
 from tests.service.factories import user
 from tests.service.vision_support import (
     CLASS_NAMES,
@@ -41,12 +40,7 @@ DETECTION_METRICS = [*COCO_STAT_INDEX, "voc07_ap50", "voc_ap50"]
 SEGMENTATION_METRICS = ["miou", "pixel_accuracy"]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_throttles(settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    reset_throttles()
-    yield
-    reset_throttles()
+pytestmark = pytest.mark.usefixtures("fresh_throttles")
 
 
 def make_challenge(client: Any, slug: str, **fields: Any) -> None:
