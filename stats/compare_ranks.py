@@ -24,7 +24,7 @@ import numpy.typing as npt
 from scipy.linalg.blas import dsyrk as _syrk
 from scipy.special import ndtri
 
-from stats._threads import in_blocks, with_blas_threads
+from stats._threads import board_threads, in_blocks, with_blas_threads
 from stats.checks import check_level, check_replicates, check_vector
 
 FloatArray = npt.NDArray[np.float64]
@@ -148,9 +148,11 @@ def _rank_counts(
     counts = np.zeros(k * k, dtype=np.int64)
     ranks = np.empty((b, k), dtype=_rank_dtype(k)) if keep else None
     step = max(1, _RANK_CHUNK_ELEMENTS // k)
-    scratch = np.empty((min(step, b), k), dtype=_rank_dtype(k))  # the chunk's ranks without ``keep``
     offsets = np.arange(k, dtype=np.int64) * k
-    for start in range(0, b, step):
+
+    def ranked(start: int) -> IntArray:
+        """The chunk of resamples start.. ranked: its (entry, rank) indices into the counts, entry by entry
+        (chunks on the board's threads; the counts are added by the caller, in any order: integers)."""
         keyed = -x[start : start + step] if higher_is_better else x[start : start + step]
         # Sorted order of each resample; tied entries share the rank of the first of them, so the
         # (faster, unstable) default argsort gives the same ranks as a stable one.
@@ -163,11 +165,18 @@ def _rank_counts(
         # entry's row of counts is touched by all its resamples of the chunk at once, instead of the
         # (entry, rank) pairs in sorted order, which jumped across the K x K counts for every element
         # (K = 10,000, mix: 3.0 s of random reads of 763 MiB against 1.4 s; issue 24, fifth pass).
-        # Unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
-        chunk = ranks[start : start + step] if ranks is not None else scratch
-        chunk = chunk[: order.shape[0]]
+        if ranks is not None:
+            chunk = ranks[start : start + step]
+        else:
+            chunk = np.empty(order.shape, dtype=_rank_dtype(k))
         np.put_along_axis(chunk, order, first, axis=1)
-        np.add.at(counts, (chunk.T + offsets[:, None]).ravel(), 1)
+        return (chunk.T + offsets[:, None]).ravel()
+
+    batch = step * max(1, board_threads())
+    for b0 in range(0, b, batch):
+        for indices in in_blocks(ranked, range(b0, min(b, b0 + batch), step)):
+            # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
+            np.add.at(counts, indices, 1)
     return counts.reshape(k, k), ranks
 
 
@@ -574,6 +583,15 @@ class _Exceedances:
         #: the level of the first search, and the last list that covers every pair (the next board's start)
         self.first_level = np.inf
         self.covered: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
+        self._block_maxima: dict[int, float] | None = None
+
+    def _block_max(self, r0: int) -> float:
+        """``max |y|`` over the resamples r0..r0 + _ROW_BLOCK (exact), computed once for every part and
+        search (it was an O(B K) pass per part and search: at K = 10,000 about 1.5 s of CPU on the mix)."""
+        if self._block_maxima is None:
+            rows = range(0, self.y.shape[0], _ROW_BLOCK)
+            self._block_maxima = {r: float(np.abs(self.y[r : r + _ROW_BLOCK]).max(initial=0.0)) for r in rows}
+        return self._block_maxima[r0]
 
     def _plan(
         self, level: float, cols: IntArray, ref: int, cover: BoolArray | None
@@ -839,7 +857,7 @@ class _Exceedances:
                 shifted = shifted - yc[:, part.ref : part.ref + 1]
             # the shift and the tails round: a margin of a few units in the last place of the largest
             # terms widens the candidates (each is then checked exactly)
-            slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
+            slack = 64 * np.finfo(float).eps * (1 + h) * self._block_max(r0)
             up = shifted - (hs - slack)
             low = shifted + hs
             j_rows, j_cols, k_cols, start_k, reps = _tail_pairs(up, low)
@@ -879,6 +897,7 @@ class _Exceedances:
                 first = last
             return out_j, out_k, out_b, out_z
 
+        self._block_max(0)  # every row block's maximum, before the threads read them
         # the row blocks' hits in the blocks' order: the list is the same whatever the threads
         for out_j, out_k, out_b, out_z in in_blocks(rows, range(0, b, _ROW_BLOCK)):
             parts_j.extend(out_j)
