@@ -188,15 +188,18 @@ def _rank_table(counts: IntArray, b: int, confidence: float, *, in_place: bool =
     low = np.empty(k, dtype=np.int64)
     high = np.empty(k, dtype=np.int64)
     probabilities = counts.view(np.float64) if in_place else np.empty((k, k))
+
     # smallest rank r whose cumulative count reaches q * B (inverse of the empirical CDF), in row blocks
     # (K = 5,000: the cumulative counts and each comparison were a K x K temporary of 200 or 25 MB)
-    for r0 in range(0, k, 256):
+    def block(r0: int) -> None:  # rows r0.. (read and written by this block alone; on the board's threads)
         rows = counts[r0 : r0 + 256]
         cumulative = np.cumsum(rows, axis=1)
         low[r0 : r0 + 256] = np.argmax(cumulative >= tail * b - 1e-9, axis=1) + 1
         high[r0 : r0 + 256] = np.argmax(cumulative >= (1 - tail) * b - 1e-9, axis=1) + 1
         # the block's counts are read (divided into a temporary) before its memory takes the quotients
         probabilities[r0 : r0 + 256] = rows / b
+
+    in_blocks(block, range(0, k, 256))
     return RankDistribution(
         probabilities=probabilities,
         low=low,
@@ -383,29 +386,40 @@ def _standard_errors_from_gram(
     # every K x K temporary is 200 MB
     bm = b * m
     var = np.empty(k)
-    for r0 in range(0, k, 256):
+    # every pass below is by blocks of 256 rows, each written by its block alone (the blocks run on the
+    # board's threads, stats._threads.in_blocks: elementwise, the same bits)
+
+    def covariance(r0: int) -> None:
         block = se2[r0 : r0 + 256]
         block -= bm[r0 : r0 + 256, None] * m[None, :]
         block /= b - 1
+
+    in_blocks(covariance, range(0, k, 256))
     var[:] = np.maximum(np.diag(se2), 0.0)
-    for r0 in range(0, k, 256):
+
+    def squared(r0: int) -> None:
         block = se2[r0 : r0 + 256]
         scale = var[r0 : r0 + 256, None] + var[None, :]
         block *= 2
         np.subtract(scale, block, out=block)
         # cancellation: a pair of identical entries must get exactly 0
         block[block <= 1e-10 * scale] = 0.0
-    np.fill_diagonal(se2, 0.0)
-    np.sqrt(se2, out=se2)
+        np.fill_diagonal(block[:, r0 : r0 + 256], 0.0)
+        np.sqrt(block, out=block)
+
+    in_blocks(squared, range(0, k, 256))
+
     # exactly symmetric: ``b m_j m_k`` is rounded differently in the two triangles (18 of 10^6 elements
     # differed in the last bit at K = 1,000), and the pruned search read whichever triangle its orientation
     # gave where the dense computation read the upper one; the lower triangle is now the upper one's copy
-    for r0 in range(256, k, 256):
+    # (each block writes its rows left of the diagonal and reads the upper triangle only)
+    def mirrored(r0: int) -> None:
         se2[r0 : r0 + 256, :r0] = se2[:r0, r0 : r0 + 256].T
-    for r0 in range(0, k, 256):
         block = se2[r0 : r0 + 256, r0 : r0 + 256]
         lower = np.tril_indices(block.shape[0], -1)
         block[lower] = block.T[lower]
+
+    in_blocks(mirrored, range(0, k, 256))
     return se2, np.sqrt(var)
 
 
@@ -1165,12 +1179,15 @@ def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
     """
     k = p.size
     out = np.empty((k, k), dtype=bool)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for r0 in range(0, k, 256):
+
+    def rows(r0: int) -> None:  # one block of rows (on the board's threads)
+        with np.errstate(divide="ignore", invalid="ignore"):
             t = np.subtract.outer(p[r0 : r0 + 256], p)
             np.abs(t, out=t)
             t /= se[r0 : r0 + 256]
             np.greater(t, bound, out=out[r0 : r0 + 256])  # nan > bound is False: read as 0
+
+    in_blocks(rows, range(0, k, 256))
     return out
 
 
@@ -1197,7 +1214,14 @@ def _simultaneous(
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
     # deviations from the point values; the sign of the metric does not matter under |.|
-    y = x - p if deviations is None else deviations
+    if deviations is None:  # y = x - p, by row blocks on the board's threads (elementwise: the same bits)
+        y = np.empty_like(x)
+        step = max(1, _GRAM_BLOCK // max(k, 1))
+        in_blocks(
+            lambda r0: np.subtract(x[r0 : r0 + step], p, out=y[r0 : r0 + step]), range(0, x.shape[0], step)
+        )
+    else:
+        y = deviations
     # the Gram matrix of the deviations' operand is formed block by block (:func:`_exact_gram`: the operand
     # is never a second B x K array, K = N = B = 10,000: 0.8 GB)
     se, sd = standard_errors if standard_errors is not None else _pair_standard_errors(y)
