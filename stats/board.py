@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from stats._threads import with_blas_threads
+from stats._threads import in_blocks, with_blas_threads
 from stats.checks import (
     FEW_CLUSTERS,
     check_choice,
@@ -1607,7 +1607,10 @@ def _verdicts(
     # and among them the one with the largest studentized gap t[j, i] of j over i
     worse = np.zeros(k, dtype=bool)
     compared = np.full(k, leader, dtype=np.intp)
-    for r0 in range(0, k, _VERDICT_ROWS):
+
+    def block(r0: int) -> None:
+        """Entries r0.. (their elements of ``worse`` and ``compared`` are written by this block alone; the
+        blocks run on the board's threads, ``stats._threads.in_blocks``)."""
         cols = np.arange(r0, min(k, r0 + _VERDICT_ROWS))
         beaten_by = better[:, cols].T
         beaten_by[np.arange(cols.size), cols] = False
@@ -1617,6 +1620,8 @@ def _verdicts(
             rows = cols[w]
             advantage = sign * (point[None, :] - point[rows, None])  # t[j, i] in row i, column j
             compared[rows] = pick(beaten_by[w], -gaps(advantage, se[:, rows].T))
+
+    in_blocks(block, range(0, k, _VERDICT_ROWS))
     verdicts = ["worse than the best" if bool(w) else "could be the best" for w in worse]
     if k == 1:
         compared[0] = 0

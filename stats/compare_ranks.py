@@ -15,6 +15,7 @@ paired) and the point values (K,):
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ import numpy.typing as npt
 from scipy.linalg.blas import dsyrk as _syrk
 from scipy.special import ndtri
 
-from stats._threads import with_blas_threads
+from stats._threads import board_threads, in_blocks, with_blas_threads
 from stats.checks import check_level, check_replicates, check_vector
 
 FloatArray = npt.NDArray[np.float64]
@@ -147,20 +148,35 @@ def _rank_counts(
     counts = np.zeros(k * k, dtype=np.int64)
     ranks = np.empty((b, k), dtype=_rank_dtype(k)) if keep else None
     step = max(1, _RANK_CHUNK_ELEMENTS // k)
-    for start in range(0, b, step):
+    offsets = np.arange(k, dtype=np.int64) * k
+
+    def ranked(start: int) -> IntArray:
+        """The chunk of resamples start.. ranked: its (entry, rank) indices into the counts, entry by entry
+        (chunks on the board's threads; the counts are added by the caller, in any order: integers)."""
         keyed = -x[start : start + step] if higher_is_better else x[start : start + step]
         # Sorted order of each resample; tied entries share the rank of the first of them, so the
-        # (faster, unstable) default argsort gives the same ranks as a stable one. Counted straight
-        # from the sorted positions: (entry, rank) pairs, with no ranks array put back in entry order.
+        # (faster, unstable) default argsort gives the same ranks as a stable one.
         order = np.argsort(keyed, axis=1)
         ordered = np.take_along_axis(keyed, order, axis=1)
         fresh = np.ones(ordered.shape, dtype=bool)
         fresh[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
         first = np.maximum.accumulate(np.where(fresh, np.arange(k), 0), axis=1)
-        # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
-        np.add.at(counts, (order * k + first).ravel(), 1)
+        # the ranks put back in entry order, then counted entry by entry (the chunk transposed): each
+        # entry's row of counts is touched by all its resamples of the chunk at once, instead of the
+        # (entry, rank) pairs in sorted order, which jumped across the K x K counts for every element
+        # (K = 10,000, mix: 3.0 s of random reads of 763 MiB against 1.4 s; issue 24, fifth pass).
         if ranks is not None:
-            np.put_along_axis(ranks[start : start + step], order, first, axis=1)
+            chunk = ranks[start : start + step]
+        else:
+            chunk = np.empty(order.shape, dtype=_rank_dtype(k))
+        np.put_along_axis(chunk, order, first, axis=1)
+        return (chunk.T + offsets[:, None]).ravel()
+
+    batch = step * max(1, board_threads())
+    for b0 in range(0, b, batch):
+        for indices in in_blocks(ranked, range(b0, min(b, b0 + batch), step)):
+            # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
+            np.add.at(counts, indices, 1)
     return counts.reshape(k, k), ranks
 
 
@@ -172,15 +188,18 @@ def _rank_table(counts: IntArray, b: int, confidence: float, *, in_place: bool =
     low = np.empty(k, dtype=np.int64)
     high = np.empty(k, dtype=np.int64)
     probabilities = counts.view(np.float64) if in_place else np.empty((k, k))
+
     # smallest rank r whose cumulative count reaches q * B (inverse of the empirical CDF), in row blocks
     # (K = 5,000: the cumulative counts and each comparison were a K x K temporary of 200 or 25 MB)
-    for r0 in range(0, k, 256):
+    def block(r0: int) -> None:  # rows r0.. (read and written by this block alone; on the board's threads)
         rows = counts[r0 : r0 + 256]
         cumulative = np.cumsum(rows, axis=1)
         low[r0 : r0 + 256] = np.argmax(cumulative >= tail * b - 1e-9, axis=1) + 1
         high[r0 : r0 + 256] = np.argmax(cumulative >= (1 - tail) * b - 1e-9, axis=1) + 1
         # the block's counts are read (divided into a temporary) before its memory takes the quotients
         probabilities[r0 : r0 + 256] = rows / b
+
+    in_blocks(block, range(0, k, 256))
     return RankDistribution(
         probabilities=probabilities,
         low=low,
@@ -289,6 +308,11 @@ def _gram_blocks(y: FloatArray, *, elements: int = _GRAM_BLOCK) -> Iterator[tupl
         yield rows, _rounded(y[rows], s, e, in_place=False)
 
 
+#: Elements of the Gram operand rounded at once inside a block (512 KiB of float64: the piece stays in the
+#: cache through the rounding's three passes and its column sums, instead of four passes over 64 MiB).
+_ROUND_PIECE = 1 << 16
+
+
 def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``z^T z`` and the column means of ``z``, ``z`` :func:`_gram_operand` of ``y``, formed in row blocks:
     every element of every block's product and of their sums is an integer multiple of ``q_i q_j`` below
@@ -296,14 +320,33 @@ def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     blocks' products is exact, the same bits as the one product of the whole operand on any BLAS; so are
     the column sums (multiples of ``q_j`` below ``2^53``), and the means are those sums divided by ``B``
     as ``numpy.mean`` divides them. Each block is added with one ``syrk`` (one triangle, in place; the other
-    is then copied): no second B x K array and no K x K temporary (K = 10,000: 763 MiB each)."""
+    is then copied): no second B x K array and no K x K temporary (K = 10,000: 763 MiB each).
+
+    Each block is rounded into one reused buffer in cache-sized pieces (:data:`_ROUND_PIECE`), its column
+    sums taken piece by piece (exact in any order, as above): the same elements as :func:`_gram_blocks`
+    (the same three elementwise operations), without a fresh 64 MiB array per block nor four passes over
+    it through memory (issue 24, fifth pass)."""
     b, k = y.shape
+    s = _gram_bits(b)
+    e = _gram_exponents(y)
+    up, down = np.ldexp(1.0, s - e), np.ldexp(1.0, e - s)  # powers of two: exact scalings
     gram = np.zeros((k, k), order="F")  # syrk's own layout (transposed below: it is symmetric)
     sums = np.zeros(k)
-    for _, z in _gram_blocks(y):
+    step = max(1, _GRAM_BLOCK // max(k, 1))
+    piece = max(1, _ROUND_PIECE // max(k, 1))
+    buffer = np.empty((min(step, b), k))
+    for r0 in range(0, b, step):
+        r1 = min(b, r0 + step)
+        z = buffer[: r1 - r0]
+        for p0 in range(0, r1 - r0, piece):
+            part = z[p0 : p0 + piece]
+            np.multiply(y[r0 + p0 : r0 + p0 + part.shape[0]], up, out=part)  # as _rounded: y 2^(s-e),
+            np.rint(part, out=part)  # rounded to an integer,
+            part *= down  # times 2^(e-s)
+            sums += part.sum(axis=0)
         # C <- z^T z + C on the upper triangle of the Fortran array; z.T is Fortran-contiguous (no copy)
         gram = _syrk(1.0, z.T, beta=1.0, c=gram, trans=0, lower=0, overwrite_c=1)
-        sums += z.sum(axis=0)
+    del buffer
     out = gram.T  # C-contiguous; its lower triangle is filled
     for r0 in range(0, k, 256):  # the upper triangle from the lower, row block by row block
         out[:r0, r0 : r0 + 256] = out[r0 : r0 + 256, :r0].T
@@ -343,29 +386,40 @@ def _standard_errors_from_gram(
     # every K x K temporary is 200 MB
     bm = b * m
     var = np.empty(k)
-    for r0 in range(0, k, 256):
+    # every pass below is by blocks of 256 rows, each written by its block alone (the blocks run on the
+    # board's threads, stats._threads.in_blocks: elementwise, the same bits)
+
+    def covariance(r0: int) -> None:
         block = se2[r0 : r0 + 256]
         block -= bm[r0 : r0 + 256, None] * m[None, :]
         block /= b - 1
+
+    in_blocks(covariance, range(0, k, 256))
     var[:] = np.maximum(np.diag(se2), 0.0)
-    for r0 in range(0, k, 256):
+
+    def squared(r0: int) -> None:
         block = se2[r0 : r0 + 256]
         scale = var[r0 : r0 + 256, None] + var[None, :]
         block *= 2
         np.subtract(scale, block, out=block)
         # cancellation: a pair of identical entries must get exactly 0
         block[block <= 1e-10 * scale] = 0.0
-    np.fill_diagonal(se2, 0.0)
-    np.sqrt(se2, out=se2)
+        np.fill_diagonal(block[:, r0 : r0 + 256], 0.0)
+        np.sqrt(block, out=block)
+
+    in_blocks(squared, range(0, k, 256))
+
     # exactly symmetric: ``b m_j m_k`` is rounded differently in the two triangles (18 of 10^6 elements
     # differed in the last bit at K = 1,000), and the pruned search read whichever triangle its orientation
     # gave where the dense computation read the upper one; the lower triangle is now the upper one's copy
-    for r0 in range(256, k, 256):
+    # (each block writes its rows left of the diagonal and reads the upper triangle only)
+    def mirrored(r0: int) -> None:
         se2[r0 : r0 + 256, :r0] = se2[:r0, r0 : r0 + 256].T
-    for r0 in range(0, k, 256):
         block = se2[r0 : r0 + 256, r0 : r0 + 256]
         lower = np.tril_indices(block.shape[0], -1)
         block[lower] = block.T[lower]
+
+    in_blocks(mirrored, range(0, k, 256))
     return se2, np.sqrt(var)
 
 
@@ -393,6 +447,8 @@ _PREPARE_SAMPLE = 128
 _CANDIDATE_COST = 40.0
 #: Statistics of the pairs computed densely per block (256 KiB of float64).
 _SPECIAL_CHUNK = 1 << 15
+#: Blocks of dense pairs per task of the board's thread pool (:func:`stats._threads.in_blocks`).
+_SPECIAL_SPAN = 256
 #: Work of finding the tails of one (resample, entry) of a part, in statistics of the dense computation.
 _TAIL_COST = 6.0
 #: Groups of entries (consecutive in value) of the referenced parts, and their smallest size.
@@ -541,6 +597,15 @@ class _Exceedances:
         #: the level of the first search, and the last list that covers every pair (the next board's start)
         self.first_level = np.inf
         self.covered: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
+        self._block_maxima: dict[int, float] | None = None
+
+    def _block_max(self, r0: int) -> float:
+        """``max |y|`` over the resamples r0..r0 + _ROW_BLOCK (exact), computed once for every part and
+        search (it was an O(B K) pass per part and search: at K = 10,000 about 1.5 s of CPU on the mix)."""
+        if self._block_maxima is None:
+            rows = range(0, self.y.shape[0], _ROW_BLOCK)
+            self._block_maxima = {r: float(np.abs(self.y[r : r + _ROW_BLOCK]).max(initial=0.0)) for r in rows}
+        return self._block_maxima[r0]
 
     def _plan(
         self, level: float, cols: IntArray, ref: int, cover: BoolArray | None
@@ -576,12 +641,20 @@ class _Exceedances:
             ratio = rows / np.maximum(sdv[r0:r1, None] + sdv[None, r0:], tiny)
             return ok, ratio
 
-        for r0 in range(0, c, _PREPARE_ROWS):
+        def counted(r0: int) -> tuple[float, IntArray | None]:
+            """The smallest ratio of rows r0.. and their counts on the bins (blocks on the board's threads:
+            a minimum and integer counts, the same in any order)."""
             ok, ratio_block = block(r0, min(c, r0 + _PREPARE_ROWS))
             ratio = ratio_block[ok]
-            if ratio.size:
-                gamma_min = min(gamma_min, float(ratio.min()))
-                hist += np.bincount(np.searchsorted(edges, ratio, side="right") - 1, minlength=edges.size)
+            if not ratio.size:
+                return np.inf, None
+            bins = np.searchsorted(edges, ratio, side="right") - 1
+            return float(ratio.min()), np.bincount(bins, minlength=edges.size)
+
+        for smallest, in_bins in in_blocks(counted, range(0, c, _PREPARE_ROWS)):
+            if in_bins is not None:
+                gamma_min = min(gamma_min, smallest)
+                hist += in_bins
         n_pairs = int(hist.sum())
         empty = np.empty(0, dtype=np.intp)
         if n_pairs == 0:
@@ -612,19 +685,21 @@ class _Exceedances:
             cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
             if cost < best_cost:
                 best_cost, threshold = cost, g if n_dense else -np.inf
-        dense_i: list[IntArray] = []
-        dense_j: list[IntArray] = []
         mask = np.zeros((c, c), dtype=bool)
-        for r0 in range(0, c, _PREPARE_ROWS):
+
+        def split(r0: int) -> tuple[IntArray, IntArray]:
+            """Rows r0.. of the mask (written by this block alone) and their dense pairs."""
             r1 = min(c, r0 + _PREPARE_ROWS)
             ok, ratio_block = block(r0, r1)
             low_ratio = ok & (ratio_block < threshold)
             bi, bj = np.nonzero(low_ratio)
-            dense_i.append(cols[bi + r0])
-            dense_j.append(cols[bj + r0])
             mask[r0:r1, r0:] = ok & ~low_ratio
-        gi = np.concatenate(dense_i)
-        gj = np.concatenate(dense_j)
+            return cols[bi + r0], cols[bj + r0]
+
+        # the blocks' dense pairs in the rows' order, whatever the threads
+        dense = in_blocks(split, range(0, c, _PREPARE_ROWS))
+        gi = np.concatenate([pair[0] for pair in dense])
+        gj = np.concatenate([pair[1] for pair in dense])
         special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)
         if threshold == np.inf:
             return best_cost, None, special_j, special_k
@@ -781,14 +856,22 @@ class _Exceedances:
         pairs_ok = part.mask & (sym if whole else sym[np.ix_(cols, cols)])
         h = level * part.gamma * (1 - 1e-9)
         hs = h * part.sdv
-        for r0 in range(0, b, _ROW_BLOCK):
+        counted = [found]
+        lock = threading.Lock()
+
+        def rows(r0: int) -> tuple[list[IntArray], list[IntArray], list[IntArray], list[FloatArray]]:
+            """The hits of resamples r0.. (one row block; blocks run on the board's threads)."""
+            out_j: list[IntArray] = []
+            out_k: list[IntArray] = []
+            out_b: list[IntArray] = []
+            out_z: list[FloatArray] = []
             yc = y[r0 : r0 + _ROW_BLOCK]
             shifted = yc if whole else yc[:, cols]
             if part.ref >= 0:
                 shifted = shifted - yc[:, part.ref : part.ref + 1]
             # the shift and the tails round: a margin of a few units in the last place of the largest
             # terms widens the candidates (each is then checked exactly)
-            slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
+            slack = 64 * np.finfo(float).eps * (1 + h) * self._block_max(r0)
             up = shifted - (hs - slack)
             low = shifted + hs
             j_rows, j_cols, k_cols, start_k, reps = _tail_pairs(up, low)
@@ -805,20 +888,37 @@ class _Exceedances:
                     bb = np.repeat(j_rows[first:last], rr)
                     within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
                     kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
-                    # up_j >= low_k holds for nearly every candidate of the prefix: only the pair's mask
-                    keep = pairs_ok[jj, kk]
-                    jj, kk, bb = cols[jj[keep]], cols[kk[keep]], bb[keep]
-                    z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
-                    hit = z >= level
-                    found += int(hit.sum())
-                    if found > _MAX_EXCEEDANCES:
-                        raise _TooMany
-                    parts_j.append(jj[hit])
-                    parts_k.append(kk[hit])
-                    parts_b.append(bb[hit] + r0)
-                    parts_z.append(z[hit])
+                    # up_j >= low_k holds for nearly every candidate of the prefix, and the pair's mask
+                    # for nearly every one too (99.7% on the mix of 5,000): the statistic of every
+                    # candidate first, the mask read for the few that reach the level (one random gather
+                    # of a K x K table per hit instead of per candidate; a pair outside the mask may have
+                    # se = 0: inf or nan there, dropped by the mask or by nan >= level being False)
+                    lj, lk = jj, kk  # positions in cols
+                    if not whole:
+                        jj, kk = cols[jj], cols[kk]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
+                    hit = np.flatnonzero(z >= level)
+                    hit = hit[pairs_ok[lj[hit], lk[hit]]]
+                    with lock:
+                        counted[0] += hit.size
+                        if counted[0] > _MAX_EXCEEDANCES:
+                            raise _TooMany
+                    out_j.append(jj[hit])
+                    out_k.append(kk[hit])
+                    out_b.append(bb[hit] + r0)
+                    out_z.append(z[hit])
                 first = last
-        return found
+            return out_j, out_k, out_b, out_z
+
+        self._block_max(0)  # every row block's maximum, before the threads read them
+        # the row blocks' hits in the blocks' order: the list is the same whatever the threads
+        for out_j, out_k, out_b, out_z in in_blocks(rows, range(0, b, _ROW_BLOCK)):
+            parts_j.extend(out_j)
+            parts_k.extend(out_k)
+            parts_b.extend(out_b)
+            parts_z.extend(out_z)
+        return counted[0]
 
     def _dense_special(
         self, level: float, active: BoolArray
@@ -833,33 +933,56 @@ class _Exceedances:
         columns = np.flatnonzero(involved)
         position = np.cumsum(involved) - 1
         yt = np.ascontiguousarray(y[:, columns].T)
-        parts_j, parts_k, parts_b, parts_z = [], [], [], []
-        found = 0
         step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
-        for start in range(0, self.special_j.size, step):
-            sj = self.special_j[start : start + step]
-            sk = self.special_k[start : start + step]
-            on = active[sj, sk]
-            sj, sk = sj[on], sk[on]
-            block = yt[position[sj]]
-            block -= yt[position[sk]]
-            np.abs(block, out=block)
-            # |d| >= level se (1 - 1e-12) is necessary for |d| / se >= level (the product and the quotient
-            # round differently); the statistic itself is then divided as the full computation divides it
-            bound = (level * (1 - 1e-12)) * se[sj, sk]
-            rows = np.flatnonzero(block.max(axis=1) >= bound)  # the few pairs with a hit at all
-            pi, bi = np.nonzero(block[rows] >= bound[rows, None])
-            pi = rows[pi]
-            z = block[pi, bi] / se[sj[pi], sk[pi]]
-            hit = z >= level
-            pi, bi, z = pi[hit], bi[hit], z[hit]
-            found += pi.size
-            if found > _MAX_EXCEEDANCES:
-                raise _TooMany
-            parts_j.append(sj[pi])
-            parts_k.append(sk[pi])
-            parts_b.append(bi)
-            parts_z.append(z)
+        counted = [0]
+        lock = threading.Lock()
+
+        def pairs(span: int) -> tuple[list[IntArray], list[IntArray], list[IntArray], list[FloatArray]]:
+            """The hits of the pairs span.. (:data:`_SPECIAL_SPAN` blocks; spans run on the board's threads)."""
+            out_j: list[IntArray] = []
+            out_k: list[IntArray] = []
+            out_b: list[IntArray] = []
+            out_z: list[FloatArray] = []
+            for start in range(span, min(self.special_j.size, span + _SPECIAL_SPAN * step), step):
+                sj = self.special_j[start : start + step]
+                sk = self.special_k[start : start + step]
+                on = active[sj, sk]
+                sj, sk = sj[on], sk[on]
+                block = yt[position[sj]]
+                block -= yt[position[sk]]
+                np.abs(block, out=block)
+                # |d| >= level se (1 - 1e-12) is necessary for |d| / se >= level (the product and the
+                # quotient round differently); the statistic itself is then divided as the full
+                # computation divides it
+                bound = (level * (1 - 1e-12)) * se[sj, sk]
+                rows = np.flatnonzero(block.max(axis=1) >= bound)  # the few pairs with a hit at all
+                pi, bi = np.nonzero(block[rows] >= bound[rows, None])
+                pi = rows[pi]
+                z = block[pi, bi] / se[sj[pi], sk[pi]]
+                hit = z >= level
+                pi, bi, z = pi[hit], bi[hit], z[hit]
+                with lock:
+                    counted[0] += pi.size
+                    if counted[0] > _MAX_EXCEEDANCES:
+                        raise _TooMany
+                out_j.append(sj[pi])
+                out_k.append(sk[pi])
+                out_b.append(bi)
+                out_z.append(z)
+            return out_j, out_k, out_b, out_z
+
+        parts_j: list[IntArray] = []
+        parts_k: list[IntArray] = []
+        parts_b: list[IntArray] = []
+        parts_z: list[FloatArray] = []
+        # the spans' hits in the pairs' order: the list is the same whatever the threads
+        for out_j, out_k, out_b, out_z in in_blocks(
+            pairs, range(0, self.special_j.size, _SPECIAL_SPAN * step)
+        ):
+            parts_j.extend(out_j)
+            parts_k.extend(out_k)
+            parts_b.extend(out_b)
+            parts_z.extend(out_z)
         empty = np.empty(0, dtype=np.intp)
         return (
             level,
@@ -1056,12 +1179,15 @@ def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
     """
     k = p.size
     out = np.empty((k, k), dtype=bool)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for r0 in range(0, k, 256):
+
+    def rows(r0: int) -> None:  # one block of rows (on the board's threads)
+        with np.errstate(divide="ignore", invalid="ignore"):
             t = np.subtract.outer(p[r0 : r0 + 256], p)
             np.abs(t, out=t)
             t /= se[r0 : r0 + 256]
             np.greater(t, bound, out=out[r0 : r0 + 256])  # nan > bound is False: read as 0
+
+    in_blocks(rows, range(0, k, 256))
     return out
 
 
@@ -1088,7 +1214,14 @@ def _simultaneous(
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
     # flipped on small boards, mostly anti-conservatively, where |t| ties with the critical value)
     # deviations from the point values; the sign of the metric does not matter under |.|
-    y = x - p if deviations is None else deviations
+    if deviations is None:  # y = x - p, by row blocks on the board's threads (elementwise: the same bits)
+        y = np.empty_like(x)
+        step = max(1, _GRAM_BLOCK // max(k, 1))
+        in_blocks(
+            lambda r0: np.subtract(x[r0 : r0 + step], p, out=y[r0 : r0 + step]), range(0, x.shape[0], step)
+        )
+    else:
+        y = deviations
     # the Gram matrix of the deviations' operand is formed block by block (:func:`_exact_gram`: the operand
     # is never a second B x K array, K = N = B = 10,000: 0.8 GB)
     se, sd = standard_errors if standard_errors is not None else _pair_standard_errors(y)

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 from scipy import stats as sps
 
+from stats._threads import in_blocks
 from stats.checks import (
     UNDEFINED_RULE,
     check_choice,
@@ -138,6 +139,10 @@ class _Scored(Protocol):
     def signature(self) -> Signature: ...
 
 
+#: Columns per task of :func:`_quantiles` on the board's threads (a multiple of its blocks of 64).
+_QUANTILE_SPAN = 1024
+
+
 def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
     """Per column ``k``, the linear-interpolation quantile ``probs[..., k]`` of ``theta[:, k]``.
 
@@ -159,18 +164,24 @@ def _quantiles(theta: FloatArray, probs: FloatArray) -> FloatArray:
     kth = np.unique(needed[:, 0]) if same and k else None
     picked = np.empty(needed.shape)
     has_nan = np.empty(k, dtype=bool)
-    rows = np.empty((min(k, 64), b))
-    for c in range(0, k, 64):
-        block = rows[: min(64, k - c)]
-        block[:] = theta[:, c : c + 64].T
-        has_nan[c : c + 64] = np.isnan(block).any(axis=1)
-        if kth is not None:
-            block.partition(kth, axis=1)
-            picked[:, c : c + 64] = block[:, needed[:, 0]].T
-        else:
-            for j in range(block.shape[0]):
-                block[j].partition(np.unique(needed[:, c + j]))
-                picked[:, c + j] = block[j, needed[:, c + j]]
+
+    def span(c0: int) -> None:
+        """Columns c0.. (:data:`_QUANTILE_SPAN` of them, written by this span alone: the spans run on the
+        board's threads, ``stats._threads.in_blocks``; issue 24, fifth pass)."""
+        rows = np.empty((min(k - c0, 64), b))
+        for c in range(c0, min(k, c0 + _QUANTILE_SPAN), 64):
+            block = rows[: min(64, k - c)]
+            block[:] = theta[:, c : c + 64].T
+            has_nan[c : c + 64] = np.isnan(block).any(axis=1)
+            if kth is not None:
+                block.partition(kth, axis=1)
+                picked[:, c : c + 64] = block[:, needed[:, 0]].T
+            else:
+                for j in range(block.shape[0]):
+                    block[j].partition(np.unique(needed[:, c + j]))
+                    picked[:, c + j] = block[j, needed[:, c + j]]
+
+    in_blocks(span, range(0, k, _QUANTILE_SPAN))
     low_v, high_v = picked[: lo.shape[0]], picked[lo.shape[0] :]
     out = low_v + frac * (high_v - low_v)
     out = np.where(np.isnan(probs), np.nan, out)
