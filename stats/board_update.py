@@ -111,6 +111,12 @@ class _State:
     jackknife_digest: str | None = None
     options_digest: str | None = None
     rows: int | None = None  # the resamples of a restored state
+    #: the rank counts (K x K, :func:`_count_dtype`) and the rank table's bounds at ``rank_confidence``,
+    #: in the order of ``names``; not exported (K = 10,000: 0.2 GB), recounted from the ranks after a restore
+    counts: npt.NDArray[np.integer] | None = None
+    rank_low: npt.NDArray[np.int64] | None = None
+    rank_high: npt.NDArray[np.int64] | None = None
+    rank_confidence: float | None = None
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -134,6 +140,10 @@ class _Parts:
         self.theta = theta
         self.bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]] = {}
         self.ranks: npt.NDArray[np.integer] | None = None
+        self.counts: npt.NDArray[np.integer] | None = None
+        self.rank_low: npt.NDArray[np.int64] | None = None
+        self.rank_high: npt.NDArray[np.int64] | None = None
+        self.rank_confidence: float | None = None
         self.maxt: MaxTState | None = None
         self.maxt_key: tuple[float, bool] | None = None
         self.gram: FloatArray | None = None
@@ -175,21 +185,35 @@ class _Parts:
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
     ) -> RankDistribution:
         prev = self.previous
+        b = theta.shape[0]
         if (
             prev is None
             or theta is not self.theta
             or prev.ranks is None
             or prev.higher_is_better != higher_is_better
         ):
-            counts, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
-        else:
-            counts, ranks = _add_rank_column(
-                theta, prev.ranks, self.old, self.new, higher_is_better=higher_is_better
-            )
-        self.ranks = ranks
-        # the probabilities take the counts' memory, as in the full computation: the next board recounts
-        # from the ranks (issue 24: a second K x K array, 0.8 GB at K = 10,000, was kept and never read)
-        return _rank_table(counts, theta.shape[0], confidence, in_place=True)
+            full, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
+            self.ranks, self.counts = ranks, full.astype(_count_dtype(b))
+            # the probabilities take the counts' memory, as in the full computation
+            table = _rank_table(full, b, confidence, in_place=True)
+            self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
+            return table
+        counts, ranks, redo, shifted = _add_rank_column(
+            theta, prev.ranks, prev.counts, self.old, self.new, higher_is_better=higher_is_better
+        )
+        self.ranks, self.counts = ranks, counts
+        keep = prev.rank_low is not None and prev.rank_high is not None and prev.rank_confidence == confidence
+        table = _rank_table_update(
+            counts,
+            b,
+            confidence,
+            previous=(prev.rank_low, prev.rank_high) if keep else None,  # type: ignore[arg-type]
+            old=self.old,
+            redo=redo,
+            shifted=shifted,
+        )
+        self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
+        return table
 
     # -- max-t sets -------------------------------------------------------------------------------
     def simultaneous_ranks(
@@ -256,39 +280,143 @@ def _extend_gram(
     return out, sums
 
 
+def _count_dtype(b: int) -> type[np.integer]:
+    """The smallest integer type that holds a rank count (0..b) of the kept counts."""
+    return np.int16 if b < 2**15 else np.int32
+
+
+def _counts_from_ranks(ranks: npt.NDArray[np.integer], b: int) -> npt.NDArray[np.integer]:
+    """The (K, K) counts of (entry, rank) of 0-based ranks (B, K), one ``bincount`` per entry over a
+    transposed block of columns (the state restored in another process keeps the ranks, not the counts)."""
+    k = ranks.shape[1]
+    out = np.empty((k, k), dtype=_count_dtype(b))
+    for c0 in range(0, k, 256):
+        block = np.ascontiguousarray(ranks[:, c0 : c0 + 256].T)
+        for i, row in enumerate(block):
+            out[c0 + i] = np.bincount(row, minlength=k)
+    return out
+
+
 def _add_rank_column(
     theta: FloatArray,
     ranks: npt.NDArray[np.integer],
+    counts: npt.NDArray[np.integer] | None,
     old: npt.NDArray[np.intp],
     new: int,
     *,
     higher_is_better: bool,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.integer]]:
-    """Ranks (0-based, ties sharing the smallest) and their (K+1, K+1) counts with column ``new`` added;
-    ``ranks`` are the previous board's, its columns at ``old``."""
+) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The (K+1, K+1) rank counts and the ranks (0-based, ties sharing the smallest) with column ``new``
+    added; ``ranks`` and ``counts`` are the previous board's, their columns (rows) at ``old``.
+
+    Also which rows of the counts changed otherwise than by one rank down in every resample (``redo``: the
+    new entry's and the old entries it beats in some resamples but not all) and which moved down in every
+    resample (``shifted``). An old entry moves down by one rank where the new entry is strictly better;
+    its counts change only in the resamples where it moves (or, for an entry that moves in most of them,
+    where it does not: its row is then the previous one shifted by a rank), so only those elements are
+    counted (issue 24: a full recount of the B x K ranks with ``numpy.add.at`` took 6.5 s of CPU at
+    K = 10,000). The counts are the same integers as a full count of the ranks."""
     b, k1 = theta.shape
+    k = k1 - 1
     out = np.empty((b, k1), dtype=_rank_dtype(k1))
-    counts = np.zeros(k1 * k1, dtype=np.int64)
+    moved = np.zeros(k, dtype=np.int64)  # per old entry: the resamples in which the new entry beats it
+    new_rank = np.empty(b, dtype=np.int64)
     step = max(1, _COUNT_CHUNK // k1)
-    offsets = np.arange(k1, dtype=np.int64) * k1
-    in_order = bool(np.array_equal(old, np.arange(k1 - 1)))
+    in_order = bool(np.array_equal(old, np.arange(k)))
     for r0 in range(0, b, step):
         rows = theta[r0 : r0 + step]
-        others = rows[:, : k1 - 1] if in_order else rows[:, old]
+        others = rows[:, :k] if in_order else rows[:, old]
         mine = rows[:, new : new + 1]
         beaten = others < mine if higher_is_better else others > mine  # the new entry strictly better
         ahead = others > mine if higher_is_better else others < mine  # strictly better than the new entry
         block = out[r0 : r0 + step]
-        moved = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
+        shifted_ranks = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
         if in_order:
-            block[:, : k1 - 1] = moved
+            block[:, :k] = shifted_ranks
         else:
-            block[:, old] = moved
-        block[:, new] = ahead.sum(axis=1)
-        # unbuffered add, as the full count: a bincount allocates and adds all K^2 counts per chunk (K =
-        # 10,000: 0.8 GB for each of 24 chunks)
-        np.add.at(counts, (block + offsets).ravel(), 1)
-    return counts.reshape(k1, k1), out
+            block[:, old] = shifted_ranks
+        new_rank[r0 : r0 + step] = ahead.sum(axis=1)
+        block[:, new] = new_rank[r0 : r0 + step]
+        moved += beaten.sum(axis=0)
+    redo = np.zeros(k1, dtype=bool)
+    shifted = np.zeros(k1, dtype=bool)
+    redo[new] = True
+    mixed = np.flatnonzero((moved > 0) & (moved < b))
+    redo[old[mixed]] = True
+    shifted[old[moved == b]] = True
+    if counts is None:  # a restored state: the counts of the new ranks, recounted
+        return _counts_from_ranks(out, b), out, np.ones(k1, dtype=bool), np.zeros(k1, dtype=bool)
+    flip = moved > b // 2  # rows counted from the previous row shifted by one rank
+    result = np.zeros((k1, k1), dtype=counts.dtype)
+    if in_order:
+        result[:k, :k] = counts
+        if flip.any():
+            rows_f = np.flatnonzero(flip)
+            result[rows_f, 1:] = counts[rows_f]
+            result[rows_f, 0] = 0
+    else:
+        rows_n = np.flatnonzero(~flip)
+        rows_f = np.flatnonzero(flip)
+        result[old[rows_n], :k] = counts[rows_n]
+        result[old[rows_f], 1:] = counts[rows_f]
+    result[new] = np.bincount(new_rank, minlength=k1)
+    if mixed.size:
+        # the elements that move a count: per mixed entry, the resamples where it moves (or, for a row
+        # shifted by a rank, where it does not), each at its previous rank R: R loses one, R + 1 gains one
+        # (the reverse for a shifted row)
+        sign = np.where(flip[mixed], 1, -1).astype(result.dtype)
+        target = old[mixed] * k1
+        flat = result.reshape(-1)
+        cols = old[mixed]
+        mstep = max(1, _COUNT_CHUNK // mixed.size)
+        for r0 in range(0, b, mstep):
+            previous = ranks[r0 : r0 + mstep][:, mixed]
+            now = out[r0 : r0 + mstep][:, cols]
+            select = now != previous  # moved in this resample
+            select ^= flip[mixed][None, :]
+            bi, ci = np.nonzero(select)
+            at = target[ci] + previous[bi, ci]
+            np.add.at(flat, at, sign[ci])
+            np.add.at(flat, at + 1, -sign[ci])
+    return result, out, redo, shifted
+
+
+def _rank_table_update(
+    counts: npt.NDArray[np.integer],
+    b: int,
+    confidence: float,
+    *,
+    previous: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
+    old: npt.NDArray[np.intp],
+    redo: npt.NDArray[np.bool_],
+    shifted: npt.NDArray[np.bool_],
+) -> RankDistribution:
+    """:func:`stats.compare_ranks._rank_table` of the counts, its bounds computed again only for the rows
+    ``redo``: a row unchanged keeps its bounds, a row shifted by one rank (``shifted``) has both one rank
+    lower (its cumulative counts start with a zero below either threshold, which is positive); the same
+    numbers as the full table's."""
+    k1 = counts.shape[0]
+    tail = (1 - confidence) / 2
+    lo_at, hi_at = tail * b - 1e-9, (1 - tail) * b - 1e-9
+    probabilities = np.empty((k1, k1))
+    for r0 in range(0, k1, 1024):
+        np.divide(counts[r0 : r0 + 1024], b, out=probabilities[r0 : r0 + 1024])
+    low = np.empty(k1, dtype=np.int64)
+    high = np.empty(k1, dtype=np.int64)
+    redo = redo.copy()
+    if previous is None or not (lo_at > 0 and hi_at > 0):
+        redo[:] = True
+    else:
+        low[old], high[old] = previous
+        low[shifted] += 1
+        high[shifted] += 1
+    rows = np.flatnonzero(redo)
+    for r0 in range(0, rows.size, 256):
+        at = rows[r0 : r0 + 256]
+        cumulative = np.cumsum(counts[at], axis=1, dtype=np.int64)
+        low[at] = np.argmax(cumulative >= lo_at, axis=1) + 1
+        high[at] = np.argmax(cumulative >= hi_at, axis=1) + 1
+    return RankDistribution(probabilities=probabilities, low=low, high=high, confidence=confidence)
 
 
 def _add_pairs(
@@ -380,6 +508,10 @@ class BoardCache:
             maxt_key=parts.maxt_key,
             jackknife=None if jack is None else np.array(jack, dtype=np.float64),
             gram=parts.gram,
+            counts=parts.counts,
+            rank_low=parts.rank_low,
+            rank_high=parts.rank_high,
+            rank_confidence=parts.rank_confidence,
         )
         return board
 

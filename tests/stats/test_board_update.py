@@ -218,3 +218,45 @@ def test_the_incremental_board_with_the_blas_kernel_of_the_machine() -> None:
     got = cache.build(names=names, values=point, replicates=theta, **_options(True, 50))
     assert cache.last == "incremental", kernels
     _same(got, build_board(names=names, values=point, replicates=theta, **_options(True, 50)))
+
+
+@pytest.mark.parametrize("higher", [True, False])
+def test_the_rank_counts_updated_for_a_new_entry_are_a_full_count(higher: bool) -> None:
+    """The kept rank counts updated for one new entry (only the resamples where an old entry moves, or
+    where a mostly moved one does not) are the integers of a full count, and the rank table's bounds,
+    computed again only for the rows that changed, are the full table's: a new entry at the top, the
+    bottom and in the middle, with exact ties, in both directions."""
+    from stats.board_update import _add_rank_column, _rank_table_update
+    from stats.compare_ranks import _rank_counts, _rank_table
+
+    rng = np.random.default_rng(21)
+    b, k = 500, 60
+    theta = np.round(rng.normal(np.linspace(0, 1, k + 1), 0.3, size=(b, k + 1)), 1)  # many exact ties
+    theta[:, 5] = theta[:, 6]  # identical entries
+    for new_value, where in [(5.0, 0), (-5.0, k), (None, 17), (None, k // 2), (None, 0)]:
+        x = theta.copy()
+        if new_value is not None:
+            x[:, -1] = new_value + 0.01 * rng.normal(size=b)
+        if new_value is None and where == 0:
+            x[:, -1] = x[:, 9]  # tied with an old entry in every resample
+        order = list(range(k))
+        order.insert(where, k)
+        x = np.ascontiguousarray(x[:, order])
+        old = np.array([i for i in range(k + 1) if i != where], dtype=np.intp)
+        prev_counts, prev_ranks = _rank_counts(x[:, old], higher_is_better=higher, keep=True)
+        assert prev_ranks is not None
+        prev_table = _rank_table(prev_counts.copy(), b, 0.9)
+        counts, ranks, redo, shifted = _add_rank_column(
+            x, prev_ranks, prev_counts.astype(np.int16), old, where, higher_is_better=higher
+        )
+        want_counts, want_ranks = _rank_counts(x, higher_is_better=higher, keep=True)
+        assert np.array_equal(ranks, want_ranks)
+        assert np.array_equal(counts, want_counts)
+        want = _rank_table(want_counts.copy(), b, 0.9, in_place=True)
+        got = _rank_table_update(
+            counts, b, 0.9, previous=(prev_table.low, prev_table.high), old=old, redo=redo, shifted=shifted
+        )
+        assert np.array_equal(got.probabilities, want.probabilities)
+        assert np.array_equal(got.low, want.low) and np.array_equal(got.high, want.high)
+        recounted, *_ = _add_rank_column(x, prev_ranks, None, old, where, higher_is_better=higher)
+        assert np.array_equal(recounted, want_counts)  # a restored state recounts
