@@ -507,7 +507,7 @@ def _resolve_test(
 
 
 class BoardParts(Protocol):
-    """The three costly parts of a board (:func:`build_board`'s ``_parts``): each returns exactly what the
+    """The costly parts of a board (:func:`build_board`'s ``_parts``): each returns exactly what the
     functions named in :class:`_FullParts` return for the same arrays."""
 
     def value_bounds(
@@ -533,6 +533,10 @@ class BoardParts(Protocol):
         confidence: float,
         stepdown: bool,
     ) -> SimultaneousRanks: ...
+
+    def column_sd(self, theta: FloatArray) -> FloatArray: ...
+
+    def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]: ...
 
 
 class _FullParts:
@@ -566,6 +570,13 @@ class _FullParts:
         return simultaneous_ranks(
             theta, point, higher_is_better=higher_is_better, confidence=confidence, stepdown=stepdown
         )
+
+    def column_sd(self, theta: FloatArray) -> FloatArray:
+        return _column_sd(theta)
+
+    def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
+        """The columns whose replicates are all equal."""
+        return np.asarray(np.ptp(theta, axis=0) == 0)
 
 
 @with_blas_threads
@@ -995,7 +1006,7 @@ def _run_replicates(iv: _BoardInputs) -> tuple[FloatArray, FloatArray]:
     Training randomness: an entry with several runs gets replicates that also resample its runs (two-level
     bootstrap), so its interval, the verdicts and the ranks include the run-to-run variance.
     """
-    test_set_sd = _column_sd(iv.theta)
+    test_set_sd = iv.parts.column_sd(iv.theta)
     theta = iv.theta
     if iv.with_runs.any():
         theta = theta.copy()
@@ -1022,7 +1033,7 @@ def _value_intervals(iv: _BoardInputs, theta: FloatArray) -> _ValueIntervals:
     binomial interval (the default: Clopper-Pearson) for a 0/1 metric's rows (and for a degenerate
     bootstrap distribution where the counts are known); every interval within the metric's range."""
     k, with_runs = iv.k, iv.with_runs
-    degenerate = np.ptp(theta, axis=0) == 0
+    degenerate = iv.parts.degenerate(theta)
     low, high = _resampled_value_bounds(iv, theta)
     binomial = iv.method if iv.method in PROPORTION_METHODS else PROPORTION_DEFAULT
     binomial_rows = ~with_runs & (np.full(k, iv.method in PROPORTION_METHODS) | (degenerate & iv.has_counts))

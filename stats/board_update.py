@@ -64,16 +64,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stats.board import Board, build_board
+from stats.board import _SD_COLUMNS, Board, _column_sd, build_board
 from stats.compare_ranks import (
     MaxTState,
     RankDistribution,
     SimultaneousRanks,
     _exact_gram,
+    _gram_bits,
     _gram_blocks,
+    _gram_exponents,
     _rank_counts,
     _rank_dtype,
     _rank_table,
+    _rounded,
     _simultaneous,
     _standard_errors_from_gram,
 )
@@ -117,6 +120,19 @@ class _State:
     rank_low: npt.NDArray[np.int64] | None = None
     rank_high: npt.NDArray[np.int64] | None = None
     rank_confidence: float | None = None
+    #: the pairs' standard errors (K x K, exactly symmetric), each entry's variance, the Gram operand's
+    #: column means and exponents (:func:`stats.compare_ranks._gram_exponents`): what a new entry's row
+    #: and column of the standard errors need (``gram`` is then None; a state exported before them has it)
+    #: per entry the replicates' standard deviation (stats.board._column_sd) and whether they are all equal
+    column_sd: FloatArray | None = None
+    degenerate: npt.NDArray[np.bool_] | None = None
+    #: the buffer whose first columns ``theta`` is (the next board's replicates are copied into it when it
+    #: is wide enough: no fresh B x K array per board)
+    theta_buffer: FloatArray | None = None
+    se: FloatArray | None = None
+    var: FloatArray | None = None
+    means: FloatArray | None = None
+    exponents: npt.NDArray[np.int32] | None = None
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -147,6 +163,12 @@ class _Parts:
         self.maxt: MaxTState | None = None
         self.maxt_key: tuple[float, bool] | None = None
         self.gram: FloatArray | None = None
+        self.se: FloatArray | None = None
+        self.sd: FloatArray | None = None
+        self.flat: npt.NDArray[np.bool_] | None = None
+        self.var: FloatArray | None = None
+        self.means: FloatArray | None = None
+        self.exponents: npt.NDArray[np.int32] | None = None
 
     # -- value intervals --------------------------------------------------------------------------
     def value_bounds(
@@ -180,6 +202,36 @@ class _Parts:
         self.bounds[key] = (lo, hi)
         return lo, hi
 
+    # -- per-column summaries ---------------------------------------------------------------------
+    def column_sd(self, theta: FloatArray) -> FloatArray:
+        """:func:`stats.board._column_sd`: the previous entries' kept, the blocks of columns whose bits may
+        differ computed again as the full computation computes them (the new entry's block; a block of one
+        column, which numpy sums pairwise, in either board)."""
+        prev = self.previous
+        if prev is None or theta is not self.theta or prev.column_sd is None:
+            sd = _column_sd(theta)
+        else:
+            k1 = theta.shape[1]
+            sd = np.empty(k1)
+            sd[self.old] = prev.column_sd
+            positions = {self.new, k1 - 1, int(self.old[-1])} if self.old.size else {self.new}
+            for c0 in sorted({(i // _SD_COLUMNS) * _SD_COLUMNS for i in positions}):
+                sd[c0 : c0 + _SD_COLUMNS] = theta[:, c0 : c0 + _SD_COLUMNS].std(axis=0, ddof=1)
+        self.sd = sd
+        return sd
+
+    def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
+        """The columns whose replicates are all equal (exact in any order): the previous entries' kept."""
+        prev = self.previous
+        if prev is None or theta is not self.theta or prev.degenerate is None:
+            flat = np.asarray(np.ptp(theta, axis=0) == 0)
+        else:
+            flat = np.empty(theta.shape[1], dtype=bool)
+            flat[self.old] = prev.degenerate
+            flat[self.new] = bool(np.ptp(theta[:, self.new]) == 0)
+        self.flat = flat
+        return flat
+
     # -- rank distribution ------------------------------------------------------------------------
     def rank_distribution(
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
@@ -202,6 +254,7 @@ class _Parts:
             theta, prev.ranks, prev.counts, self.old, self.new, higher_is_better=higher_is_better
         )
         self.ranks, self.counts = ranks, counts
+        prev.ranks = prev.counts = None  # replaced (K = 10,000: 0.2 GB each)
         keep = prev.rank_low is not None and prev.rank_high is not None and prev.rank_confidence == confidence
         table = _rank_table_update(
             counts,
@@ -228,18 +281,30 @@ class _Parts:
         prev = self.previous
         key = (confidence, stepdown)
         preload = None
-        reuse = prev is not None and theta is self.theta and prev.maxt_key == key
+        b = theta.shape[0]
+        same = prev is not None and theta is self.theta
+        reuse = same and prev is not None and prev.maxt_key == key
         y = theta - point  # the deviations, as the full computation forms them
         # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
         # formed block by block from y, as the full computation does (no second B x K array)
-        if reuse and prev is not None and prev.gram is not None:
-            gram, means = _extend_gram(prev.gram, y, self.old, self.new)
+        if same and prev is not None and prev.se is not None and prev.exponents is not None:
+            # the previous pairs' standard errors kept; the new entry's row and column from one column of
+            # the Gram matrix (issue 24: no K x K Gram matrix extended, copied and turned into errors)
+            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
+            prev.se = None  # its memory is free once the new table holds it (K = 10,000: 0.8 GB)
+            standard_errors = (se.copy(), np.sqrt(var))
         else:
-            gram, means = _exact_gram(y)  # the full computation's product
-        self.gram = gram.copy()
-        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
+            if same and prev is not None and prev.gram is not None:  # a state exported before the se
+                gram, means = _extend_gram(prev.gram, y, self.old, self.new)
+            else:
+                gram, means = _exact_gram(y)  # the full computation's product
+            var = _variances(np.diag(gram).copy(), means, b)
+            exponents = _gram_exponents(y)
+            standard_errors = _standard_errors_from_gram(gram, means, b, in_place=True)
+            se = standard_errors[0].copy()
+        self.se, self.var, self.means, self.exponents = se, var, means, exponents
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
-            preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
+            preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
         result, state = _simultaneous(
             theta,
             point,
@@ -253,6 +318,76 @@ class _Parts:
         )
         self.maxt, self.maxt_key = state, key
         return result
+
+
+def _variances(diagonal: FloatArray, means: FloatArray, b: int) -> FloatArray:
+    """Each entry's bootstrap variance from the Gram matrix's diagonal, with the operations of
+    :func:`stats.compare_ranks._standard_errors_from_gram` on it (the same bits)."""
+    v = diagonal - (b * means) * means
+    v /= b - 1
+    return np.maximum(v, 0.0)
+
+
+#: Elements of the Gram operand rounded at once for the new column (a block that stays in the cache).
+_COLUMN_BLOCK = 1 << 17
+
+
+def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> tuple[FloatArray, float]:
+    """Column ``new`` of ``z^T z`` and the sum of ``z``'s column ``new`` (``z``
+    :func:`stats.compare_ranks._gram_operand` of ``y``, whose column exponents are ``exponents``): every
+    element is an exact sum (see :func:`stats.compare_ranks._exact_gram`), so it is the full product's."""
+    b, k1 = y.shape
+    s = _gram_bits(b)
+    column = np.zeros(k1)
+    step = max(1, _COLUMN_BLOCK // max(k1, 1))
+    for r0 in range(0, b, step):
+        z = _rounded(y[r0 : r0 + step], s, exponents, in_place=False)
+        column += z.T @ np.ascontiguousarray(z[:, new])
+    mine = _rounded(y[:, new : new + 1], s, exponents[new : new + 1], in_place=False)
+    return column, float(mine.sum())
+
+
+def _extend_standard_errors(
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
+) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
+    """The pairs' standard errors of the board with column ``new`` added, from the previous board's (at
+    ``old``), each entry's variance, the Gram operand's column means and exponents (all per column, so
+    the previous entries keep theirs) and one column of the Gram matrix: the new row and column with the
+    operations of :func:`stats.compare_ranks._standard_errors_from_gram` on each element (the upper
+    triangle's, row ``min(i, new)``), so every element is the full computation's bits."""
+    assert prev.se is not None and prev.var is not None and prev.means is not None
+    assert prev.exponents is not None
+    b, k1 = y.shape
+    exponents = np.empty(k1, dtype=prev.exponents.dtype)
+    exponents[old] = prev.exponents
+    exponents[new] = _gram_exponents(y[:, new : new + 1])[0]
+    column, total = _gram_column(y, exponents, new)
+    means = np.empty(k1)
+    means[old] = prev.means
+    means[new] = total / b
+    var = np.empty(k1)
+    var[old] = prev.var
+    var[new] = _variances(column[new : new + 1], means[new : new + 1], b)[0]
+    bm = b * means
+    v = np.empty(k1)
+    v[:new] = column[:new] - bm[:new] * means[new]  # element (i, new), row i
+    v[new:] = column[new:] - bm[new] * means[new:]  # element (new, i), row new
+    v /= b - 1
+    scale = var + var[new]
+    v *= 2
+    np.subtract(scale, v, out=v)
+    v[v <= 1e-10 * scale] = 0.0
+    v[new] = 0.0
+    np.sqrt(v, out=v)
+    se = np.empty((k1, k1))
+    if np.array_equal(old, np.arange(k1 - 1)):
+        se[: k1 - 1, : k1 - 1] = prev.se
+    else:
+        for r0 in range(0, k1 - 1, 256):  # row blocks: no (K, K) index temporaries
+            se[old[r0 : r0 + 256, None], old[None, :]] = prev.se[r0 : r0 + 256]
+    se[new, :] = v
+    se[:, new] = v
+    return se, var, means, exponents
 
 
 def _extend_gram(
@@ -278,6 +413,19 @@ def _extend_gram(
     out[new, :] = column
     sums /= b
     return out, sums
+
+
+def _kept_replicates(theta: FloatArray, buffer: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+    """The replicates copied into the first columns of ``buffer`` (the previous board's, when it is as
+    tall and wide enough; else a new one with room for more entries): the kept copy needs no fresh B x K
+    array per board (K = 10,000: 0.8 GB of page faults). Returns the buffer and the copy (a view)."""
+    b, k = theta.shape
+    if buffer is None or buffer.shape[0] != b or buffer.shape[1] < k:
+        buffer = np.empty((b, k + max(16, k // 32)))
+    kept = buffer[:, :k]
+    for r0 in range(0, b, 1024):
+        kept[r0 : r0 + 1024] = theta[r0 : r0 + 1024]
+    return buffer, kept
 
 
 def _count_dtype(b: int) -> type[np.integer]:
@@ -493,13 +641,20 @@ class BoardCache:
         # computed in the caller's order, as the full rebuild (a pair's standard error is the same bits for
         # any insertion of the new entry, since the previous entries keep their relative order)
         parts = _Parts(previous, theta, old, new)
+        buffer = self._state.theta_buffer if self._state is not None else None
+        # the previous state is the parts' alone from here (its arrays are dropped as the new ones replace
+        # them); a build that fails leaves no state: the next one is a full rebuild
+        self._state = None
+        if previous is not None:
+            previous.theta = None  # type: ignore[assignment]  # compared already; its buffer is reused
         board = build_board(names=names_t, values=point, replicates=theta, _parts=parts, **options)
         self.last = "incremental" if previous is not None else "full"
         jack = options.get("jackknife")
+        buffer, kept = _kept_replicates(theta, buffer)
         self._state = _State(
             names=names_t,
             point=point.copy(),
-            theta=theta if theta is not replicates else theta.copy(),
+            theta=kept,
             options={key: value for key, value in options.items() if key not in _NOT_COMPARED},
             bounds=parts.bounds,
             ranks=parts.ranks,
@@ -507,7 +662,14 @@ class BoardCache:
             maxt=parts.maxt,
             maxt_key=parts.maxt_key,
             jackknife=None if jack is None else np.array(jack, dtype=np.float64),
-            gram=parts.gram,
+            gram=None,
+            se=parts.se,
+            column_sd=parts.sd,
+            degenerate=parts.flat,
+            theta_buffer=buffer,
+            var=parts.var,
+            means=parts.means,
+            exponents=parts.exponents,
             counts=parts.counts,
             rank_low=parts.rank_low,
             rank_high=parts.rank_high,
@@ -609,6 +771,12 @@ class BoardCache:
             },
             "maxt_key": None if st.maxt_key is None else [float(st.maxt_key[0]), bool(st.maxt_key[1])],
             "gram": None if st.gram is None else _lower_triangle(st.gram),
+            # the pairs' standard errors (exactly symmetric: the lower triangle) and what a new entry's
+            # row and column of them need; the rank counts are not exported (recounted from the ranks)
+            "se": None if st.se is None else _lower_triangle(st.se),
+            "var": st.var,
+            "means": st.means,
+            "exponents": st.exponents,
         }
 
     @classmethod
@@ -645,6 +813,12 @@ class BoardCache:
             gram=None
             if data.get("gram") is None
             else _from_lower_triangle(np.asarray(data["gram"]), len(names)),
+            se=None if data.get("se") is None else _from_lower_triangle(np.asarray(data["se"]), len(names)),
+            var=None if data.get("var") is None else np.asarray(data["var"], dtype=np.float64),
+            means=None if data.get("means") is None else np.asarray(data["means"], dtype=np.float64),
+            exponents=None
+            if data.get("exponents") is None
+            else np.asarray(data["exponents"], dtype=np.int32),
             theta_digest=str(data["theta_digest"]),
             jackknife_digest=None if data.get("jackknife_digest") is None else str(data["jackknife_digest"]),
             options_digest=str(data["options_digest"]),

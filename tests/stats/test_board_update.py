@@ -78,7 +78,7 @@ def test_one_new_entry_gives_the_full_rebuilds_board(seed: int, higher: bool) ->
         }
         got = cache.build(**args, **_options(higher, n))
         assert cache.last == "incremental"
-        assert cache._state is not None and cache._state.gram is not None  # the Gram matrix was extended
+        assert cache._state is not None and cache._state.se is not None  # the standard errors were extended
         # on any BLAS kernel (issue 24: under OpenBLAS's SkylakeX kernels the reuse was off)
         _same(got, build_board(**args, **_options(higher, n)))
 
@@ -250,6 +250,7 @@ def test_the_rank_counts_updated_for_a_new_entry_are_a_full_count(higher: bool) 
             x, prev_ranks, prev_counts.astype(np.int16), old, where, higher_is_better=higher
         )
         want_counts, want_ranks = _rank_counts(x, higher_is_better=higher, keep=True)
+        assert want_ranks is not None
         assert np.array_equal(ranks, want_ranks)
         assert np.array_equal(counts, want_counts)
         want = _rank_table(want_counts.copy(), b, 0.9, in_place=True)
@@ -260,3 +261,28 @@ def test_the_rank_counts_updated_for_a_new_entry_are_a_full_count(higher: bool) 
         assert np.array_equal(got.low, want.low) and np.array_equal(got.high, want.high)
         recounted, *_ = _add_rank_column(x, prev_ranks, None, old, where, higher_is_better=higher)
         assert np.array_equal(recounted, want_counts)  # a restored state recounts
+
+
+@pytest.mark.parametrize("k", [64, 65, 129])
+def test_the_kept_column_summaries_across_block_edges(k: int) -> None:
+    """The replicates' standard deviations are computed in blocks of 64 columns, and numpy sums a block of
+    one column pairwise: the kept ones are the full rebuild's when the new entry makes or ends such a block
+    (K = 64 -> 65, 65 -> 66), at the start, in the middle and at the end, with a constant (degenerate)
+    column old and new."""
+    rng = np.random.default_rng(k)
+    n, b = 40, 150
+    theta, point = _replicates(rng, n, b, k + 1)
+    theta[:, 3] = point[3]  # an old entry whose replicates are all equal
+    for where in (0, k // 2, k):
+        order = list(range(k))
+        order.insert(where, k)
+        x, v = theta[:, order].copy(), point[order].copy()
+        if where == 0:
+            x[:, 0] = v[0]  # the new entry degenerate too
+        names = [f"c{i:03d}" for i in order]
+        old = [i for i in range(k + 1) if i != where]
+        cache = BoardCache()
+        cache.build(names=[names[i] for i in old], values=v[old], replicates=x[:, old], **_options(True, n))
+        got = cache.build(names=names, values=v, replicates=x, **_options(True, n))
+        assert cache.last == "incremental"
+        _same(got, build_board(names=names, values=v, replicates=x, **_options(True, n)))
