@@ -130,6 +130,9 @@ class _State:
     #: is wide enough: no fresh B x K array per board)
     theta_buffer: FloatArray | None = None
     se: FloatArray | None = None
+    #: ``se`` is the board's own table (read-only), in its rows' order: row i is entry ``se_order[i]`` of
+    #: ``names`` (None: in the order of ``names``); the new board's table is gathered from it
+    se_order: npt.NDArray[np.intp] | None = None
     var: FloatArray | None = None
     means: FloatArray | None = None
     exponents: npt.NDArray[np.int32] | None = None
@@ -164,6 +167,8 @@ class _Parts:
         self.maxt_key: tuple[float, bool] | None = None
         self.gram: FloatArray | None = None
         self.se: FloatArray | None = None
+        #: memory the deviations may take (the kept replicates' buffer, rewritten after the board)
+        self.scratch: FloatArray | None = None
         self.sd: FloatArray | None = None
         self.flat: npt.NDArray[np.bool_] | None = None
         self.var: FloatArray | None = None
@@ -284,15 +289,21 @@ class _Parts:
         b = theta.shape[0]
         same = prev is not None and theta is self.theta
         reuse = same and prev is not None and prev.maxt_key == key
-        y = theta - point  # the deviations, as the full computation forms them
+        scratch = self.scratch
+        if scratch is not None and scratch.shape[0] == b and scratch.shape[1] >= theta.shape[1]:
+            # the deviations in the kept replicates' buffer, idle until the board is built (the previous
+            # replicates were compared already): no fresh B x K array (K = 10,000: 0.8 GB)
+            y = np.subtract(theta, point, out=scratch[:, : theta.shape[1]])
+        else:
+            y = theta - point  # the deviations, as the full computation forms them
         # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
         # formed block by block from y, as the full computation does (no second B x K array)
         if same and prev is not None and prev.se is not None and prev.exponents is not None:
             # the previous pairs' standard errors kept; the new entry's row and column from one column of
             # the Gram matrix (issue 24: no K x K Gram matrix extended, copied and turned into errors)
             se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
-            prev.se = None  # its memory is free once the new table holds it (K = 10,000: 0.8 GB)
-            standard_errors = (se.copy(), np.sqrt(var))
+            prev.se = None  # the previous board's table: free unless its caller still holds that board
+            standard_errors = (se, np.sqrt(var))
         else:
             if same and prev is not None and prev.gram is not None:  # a state exported before the se
                 gram, means = _extend_gram(prev.gram, y, self.old, self.new)
@@ -301,7 +312,7 @@ class _Parts:
             var = _variances(np.diag(gram).copy(), means, b)
             exponents = _gram_exponents(y)
             standard_errors = _standard_errors_from_gram(gram, means, b, in_place=True)
-            se = standard_errors[0].copy()
+            se = standard_errors[0]
         self.se, self.var, self.means, self.exponents = se, var, means, exponents
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
             preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
@@ -357,6 +368,13 @@ def _extend_standard_errors(
     triangle's, row ``min(i, new)``), so every element is the full computation's bits."""
     assert prev.se is not None and prev.var is not None and prev.means is not None
     assert prev.exponents is not None
+    # the previous table is the previous board's, in its rows' order: entry i of the previous input at
+    # row ``at[i]``
+    at = np.empty(old.size, dtype=np.intp)
+    if prev.se_order is None:
+        at[:] = np.arange(old.size)
+    else:
+        at[prev.se_order] = np.arange(old.size)
     b, k1 = y.shape
     exponents = np.empty(k1, dtype=prev.exponents.dtype)
     exponents[old] = prev.exponents
@@ -380,11 +398,10 @@ def _extend_standard_errors(
     v[new] = 0.0
     np.sqrt(v, out=v)
     se = np.empty((k1, k1))
-    if np.array_equal(old, np.arange(k1 - 1)):
-        se[: k1 - 1, : k1 - 1] = prev.se
-    else:
-        for r0 in range(0, k1 - 1, 256):  # row blocks: no (K, K) index temporaries
-            se[old[r0 : r0 + 256, None], old[None, :]] = prev.se[r0 : r0 + 256]
+    source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
+    source[old] = at
+    for r0 in range(0, k1, 128):  # each block's rows gathered, then its columns while in cache
+        se[r0 : r0 + 128] = prev.se[source[r0 : r0 + 128]][:, source]
     se[new, :] = v
     se[:, new] = v
     return se, var, means, exponents
@@ -642,6 +659,7 @@ class BoardCache:
         # any insertion of the new entry, since the previous entries keep their relative order)
         parts = _Parts(previous, theta, old, new)
         buffer = self._state.theta_buffer if self._state is not None else None
+        parts.scratch = buffer
         # the previous state is the parts' alone from here (its arrays are dropped as the new ones replace
         # them); a build that fails leaves no state: the next one is a full rebuild
         self._state = None
@@ -651,6 +669,15 @@ class BoardCache:
         self.last = "incremental" if previous is not None else "full"
         jack = options.get("jackknife")
         buffer, kept = _kept_replicates(theta, buffer)
+        # the pairs' standard errors the state keeps are the board's table (it took the sim's, permuted in
+        # place), read-only so that the next board's are gathered from what this board holds: no second
+        # K x K table (K = 10,000: 0.8 GB)
+        shared, order = None, None
+        if parts.se is not None and board.pair_standard_errors.shape == parts.se.shape:
+            shared = board.pair_standard_errors
+            shared.flags.writeable = False
+            position = {name: i for i, name in enumerate(names_t)}
+            order = np.array([position[row.name] for row in board.rows], dtype=np.intp)
         self._state = _State(
             names=names_t,
             point=point.copy(),
@@ -663,7 +690,8 @@ class BoardCache:
             maxt_key=parts.maxt_key,
             jackknife=None if jack is None else np.array(jack, dtype=np.float64),
             gram=None,
-            se=parts.se,
+            se=shared,
+            se_order=order,
             column_sd=parts.sd,
             degenerate=parts.flat,
             theta_buffer=buffer,
@@ -774,6 +802,7 @@ class BoardCache:
             # the pairs' standard errors (exactly symmetric: the lower triangle) and what a new entry's
             # row and column of them need; the rank counts are not exported (recounted from the ranks)
             "se": None if st.se is None else _lower_triangle(st.se),
+            "se_order": st.se_order,
             "var": st.var,
             "means": st.means,
             "exponents": st.exponents,
@@ -814,6 +843,7 @@ class BoardCache:
             if data.get("gram") is None
             else _from_lower_triangle(np.asarray(data["gram"]), len(names)),
             se=None if data.get("se") is None else _from_lower_triangle(np.asarray(data["se"]), len(names)),
+            se_order=None if data.get("se_order") is None else np.asarray(data["se_order"], dtype=np.intp),
             var=None if data.get("var") is None else np.asarray(data["var"], dtype=np.float64),
             means=None if data.get("means") is None else np.asarray(data["means"], dtype=np.float64),
             exponents=None

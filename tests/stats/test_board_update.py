@@ -286,3 +286,22 @@ def test_the_kept_column_summaries_across_block_edges(k: int) -> None:
         got = cache.build(names=names, values=v, replicates=x, **_options(True, n))
         assert cache.last == "incremental"
         _same(got, build_board(names=names, values=v, replicates=x, **_options(True, n)))
+
+
+def test_the_kept_standard_errors_are_the_boards_own_read_only_table() -> None:
+    """The cache keeps the board's table of standard errors (no second K x K table): it is read-only, and a
+    board the caller still holds keeps its numbers after the next build."""
+    rng = np.random.default_rng(12)
+    n, b, k = 50, 200, 40
+    theta, point = _replicates(rng, n, b, k + 2)
+    names = [f"r{i}" for i in range(k + 2)]
+    cache = BoardCache()
+    first = cache.build(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(True, n))
+    kept = first.pair_standard_errors.copy()
+    assert not first.pair_standard_errors.flags.writeable
+    with pytest.raises(ValueError):
+        first.pair_standard_errors[0, 1] = 1.0
+    for end in (k + 1, k + 2):
+        cache.build(names=names[:end], values=point[:end], replicates=theta[:, :end], **_options(True, n))
+        assert cache.last == "incremental"
+    assert np.array_equal(first.pair_standard_errors, kept)
