@@ -536,6 +536,13 @@ class BoardParts(Protocol):
 
     def column_sd(self, theta: FloatArray) -> FloatArray: ...
 
+    def leader_blocks(
+        self,
+        theta: FloatArray,
+        leader: int,
+        block: Callable[[int], tuple[FloatArray, FloatArray]],
+    ) -> tuple[FloatArray, FloatArray]: ...
+
     def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]: ...
 
 
@@ -573,6 +580,20 @@ class _FullParts:
 
     def column_sd(self, theta: FloatArray) -> FloatArray:
         return _column_sd(theta)
+
+    def leader_blocks(
+        self,
+        theta: FloatArray,
+        leader: int,
+        block: Callable[[int], tuple[FloatArray, FloatArray]],
+    ) -> tuple[FloatArray, FloatArray]:
+        """The differences to the leader's two per-column statistics, ``block(c0)`` for every block of
+        :data:`_SD_COLUMNS` columns (each a function of its own column and the leader's)."""
+        k = theta.shape[1]
+        se, p = np.empty(k), np.empty(k)
+        for c0 in range(0, k, _SD_COLUMNS):
+            se[c0 : c0 + _SD_COLUMNS], p[c0 : c0 + _SD_COLUMNS] = block(c0)
+        return se, p
 
     def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
         """The columns whose replicates are all equal."""
@@ -885,7 +906,10 @@ def _build_board_iv(
     seed = check_count(seed, name="seed")
     check_choice(correction, CORRECTIONS, name="correction")
     check_choice(best_set_method, BEST_SET_METHODS, name="best_set_method")
-    jack = None if jackknife is None else check_jackknife(jackknife, k=k)
+    # row-major as the replicates (:func:`_row_major`): the BCa acceleration sums each column of the
+    # jackknife, pairwise in a column-major array, row by row in a row-major one (issue 24: the board
+    # depended on the jackknife's memory layout, and a kept board's intervals on the previous one's)
+    jack = None if jackknife is None else _row_major(check_jackknife(jackknife, k=k))
     requested = check_choice("auto" if interval is None else interval, INTERVALS, name="interval")
     if requested == "bca" and jack is None:
         raise ValueError("`interval` 'bca' needs `jackknife` (leave-one-out values from the engine).")
@@ -1096,23 +1120,27 @@ class _LeaderDifferences:
 def _leader_differences(iv: _BoardInputs, theta: FloatArray) -> _LeaderDifferences:
     """The replicates of the differences to the leader, a block of columns at a time (every statistic is
     per column; at K = 5,000, B = 10,000 the whole matrix is 400 MB)."""
-    k, leader = iv.k, iv.leader
+    leader = iv.leader
     diff_point = iv.point - iv.point[leader]
     diff_jack = None if iv.jack is None or iv.with_runs.any() else iv.jack - iv.jack[:, [leader]]
     rule = bca_or_percentile(iv.boot_method or "bca", has_jackknife=diff_jack is not None)
-    diff_se = np.empty(k)
-    boot_p = np.empty(k)
-    for c0 in range(0, k, _SD_COLUMNS):
+
+    def block(c0: int) -> tuple[FloatArray, FloatArray]:
+        """The standard errors and bootstrap p-values of columns ``c0 : c0 + _SD_COLUMNS`` (NaN p-values
+        when the pair test is not the bootstrap: they are not read)."""
         cols = slice(c0, c0 + _SD_COLUMNS)
         diff_theta = theta[:, cols] - theta[:, [leader]]
-        diff_se[cols] = diff_theta.std(axis=0, ddof=1)
-        if iv.test == "bootstrap":
-            boot_p[cols] = bootstrap_p_values(
-                diff_theta,
-                diff_point[cols],
-                rule=rule,
-                jackknife=None if diff_jack is None else diff_jack[:, cols],
-            )
+        se = diff_theta.std(axis=0, ddof=1)
+        if iv.test != "bootstrap":
+            return se, np.full(se.size, np.nan)
+        return se, bootstrap_p_values(
+            diff_theta,
+            diff_point[cols],
+            rule=rule,
+            jackknife=None if diff_jack is None else diff_jack[:, cols],
+        )
+
+    diff_se, boot_p = iv.parts.leader_blocks(theta, leader, block)
     return _LeaderDifferences(point=diff_point, standard_error=diff_se, bootstrap_p=boot_p, rule=rule)
 
 

@@ -57,14 +57,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from stats.board import _SD_COLUMNS, Board, _column_sd, build_board
+from stats.board import _SD_COLUMNS, Board, _column_sd, _FullParts, build_board
 from stats.compare_ranks import (
     MaxTState,
     RankDistribution,
@@ -125,6 +125,10 @@ class _State:
     #: and column of the standard errors need (``gram`` is then None; a state exported before them has it)
     #: per entry the replicates' standard deviation (stats.board._column_sd) and whether they are all equal
     column_sd: FloatArray | None = None
+    #: the leader (its column) and every entry's standard error and bootstrap p-value against it
+    leader: int | None = None
+    leader_se: FloatArray | None = None
+    leader_p: FloatArray | None = None
     degenerate: npt.NDArray[np.bool_] | None = None
     #: the buffer whose first columns ``theta`` is (the next board's replicates are copied into it when it
     #: is wide enough: no fresh B x K array per board)
@@ -170,6 +174,9 @@ class _Parts:
         #: memory the deviations may take (the kept replicates' buffer, rewritten after the board)
         self.scratch: FloatArray | None = None
         self.sd: FloatArray | None = None
+        self.leader: int | None = None
+        self.leader_se: FloatArray | None = None
+        self.leader_p: FloatArray | None = None
         self.flat: npt.NDArray[np.bool_] | None = None
         self.var: FloatArray | None = None
         self.means: FloatArray | None = None
@@ -187,18 +194,22 @@ class _Parts:
     ) -> tuple[FloatArray, FloatArray]:
         key = (method, confidence, jackknife is not None)
         prev = self.previous.bounds.get(key) if self.previous is not None else None
-        if prev is None or theta is not self.theta:
+        if prev is None or theta is not self.theta or not _row_major(jackknife):
             lo, hi = bootstrap_bounds(
                 theta, point=point, method=method, confidence=confidence, jackknife=jackknife
             )
         else:
-            new = [self.new, self.new]  # two columns: the column reductions run as in the full array
+            # two columns, row-major as the full arrays are: numpy sums each column of a row-major array
+            # row by row whatever its width (from 2), but a column-major one (what ``a[:, [j, j]]`` gives)
+            # pairwise: the BCa acceleration's sums of the jackknife differed in the last bits (issue 24,
+            # found at K = 65 -> 66); a jackknife that is not row-major is computed in full
+            new = [self.new, self.new]
             lo_n, hi_n = bootstrap_bounds(
-                theta[:, new],
+                np.ascontiguousarray(theta[:, new]),
                 point=point[new],
                 method=method,
                 confidence=confidence,
-                jackknife=None if jackknife is None else jackknife[:, new],
+                jackknife=None if jackknife is None else np.ascontiguousarray(jackknife[:, new]),
             )
             lo = np.empty(theta.shape[1])
             hi = np.empty(theta.shape[1])
@@ -219,8 +230,7 @@ class _Parts:
             k1 = theta.shape[1]
             sd = np.empty(k1)
             sd[self.old] = prev.column_sd
-            positions = {self.new, k1 - 1, int(self.old[-1])} if self.old.size else {self.new}
-            for c0 in sorted({(i // _SD_COLUMNS) * _SD_COLUMNS for i in positions}):
+            for c0 in _blocks_to_redo(self.old, self.new, k1):
                 sd[c0 : c0 + _SD_COLUMNS] = theta[:, c0 : c0 + _SD_COLUMNS].std(axis=0, ddof=1)
         self.sd = sd
         return sd
@@ -236,6 +246,36 @@ class _Parts:
             flat[self.new] = bool(np.ptp(theta[:, self.new]) == 0)
         self.flat = flat
         return flat
+
+    def leader_blocks(
+        self,
+        theta: FloatArray,
+        leader: int,
+        block: Callable[[int], tuple[FloatArray, FloatArray]],
+    ) -> tuple[FloatArray, FloatArray]:
+        """The differences to the leader's per-column statistics: when the leader is the previous board's,
+        the previous entries' kept and, as in :meth:`column_sd`, the blocks whose bits may differ computed
+        again (the new entry's, a block of one column in either board); else every block."""
+        prev = self.previous
+        k1 = theta.shape[1]
+        same_leader = (
+            prev is not None
+            and theta is self.theta
+            and prev.leader is not None
+            and prev.leader_se is not None
+            and prev.leader_p is not None
+            and int(self.old[prev.leader]) == leader
+        )
+        if not same_leader or prev is None:
+            se, p = _FullParts().leader_blocks(theta, leader, block)
+        else:
+            assert prev.leader_se is not None and prev.leader_p is not None
+            se, p = np.empty(k1), np.empty(k1)
+            se[self.old], p[self.old] = prev.leader_se, prev.leader_p
+            for c0 in _blocks_to_redo(self.old, self.new, k1):
+                se[c0 : c0 + _SD_COLUMNS], p[c0 : c0 + _SD_COLUMNS] = block(c0)
+        self.leader, self.leader_se, self.leader_p = leader, se, p
+        return se, p
 
     # -- rank distribution ------------------------------------------------------------------------
     def rank_distribution(
@@ -430,6 +470,21 @@ def _extend_gram(
     out[new, :] = column
     sums /= b
     return out, sums
+
+
+def _row_major(a: npt.NDArray[Any] | None) -> bool:
+    """None, or a 2-D array whose rows are contiguous (the first columns of a wider one count)."""
+    return a is None or (
+        a.ndim == 2 and a.strides[1] == a.itemsize and a.strides[0] >= a.itemsize * a.shape[1]
+    )
+
+
+def _blocks_to_redo(old: npt.NDArray[np.intp], new: int, k1: int) -> list[int]:
+    """The first columns of the blocks of :data:`stats.board._SD_COLUMNS` whose per-column statistics a
+    new board computes again: the new entry's block, and a block of one column in the new board or in the
+    previous one (its last column): numpy sums a lone column pairwise, a wider block row by row."""
+    positions = {new, k1 - 1, int(old[-1])} if old.size else {new}
+    return sorted({(i // _SD_COLUMNS) * _SD_COLUMNS for i in positions})
 
 
 def _kept_replicates(theta: FloatArray, buffer: FloatArray | None) -> tuple[FloatArray, FloatArray]:
@@ -693,6 +748,9 @@ class BoardCache:
             se=shared,
             se_order=order,
             column_sd=parts.sd,
+            leader=parts.leader,
+            leader_se=parts.leader_se,
+            leader_p=parts.leader_p,
             degenerate=parts.flat,
             theta_buffer=buffer,
             var=parts.var,

@@ -263,29 +263,42 @@ def test_the_rank_counts_updated_for_a_new_entry_are_a_full_count(higher: bool) 
         assert np.array_equal(recounted, want_counts)  # a restored state recounts
 
 
-@pytest.mark.parametrize("k", [64, 65, 129])
-def test_the_kept_column_summaries_across_block_edges(k: int) -> None:
-    """The replicates' standard deviations are computed in blocks of 64 columns, and numpy sums a block of
-    one column pairwise: the kept ones are the full rebuild's when the new entry makes or ends such a block
-    (K = 64 -> 65, 65 -> 66), at the start, in the middle and at the end, with a constant (degenerate)
-    column old and new."""
+@pytest.mark.parametrize(("k", "interval"), [(64, "percentile"), (65, "bca"), (129, "percentile")])
+def test_the_kept_column_summaries_across_block_edges(k: int, interval: str) -> None:
+    """The replicates' standard deviations and the differences to the leader are computed in blocks of 64
+    columns, and numpy sums a block of one column pairwise: the kept ones are the full rebuild's when the
+    new entry makes or ends such a block (K = 64 -> 65, 65 -> 66), at the start, in the middle and at the
+    end, with the leader kept, with a constant (degenerate) column old and new, and with BCa intervals and
+    p-values (the jackknife's columns)."""
     rng = np.random.default_rng(k)
     n, b = 40, 150
     theta, point = _replicates(rng, n, b, k + 1)
     theta[:, 3] = point[3]  # an old entry whose replicates are all equal
+    jack = rng.normal(0.7, 0.01, (n, k + 1))
     for where in (0, k // 2, k):
         order = list(range(k))
         order.insert(where, k)
-        x, v = theta[:, order].copy(), point[order].copy()
+        x, v, jk = theta[:, order].copy(), point[order].copy(), jack[:, order].copy()
         if where == 0:
             x[:, 0] = v[0]  # the new entry degenerate too
         names = [f"c{i:03d}" for i in order]
         old = [i for i in range(k + 1) if i != where]
+
+        def options(cols: list[int] | None) -> dict[str, Any]:
+            extra = {} if interval != "bca" else {"jackknife": jk if cols is None else jk[:, cols]}
+            return {**_options(True, n, **extra), "interval": interval}
+
         cache = BoardCache()
-        cache.build(names=[names[i] for i in old], values=v[old], replicates=x[:, old], **_options(True, n))
-        got = cache.build(names=names, values=v, replicates=x, **_options(True, n))
+        before = cache.build(
+            names=[names[i] for i in old], values=v[old], replicates=x[:, old], **options(old)
+        )
+        got = cache.build(names=names, values=v, replicates=x, **options(None))
         assert cache.last == "incremental"
-        _same(got, build_board(names=names, values=v, replicates=x, **_options(True, n)))
+        want = build_board(names=names, values=v, replicates=x, **options(None))
+        _same(got, want)
+        assert want.leader == before.leader  # the kept differences to the leader were used
+        assert [r.test_set_sd for r in got.rows] == [r.test_set_sd for r in want.rows]
+        assert [r.p_value for r in got.rows] == [r.p_value for r in want.rows]
 
 
 def test_the_kept_standard_errors_are_the_boards_own_read_only_table() -> None:
@@ -305,3 +318,16 @@ def test_the_kept_standard_errors_are_the_boards_own_read_only_table() -> None:
         cache.build(names=names[:end], values=point[:end], replicates=theta[:, :end], **_options(True, n))
         assert cache.last == "incremental"
     assert np.array_equal(first.pair_standard_errors, kept)
+
+
+def test_the_board_does_not_depend_on_the_memory_layout_of_the_jackknife() -> None:
+    """BCa's acceleration sums the jackknife's columns: a column-major jackknife (what ``a[:, cols]`` gives)
+    is summed as a row-major one, so the board, and a kept board's intervals, do not depend on it."""
+    rng = np.random.default_rng(6)
+    n, b, k = 40, 200, 30
+    theta, point = _replicates(rng, n, b, k)
+    jack = rng.normal(0.7, 0.01, (n, k))
+    args: dict[str, Any] = dict(names=[f"j{i}" for i in range(k)], values=point, replicates=theta)
+    options = {**_options(True, n), "interval": "bca"}
+    want = build_board(jackknife=np.ascontiguousarray(jack), **args, **options)
+    _same(build_board(jackknife=np.asfortranarray(jack), **args, **options), want)
