@@ -114,6 +114,9 @@ class _State:
     jackknife_digest: str | None = None
     options_digest: str | None = None
     rows: int | None = None  # the resamples of a restored state
+    #: an update took this state's arrays (dropped, or rewritten in place: its replicates' buffer): never
+    #: read it again (only a caller that kept the object and put it back could)
+    consumed: bool = False
     #: the rank counts (K x K, :func:`_count_dtype`) and the rank table's bounds at ``rank_confidence``,
     #: in the order of ``names``; not exported (K = 10,000: 0.2 GB), recounted from the ranks after a restore
     counts: npt.NDArray[np.integer] | None = None
@@ -719,6 +722,7 @@ class BoardCache:
         # them); a build that fails leaves no state: the next one is a full rebuild
         self._state = None
         if previous is not None:
+            previous.consumed = True
             previous.theta = None  # type: ignore[assignment]  # compared already; its buffer is reused
         board = build_board(names=names_t, values=point, replicates=theta, _parts=parts, **options)
         self.last = "incremental" if previous is not None else "full"
@@ -769,7 +773,7 @@ class BoardCache:
         """The columns of the previous entries (in their order, which must be kept) and of the new one, or
         None: a full rebuild."""
         prev = self._state
-        if prev is None or len(names) != len(prev.names) + 1 or theta.ndim != 2:
+        if prev is None or prev.consumed or len(names) != len(prev.names) + 1 or theta.ndim != 2:
             return None
         rows = prev.theta.shape[0] if prev.theta is not None else prev.rows
         if theta.shape != (rows, len(names)) or point.shape != (len(names),):

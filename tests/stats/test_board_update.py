@@ -284,7 +284,7 @@ def test_the_kept_column_summaries_across_block_edges(k: int, interval: str) -> 
         names = [f"c{i:03d}" for i in order]
         old = [i for i in range(k + 1) if i != where]
 
-        def options(cols: list[int] | None) -> dict[str, Any]:
+        def options(cols: list[int] | None, jk: np.ndarray = jk) -> dict[str, Any]:
             extra = {} if interval != "bca" else {"jackknife": jk if cols is None else jk[:, cols]}
             return {**_options(True, n, **extra), "interval": interval}
 
@@ -327,7 +327,7 @@ def test_the_board_does_not_depend_on_the_memory_layout_of_the_jackknife() -> No
     n, b, k = 40, 200, 30
     theta, point = _replicates(rng, n, b, k)
     jack = rng.normal(0.7, 0.01, (n, k))
-    args: dict[str, Any] = dict(names=[f"j{i}" for i in range(k)], values=point, replicates=theta)
+    args: dict[str, Any] = {"names": [f"j{i}" for i in range(k)], "values": point, "replicates": theta}
     options = {**_options(True, n), "interval": "bca"}
     want = build_board(jackknife=np.ascontiguousarray(jack), **args, **options)
     _same(build_board(jackknife=np.asfortranarray(jack), **args, **options), want)
