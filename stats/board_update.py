@@ -8,29 +8,46 @@ at any position, reuses them:
 
 - **value intervals**: every interval is a function of its own column; the old ones are kept, the new
   one is computed;
-- **rank distribution**: the previous ranks of every (resample, entry) are kept (B x K, 16-bit); the new
-  entry moves an old entry down by one in the resamples where it is strictly better, and its own rank
-  is the count of entries strictly better than it (ties share the smallest rank, as in the full
-  count), so the counts are the same integers;
+- **rank distribution**: the previous ranks of every (resample, entry) are kept (B x K, 16-bit) and the
+  rank counts (K x K, 16-bit below 2^15 resamples); the new entry moves an old entry down by one in the
+  resamples where it is strictly better, and its own rank is the count of entries strictly better than it
+  (ties share the smallest rank, as in the full count). Only the entries it beats in some resamples but
+  not all change their counts otherwise than by a shift of one rank, and only those resamples are counted
+  (:func:`_add_rank_column`; issue 24: no full recount), so the counts are the same integers; the rank
+  bounds are recomputed for those rows only;
 - **max-t sets**: the per-resample maxima of the first step come from the previous board's list of
   every (pair, resample) statistic at or above a level ``lambda`` plus the new pairs' statistics at or
   above it (O(B K), dense): no pruned search over the pairs. The step-down then runs exactly as in the
   full rebuild: a quantile at or above ``lambda`` is exact (the count of maxima above any
   ``x >= lambda`` is the true count), and a quantile below it lowers the level and searches again, as
-  the full rebuild does.
+  the full rebuild does;
+- **standard errors** (issue 24, fifth pass): the previous board's table of the pairs' standard errors is
+  kept (the board's own array, made read-only, no second K x K table) with each entry's variance and the
+  Gram operand's column means and exponents; the new entry's row and column come from one column of the
+  Gram matrix (O(B K), :func:`_gram_column`) with the full computation's operations on each element
+  (:func:`_extend_standard_errors`), the rest is gathered from the previous table;
+- **per-column summaries**: each entry's replicate standard deviation, whether its replicates are all
+  equal, and, while the leader stays, its difference to the leader's standard error and bootstrap
+  p-value are kept; the blocks of columns whose bits may differ (the new entry's, a block of one column,
+  which numpy sums pairwise) are computed again.
 
-What the full rebuild computes in O(B K) anyway (differences to the leader, their tests, standard
-deviations) is computed again; what is O(K^2) elementwise (standard errors from the Gram matrix,
-observed statistics, verdicts) too. At K = 1,000, N = B = 10,000 (bootstrap p-values) the update takes
-0.33-0.43 s of CPU against 0.94 s for the full rebuild (docs/benchmarks.md, "Scale"). The test against the
+What the full rebuild computes in O(B K) otherwise (the differences to a new leader, their tests) is
+computed again; so is what is O(K^2) elementwise past the standard errors (the step-down's tables,
+observed statistics, verdicts, the board's permuted tables). At K = 10,000, N = B = 10,000 the update takes
+about 5 s of CPU (docs/benchmarks.md, "K = 10,000: a new entry (fifth pass)"); at K = 1,000 0.33-0.43 s
+against 0.94 s for the full rebuild (before the fifth pass). The test against the
 leader is recomputed too: McNemar's is O(N K), but approximate randomization is O(R N K) (1.2 s of CPU at
 K = 1,000, R = 10,000), so a board tested by randomization gains less (keeping each entry's count while
 the leader stays would need the swap products to round alike for any number of columns, the same
 question as the Gram matrix's below).
 
+An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
+built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
+used once (``_State.consumed``), and a build that fails leaves no state (the next one is a full rebuild).
+
 **Equal bits.** Every step is the full rebuild's, on the same arrays, but one: the Gram matrix of the
-pairwise standard errors (O(B K^2) in the full rebuild) is the previous board's plus one column, a
-matrix-vector product of the new column with the others (:func:`_extend_gram`, O(B K)). That is exact on
+pairwise standard errors (O(B K^2) in the full rebuild) is not formed again: its new column is a
+matrix-vector product of the new column with the others (:func:`_gram_column`, O(B K)). That is exact on
 any BLAS: both products are of the deviations rounded per column to a grid on which every sum of products is
 an integer below 2^53 (:func:`stats.compare_ranks._gram_operand`), so every element is computed exactly,
 whatever the kernel's order of accumulation, blocking or position of the element. (Until issue 24 the
@@ -45,8 +62,11 @@ Anything else (an entry removed or changed, two new entries, other options, entr
 replicates are resampled per entry) is a full rebuild, which refreshes the cache.
 
 **Between processes** (issue 24): :meth:`BoardCache.export` gives the state as plain values and arrays
-(the rank table, the Gram matrix's lower triangle, the exceedance list, the intervals; the replicates,
-jackknife and options only by their SHA-256 digests) and :meth:`BoardCache.restore` makes a cache of it in
+(the rank table, the standard errors' lower triangle with the variances, means and exponents, the exceedance
+list, the intervals; the replicates, jackknife and options only by their SHA-256 digests; not the rank
+counts, recounted from the ranks by the first update after a restore, nor the kept per-column summaries,
+computed in full by it: that update is slower; a state exported before the fifth pass holds the Gram
+matrix, which that update extends as before) and :meth:`BoardCache.restore` makes a cache of it in
 another process, whose next build with the same entries plus one takes the update path; the replicates and
 options it is given are checked against the digests, so it gives the full rebuild's board or rebuilds in
 full (``tests/stats/test_board_state_shared.py``; the service stores it: ``leaderboard.rankings.board_state``).
@@ -689,8 +709,12 @@ class BoardCache:
     """The incremental board of one task: :meth:`build` returns :func:`stats.board.build_board`'s board.
 
     Keep one per task and metric, in the process that rebuilds the task's boards. Memory: the replicates
-    (B x K float64), their ranks (B x K, 16-bit), the Gram matrix (K x K float64) and the exceedance list;
-    at K = 1,000, B = 10,000 about 110 MB.
+    (B x K float64, in a buffer a few percent wider), their ranks (B x K, 16-bit), the rank counts (K x K,
+    16-bit), the exceedance list, and the board's own table of standard errors (K x K float64, read-only:
+    shared with the board the last build returned); at K = N = B = 10,000 1.9 GB traced.
+
+    The board a build returns is the full rebuild's, except that its ``pair_standard_errors`` is read-only
+    (the cache reads it for the next board).
     """
 
     def __init__(self) -> None:
