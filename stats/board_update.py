@@ -502,6 +502,15 @@ def _row_major(a: npt.NDArray[Any] | None) -> bool:
     )
 
 
+def _same_rows(a: FloatArray, b: FloatArray) -> bool:
+    """``numpy.array_equal`` of two (B, K) arrays, by blocks of rows (no B x K boolean temporary; K =
+    10,000: 95 MiB)."""
+    if a.shape != b.shape:
+        return False
+    step = max(1, (1 << 16) // max(a.shape[1], 1))
+    return all(np.array_equal(a[r0 : r0 + step], b[r0 : r0 + step]) for r0 in range(0, a.shape[0], step))
+
+
 def _blocks_to_redo(old: npt.NDArray[np.intp], new: int, k1: int) -> list[int]:
     """The first columns of the blocks of :data:`stats.board._SD_COLUMNS` whose per-column statistics a
     new board computes again: the new entry's block, and a block of one column in the new board or in the
@@ -573,14 +582,13 @@ def _add_rank_column(
         beaten = others < mine if higher_is_better else others > mine  # the new entry strictly better
         ahead = others > mine if higher_is_better else others < mine  # strictly better than the new entry
         block = out[r0 : r0 + step]
-        shifted_ranks = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
-        if in_order:
-            block[:, :k] = shifted_ranks
+        if in_order:  # the previous ranks plus one where beaten, written in place
+            np.add(ranks[r0 : r0 + step], beaten, out=block[:, :k], dtype=out.dtype)
         else:
-            block[:, old] = shifted_ranks
-        new_rank[r0 : r0 + step] = ahead.sum(axis=1)
+            block[:, old] = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
+        new_rank[r0 : r0 + step] = np.count_nonzero(ahead, axis=1)
         block[:, new] = new_rank[r0 : r0 + step]
-        moved += beaten.sum(axis=0)
+        moved += np.count_nonzero(beaten, axis=0)
     redo = np.zeros(k1, dtype=bool)
     shifted = np.zeros(k1, dtype=bool)
     redo[new] = True
@@ -825,7 +833,7 @@ class BoardCache:
         if prev.theta is None:  # a restored state: the previous replicates by their digest
             if _array_digest(previous_theta) != prev.theta_digest:
                 return None
-        elif not np.array_equal(previous_theta, prev.theta):
+        elif not _same_rows(previous_theta, prev.theta):
             return None
         jack = options.get("jackknife")
         restored = prev.theta is None
