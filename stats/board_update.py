@@ -8,29 +8,46 @@ at any position, reuses them:
 
 - **value intervals**: every interval is a function of its own column; the old ones are kept, the new
   one is computed;
-- **rank distribution**: the previous ranks of every (resample, entry) are kept (B x K, 16-bit); the new
-  entry moves an old entry down by one in the resamples where it is strictly better, and its own rank
-  is the count of entries strictly better than it (ties share the smallest rank, as in the full
-  count), so the counts are the same integers;
+- **rank distribution**: the previous ranks of every (resample, entry) are kept (B x K, 16-bit) and the
+  rank counts (K x K, 16-bit below 2^15 resamples); the new entry moves an old entry down by one in the
+  resamples where it is strictly better, and its own rank is the count of entries strictly better than it
+  (ties share the smallest rank, as in the full count). Only the entries it beats in some resamples but
+  not all change their counts otherwise than by a shift of one rank, and only those resamples are counted
+  (:func:`_add_rank_column`; issue 24: no full recount), so the counts are the same integers; the rank
+  bounds are recomputed for those rows only;
 - **max-t sets**: the per-resample maxima of the first step come from the previous board's list of
   every (pair, resample) statistic at or above a level ``lambda`` plus the new pairs' statistics at or
   above it (O(B K), dense): no pruned search over the pairs. The step-down then runs exactly as in the
   full rebuild: a quantile at or above ``lambda`` is exact (the count of maxima above any
   ``x >= lambda`` is the true count), and a quantile below it lowers the level and searches again, as
-  the full rebuild does.
+  the full rebuild does;
+- **standard errors** (issue 24, fifth pass): the previous board's table of the pairs' standard errors is
+  kept (the board's own array, made read-only, no second K x K table) with each entry's variance and the
+  Gram operand's column means and exponents; the new entry's row and column come from one column of the
+  Gram matrix (O(B K), :func:`_gram_column`) with the full computation's operations on each element
+  (:func:`_extend_standard_errors`), the rest is gathered from the previous table;
+- **per-column summaries**: each entry's replicate standard deviation, whether its replicates are all
+  equal, and, while the leader stays, its difference to the leader's standard error and bootstrap
+  p-value are kept; the blocks of columns whose bits may differ (the new entry's, a block of one column,
+  which numpy sums pairwise) are computed again.
 
-What the full rebuild computes in O(B K) anyway (differences to the leader, their tests, standard
-deviations) is computed again; what is O(K^2) elementwise (standard errors from the Gram matrix,
-observed statistics, verdicts) too. At K = 1,000, N = B = 10,000 (bootstrap p-values) the update takes
-0.33-0.43 s of CPU against 0.94 s for the full rebuild (docs/benchmarks.md, "Scale"). The test against the
+What the full rebuild computes in O(B K) otherwise (the differences to a new leader, their tests) is
+computed again; so is what is O(K^2) elementwise past the standard errors (the step-down's tables,
+observed statistics, verdicts, the board's permuted tables). At K = 10,000, N = B = 10,000 the update takes
+about 5 s of CPU (docs/benchmarks.md, "K = 10,000: a new entry (fifth pass)"); at K = 1,000 0.33-0.43 s
+against 0.94 s for the full rebuild (before the fifth pass). The test against the
 leader is recomputed too: McNemar's is O(N K), but approximate randomization is O(R N K) (1.2 s of CPU at
 K = 1,000, R = 10,000), so a board tested by randomization gains less (keeping each entry's count while
 the leader stays would need the swap products to round alike for any number of columns, the same
 question as the Gram matrix's below).
 
+An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
+built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
+used once (``_State.consumed``), and a build that fails leaves no state (the next one is a full rebuild).
+
 **Equal bits.** Every step is the full rebuild's, on the same arrays, but one: the Gram matrix of the
-pairwise standard errors (O(B K^2) in the full rebuild) is the previous board's plus one column, a
-matrix-vector product of the new column with the others (:func:`_extend_gram`, O(B K)). That is exact on
+pairwise standard errors (O(B K^2) in the full rebuild) is not formed again: its new column is a
+matrix-vector product of the new column with the others (:func:`_gram_column`, O(B K)). That is exact on
 any BLAS: both products are of the deviations rounded per column to a grid on which every sum of products is
 an integer below 2^53 (:func:`stats.compare_ranks._gram_operand`), so every element is computed exactly,
 whatever the kernel's order of accumulation, blocking or position of the element. (Until issue 24 the
@@ -45,8 +62,11 @@ Anything else (an entry removed or changed, two new entries, other options, entr
 replicates are resampled per entry) is a full rebuild, which refreshes the cache.
 
 **Between processes** (issue 24): :meth:`BoardCache.export` gives the state as plain values and arrays
-(the rank table, the Gram matrix's lower triangle, the exceedance list, the intervals; the replicates,
-jackknife and options only by their SHA-256 digests) and :meth:`BoardCache.restore` makes a cache of it in
+(the rank table, the standard errors' lower triangle with the variances, means and exponents, the exceedance
+list, the intervals; the replicates, jackknife and options only by their SHA-256 digests; not the rank
+counts, recounted from the ranks by the first update after a restore, nor the kept per-column summaries,
+computed in full by it: that update is slower; a state exported before the fifth pass holds the Gram
+matrix, which that update extends as before) and :meth:`BoardCache.restore` makes a cache of it in
 another process, whose next build with the same entries plus one takes the update path; the replicates and
 options it is given are checked against the digests, so it gives the full rebuild's board or rebuilds in
 full (``tests/stats/test_board_state_shared.py``; the service stores it: ``leaderboard.rankings.board_state``).
@@ -57,23 +77,26 @@ from __future__ import annotations
 import hashlib
 import itertools
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from stats.board import Board, build_board
+from stats.board import _SD_COLUMNS, Board, _column_sd, _FullParts, build_board
 from stats.compare_ranks import (
     MaxTState,
     RankDistribution,
     SimultaneousRanks,
     _exact_gram,
+    _gram_bits,
     _gram_blocks,
+    _gram_exponents,
     _rank_counts,
     _rank_dtype,
     _rank_table,
+    _rounded,
     _simultaneous,
     _standard_errors_from_gram,
 )
@@ -111,6 +134,35 @@ class _State:
     jackknife_digest: str | None = None
     options_digest: str | None = None
     rows: int | None = None  # the resamples of a restored state
+    #: an update took this state's arrays (dropped, or rewritten in place: its replicates' buffer): never
+    #: read it again (only a caller that kept the object and put it back could)
+    consumed: bool = False
+    #: the rank counts (K x K, :func:`_count_dtype`) and the rank table's bounds at ``rank_confidence``,
+    #: in the order of ``names``; not exported (K = 10,000: 0.2 GB), recounted from the ranks after a restore
+    counts: npt.NDArray[np.integer] | None = None
+    rank_low: npt.NDArray[np.int64] | None = None
+    rank_high: npt.NDArray[np.int64] | None = None
+    rank_confidence: float | None = None
+    #: the pairs' standard errors (K x K, exactly symmetric), each entry's variance, the Gram operand's
+    #: column means and exponents (:func:`stats.compare_ranks._gram_exponents`): what a new entry's row
+    #: and column of the standard errors need (``gram`` is then None; a state exported before them has it)
+    #: per entry the replicates' standard deviation (stats.board._column_sd) and whether they are all equal
+    column_sd: FloatArray | None = None
+    #: the leader (its column) and every entry's standard error and bootstrap p-value against it
+    leader: int | None = None
+    leader_se: FloatArray | None = None
+    leader_p: FloatArray | None = None
+    degenerate: npt.NDArray[np.bool_] | None = None
+    #: the buffer whose first columns ``theta`` is (the next board's replicates are copied into it when it
+    #: is wide enough: no fresh B x K array per board)
+    theta_buffer: FloatArray | None = None
+    se: FloatArray | None = None
+    #: ``se`` is the board's own table (read-only), in its rows' order: row i is entry ``se_order[i]`` of
+    #: ``names`` (None: in the order of ``names``); the new board's table is gathered from it
+    se_order: npt.NDArray[np.intp] | None = None
+    var: FloatArray | None = None
+    means: FloatArray | None = None
+    exponents: npt.NDArray[np.int32] | None = None
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -134,9 +186,24 @@ class _Parts:
         self.theta = theta
         self.bounds: dict[tuple[str, float, bool], tuple[FloatArray, FloatArray]] = {}
         self.ranks: npt.NDArray[np.integer] | None = None
+        self.counts: npt.NDArray[np.integer] | None = None
+        self.rank_low: npt.NDArray[np.int64] | None = None
+        self.rank_high: npt.NDArray[np.int64] | None = None
+        self.rank_confidence: float | None = None
         self.maxt: MaxTState | None = None
         self.maxt_key: tuple[float, bool] | None = None
         self.gram: FloatArray | None = None
+        self.se: FloatArray | None = None
+        #: memory the deviations may take (the kept replicates' buffer, rewritten after the board)
+        self.scratch: FloatArray | None = None
+        self.sd: FloatArray | None = None
+        self.leader: int | None = None
+        self.leader_se: FloatArray | None = None
+        self.leader_p: FloatArray | None = None
+        self.flat: npt.NDArray[np.bool_] | None = None
+        self.var: FloatArray | None = None
+        self.means: FloatArray | None = None
+        self.exponents: npt.NDArray[np.int32] | None = None
 
     # -- value intervals --------------------------------------------------------------------------
     def value_bounds(
@@ -150,18 +217,22 @@ class _Parts:
     ) -> tuple[FloatArray, FloatArray]:
         key = (method, confidence, jackknife is not None)
         prev = self.previous.bounds.get(key) if self.previous is not None else None
-        if prev is None or theta is not self.theta:
+        if prev is None or theta is not self.theta or not _row_major(jackknife):
             lo, hi = bootstrap_bounds(
                 theta, point=point, method=method, confidence=confidence, jackknife=jackknife
             )
         else:
-            new = [self.new, self.new]  # two columns: the column reductions run as in the full array
+            # two columns, row-major as the full arrays are: numpy sums each column of a row-major array
+            # row by row whatever its width (from 2), but a column-major one (what ``a[:, [j, j]]`` gives)
+            # pairwise: the BCa acceleration's sums of the jackknife differed in the last bits (issue 24,
+            # found at K = 65 -> 66); a jackknife that is not row-major is computed in full
+            new = [self.new, self.new]
             lo_n, hi_n = bootstrap_bounds(
-                theta[:, new],
+                np.ascontiguousarray(theta[:, new]),
                 point=point[new],
                 method=method,
                 confidence=confidence,
-                jackknife=None if jackknife is None else jackknife[:, new],
+                jackknife=None if jackknife is None else np.ascontiguousarray(jackknife[:, new]),
             )
             lo = np.empty(theta.shape[1])
             hi = np.empty(theta.shape[1])
@@ -170,26 +241,100 @@ class _Parts:
         self.bounds[key] = (lo, hi)
         return lo, hi
 
+    # -- per-column summaries ---------------------------------------------------------------------
+    def column_sd(self, theta: FloatArray) -> FloatArray:
+        """:func:`stats.board._column_sd`: the previous entries' kept, the blocks of columns whose bits may
+        differ computed again as the full computation computes them (the new entry's block; a block of one
+        column, which numpy sums pairwise, in either board)."""
+        prev = self.previous
+        if prev is None or theta is not self.theta or prev.column_sd is None:
+            sd = _column_sd(theta)
+        else:
+            k1 = theta.shape[1]
+            sd = np.empty(k1)
+            sd[self.old] = prev.column_sd
+            for c0 in _blocks_to_redo(self.old, self.new, k1):
+                sd[c0 : c0 + _SD_COLUMNS] = theta[:, c0 : c0 + _SD_COLUMNS].std(axis=0, ddof=1)
+        self.sd = sd
+        return sd
+
+    def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
+        """The columns whose replicates are all equal (exact in any order): the previous entries' kept."""
+        prev = self.previous
+        if prev is None or theta is not self.theta or prev.degenerate is None:
+            flat = np.asarray(np.ptp(theta, axis=0) == 0)
+        else:
+            flat = np.empty(theta.shape[1], dtype=bool)
+            flat[self.old] = prev.degenerate
+            flat[self.new] = bool(np.ptp(theta[:, self.new]) == 0)
+        self.flat = flat
+        return flat
+
+    def leader_blocks(
+        self,
+        theta: FloatArray,
+        leader: int,
+        block: Callable[[int], tuple[FloatArray, FloatArray]],
+    ) -> tuple[FloatArray, FloatArray]:
+        """The differences to the leader's per-column statistics: when the leader is the previous board's,
+        the previous entries' kept and, as in :meth:`column_sd`, the blocks whose bits may differ computed
+        again (the new entry's, a block of one column in either board); else every block."""
+        prev = self.previous
+        k1 = theta.shape[1]
+        same_leader = (
+            prev is not None
+            and theta is self.theta
+            and prev.leader is not None
+            and prev.leader_se is not None
+            and prev.leader_p is not None
+            and int(self.old[prev.leader]) == leader
+        )
+        if not same_leader or prev is None:
+            se, p = _FullParts().leader_blocks(theta, leader, block)
+        else:
+            assert prev.leader_se is not None and prev.leader_p is not None
+            se, p = np.empty(k1), np.empty(k1)
+            se[self.old], p[self.old] = prev.leader_se, prev.leader_p
+            for c0 in _blocks_to_redo(self.old, self.new, k1):
+                se[c0 : c0 + _SD_COLUMNS], p[c0 : c0 + _SD_COLUMNS] = block(c0)
+        self.leader, self.leader_se, self.leader_p = leader, se, p
+        return se, p
+
     # -- rank distribution ------------------------------------------------------------------------
     def rank_distribution(
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
     ) -> RankDistribution:
         prev = self.previous
+        b = theta.shape[0]
         if (
             prev is None
             or theta is not self.theta
             or prev.ranks is None
             or prev.higher_is_better != higher_is_better
         ):
-            counts, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
-        else:
-            counts, ranks = _add_rank_column(
-                theta, prev.ranks, self.old, self.new, higher_is_better=higher_is_better
-            )
-        self.ranks = ranks
-        # the probabilities take the counts' memory, as in the full computation: the next board recounts
-        # from the ranks (issue 24: a second K x K array, 0.8 GB at K = 10,000, was kept and never read)
-        return _rank_table(counts, theta.shape[0], confidence, in_place=True)
+            full, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
+            self.ranks, self.counts = ranks, full.astype(_count_dtype(b))
+            # the probabilities take the counts' memory, as in the full computation
+            table = _rank_table(full, b, confidence, in_place=True)
+            self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
+            return table
+        counts, ranks, redo, shifted = _add_rank_column(
+            theta, prev.ranks, prev.counts, self.old, self.new, higher_is_better=higher_is_better
+        )
+        self.ranks, self.counts = ranks, counts
+        prev.ranks = prev.counts = None  # replaced (K = 10,000: 0.2 GB each)
+        keep = prev.rank_low is not None and prev.rank_high is not None and prev.rank_confidence == confidence
+        table = _rank_table_update(
+            counts,
+            b,
+            confidence,
+            previous=(prev.rank_low, prev.rank_high) if keep else None,  # type: ignore[arg-type]
+            old=self.old,
+            redo=redo,
+            shifted=shifted,
+        )
+        self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
+        return table
 
     # -- max-t sets -------------------------------------------------------------------------------
     def simultaneous_ranks(
@@ -204,18 +349,36 @@ class _Parts:
         prev = self.previous
         key = (confidence, stepdown)
         preload = None
-        reuse = prev is not None and theta is self.theta and prev.maxt_key == key
-        y = theta - point  # the deviations, as the full computation forms them
+        b = theta.shape[0]
+        same = prev is not None and theta is self.theta
+        reuse = same and prev is not None and prev.maxt_key == key
+        scratch = self.scratch
+        if scratch is not None and scratch.shape[0] == b and scratch.shape[1] >= theta.shape[1]:
+            # the deviations in the kept replicates' buffer, idle until the board is built (the previous
+            # replicates were compared already): no fresh B x K array (K = 10,000: 0.8 GB)
+            y = np.subtract(theta, point, out=scratch[:, : theta.shape[1]])
+        else:
+            y = theta - point  # the deviations, as the full computation forms them
         # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
         # formed block by block from y, as the full computation does (no second B x K array)
-        if reuse and prev is not None and prev.gram is not None:
-            gram, means = _extend_gram(prev.gram, y, self.old, self.new)
+        if same and prev is not None and prev.se is not None and prev.exponents is not None:
+            # the previous pairs' standard errors kept; the new entry's row and column from one column of
+            # the Gram matrix (issue 24: no K x K Gram matrix extended, copied and turned into errors)
+            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
+            prev.se = None  # the previous board's table: free unless its caller still holds that board
+            standard_errors = (se, np.sqrt(var))
         else:
-            gram, means = _exact_gram(y)  # the full computation's product
-        self.gram = gram.copy()
-        standard_errors = _standard_errors_from_gram(gram, means, theta.shape[0], in_place=True)
+            if same and prev is not None and prev.gram is not None:  # a state exported before the se
+                gram, means = _extend_gram(prev.gram, y, self.old, self.new)
+            else:
+                gram, means = _exact_gram(y)  # the full computation's product
+            var = _variances(np.diag(gram).copy(), means, b)
+            exponents = _gram_exponents(y)
+            standard_errors = _standard_errors_from_gram(gram, means, b, in_place=True)
+            se = standard_errors[0]
+        self.se, self.var, self.means, self.exponents = se, var, means, exponents
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
-            preload = _add_pairs(prev.maxt, y, standard_errors[0], self.old, self.new)
+            preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
         result, state = _simultaneous(
             theta,
             point,
@@ -229,6 +392,83 @@ class _Parts:
         )
         self.maxt, self.maxt_key = state, key
         return result
+
+
+def _variances(diagonal: FloatArray, means: FloatArray, b: int) -> FloatArray:
+    """Each entry's bootstrap variance from the Gram matrix's diagonal, with the operations of
+    :func:`stats.compare_ranks._standard_errors_from_gram` on it (the same bits)."""
+    v = diagonal - (b * means) * means
+    v /= b - 1
+    return np.maximum(v, 0.0)
+
+
+#: Elements of the Gram operand rounded at once for the new column (a block that stays in the cache).
+_COLUMN_BLOCK = 1 << 17
+
+
+def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> tuple[FloatArray, float]:
+    """Column ``new`` of ``z^T z`` and the sum of ``z``'s column ``new`` (``z``
+    :func:`stats.compare_ranks._gram_operand` of ``y``, whose column exponents are ``exponents``): every
+    element is an exact sum (see :func:`stats.compare_ranks._exact_gram`), so it is the full product's."""
+    b, k1 = y.shape
+    s = _gram_bits(b)
+    column = np.zeros(k1)
+    step = max(1, _COLUMN_BLOCK // max(k1, 1))
+    for r0 in range(0, b, step):
+        z = _rounded(y[r0 : r0 + step], s, exponents, in_place=False)
+        column += z.T @ np.ascontiguousarray(z[:, new])
+    mine = _rounded(y[:, new : new + 1], s, exponents[new : new + 1], in_place=False)
+    return column, float(mine.sum())
+
+
+def _extend_standard_errors(
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
+) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
+    """The pairs' standard errors of the board with column ``new`` added, from the previous board's (at
+    ``old``), each entry's variance, the Gram operand's column means and exponents (all per column, so
+    the previous entries keep theirs) and one column of the Gram matrix: the new row and column with the
+    operations of :func:`stats.compare_ranks._standard_errors_from_gram` on each element (the upper
+    triangle's, row ``min(i, new)``), so every element is the full computation's bits."""
+    assert prev.se is not None and prev.var is not None and prev.means is not None
+    assert prev.exponents is not None
+    # the previous table is the previous board's, in its rows' order: entry i of the previous input at
+    # row ``at[i]``
+    at = np.empty(old.size, dtype=np.intp)
+    if prev.se_order is None:
+        at[:] = np.arange(old.size)
+    else:
+        at[prev.se_order] = np.arange(old.size)
+    b, k1 = y.shape
+    exponents = np.empty(k1, dtype=prev.exponents.dtype)
+    exponents[old] = prev.exponents
+    exponents[new] = _gram_exponents(y[:, new : new + 1])[0]
+    column, total = _gram_column(y, exponents, new)
+    means = np.empty(k1)
+    means[old] = prev.means
+    means[new] = total / b
+    var = np.empty(k1)
+    var[old] = prev.var
+    var[new] = _variances(column[new : new + 1], means[new : new + 1], b)[0]
+    bm = b * means
+    v = np.empty(k1)
+    v[:new] = column[:new] - bm[:new] * means[new]  # element (i, new), row i
+    v[new:] = column[new:] - bm[new] * means[new:]  # element (new, i), row new
+    v /= b - 1
+    scale = var + var[new]
+    v *= 2
+    np.subtract(scale, v, out=v)
+    v[v <= 1e-10 * scale] = 0.0
+    v[new] = 0.0
+    np.sqrt(v, out=v)
+    se = np.empty((k1, k1))
+    source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
+    source[old] = at
+    for r0 in range(0, k1, 32):  # each block's rows gathered, then its columns while in cache (np.take
+        # on 32 rows: 5x faster than a fancy index of 128 rows at K = 5,000, whose block left the cache)
+        np.take(prev.se[source[r0 : r0 + 32]], source, axis=1, out=se[r0 : r0 + 32])
+    se[new, :] = v
+    se[:, new] = v
+    return se, var, means, exponents
 
 
 def _extend_gram(
@@ -256,39 +496,179 @@ def _extend_gram(
     return out, sums
 
 
+def _row_major(a: npt.NDArray[Any] | None) -> bool:
+    """None, or a 2-D array whose rows are contiguous (the first columns of a wider one count)."""
+    return a is None or (
+        a.ndim == 2 and a.strides[1] == a.itemsize and a.strides[0] >= a.itemsize * a.shape[1]
+    )
+
+
+def _same_rows(a: FloatArray, b: FloatArray) -> bool:
+    """``numpy.array_equal`` of two (B, K) arrays, by blocks of rows (no B x K boolean temporary; K =
+    10,000: 95 MiB)."""
+    if a.shape != b.shape:
+        return False
+    step = max(1, (1 << 16) // max(a.shape[1], 1))
+    return all(np.array_equal(a[r0 : r0 + step], b[r0 : r0 + step]) for r0 in range(0, a.shape[0], step))
+
+
+def _blocks_to_redo(old: npt.NDArray[np.intp], new: int, k1: int) -> list[int]:
+    """The first columns of the blocks of :data:`stats.board._SD_COLUMNS` whose per-column statistics a
+    new board computes again: the new entry's block, and a block of one column in the new board or in the
+    previous one (its last column): numpy sums a lone column pairwise, a wider block row by row."""
+    positions = {new, k1 - 1, int(old[-1])} if old.size else {new}
+    return sorted({(i // _SD_COLUMNS) * _SD_COLUMNS for i in positions})
+
+
+def _kept_replicates(theta: FloatArray, buffer: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+    """The replicates copied into the first columns of ``buffer`` (the previous board's, when it is as
+    tall and wide enough; else a new one with room for more entries): the kept copy needs no fresh B x K
+    array per board (K = 10,000: 0.8 GB of page faults). Returns the buffer and the copy (a view)."""
+    b, k = theta.shape
+    if buffer is None or buffer.shape[0] != b or buffer.shape[1] < k:
+        buffer = np.empty((b, k + max(16, k // 32)))
+    kept = buffer[:, :k]
+    for r0 in range(0, b, 1024):
+        kept[r0 : r0 + 1024] = theta[r0 : r0 + 1024]
+    return buffer, kept
+
+
+def _count_dtype(b: int) -> type[np.integer]:
+    """The smallest integer type that holds a rank count (0..b) of the kept counts."""
+    return np.int16 if b < 2**15 else np.int32
+
+
+def _counts_from_ranks(ranks: npt.NDArray[np.integer], b: int) -> npt.NDArray[np.integer]:
+    """The (K, K) counts of (entry, rank) of 0-based ranks (B, K), one ``bincount`` per entry over a
+    transposed block of columns (the state restored in another process keeps the ranks, not the counts)."""
+    k = ranks.shape[1]
+    out = np.empty((k, k), dtype=_count_dtype(b))
+    for c0 in range(0, k, 256):
+        block = np.ascontiguousarray(ranks[:, c0 : c0 + 256].T)
+        for i, row in enumerate(block):
+            out[c0 + i] = np.bincount(row, minlength=k)
+    return out
+
+
 def _add_rank_column(
     theta: FloatArray,
     ranks: npt.NDArray[np.integer],
+    counts: npt.NDArray[np.integer] | None,
     old: npt.NDArray[np.intp],
     new: int,
     *,
     higher_is_better: bool,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.integer]]:
-    """Ranks (0-based, ties sharing the smallest) and their (K+1, K+1) counts with column ``new`` added;
-    ``ranks`` are the previous board's, its columns at ``old``."""
+) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The (K+1, K+1) rank counts and the ranks (0-based, ties sharing the smallest) with column ``new``
+    added; ``ranks`` and ``counts`` are the previous board's, their columns (rows) at ``old``.
+
+    Also which rows of the counts changed otherwise than by one rank down in every resample (``redo``: the
+    new entry's and the old entries it beats in some resamples but not all) and which moved down in every
+    resample (``shifted``). An old entry moves down by one rank where the new entry is strictly better;
+    its counts change only in the resamples where it moves (or, for an entry that moves in most of them,
+    where it does not: its row is then the previous one shifted by a rank), so only those elements are
+    counted (issue 24: a full recount of the B x K ranks with ``numpy.add.at`` took 6.5 s of CPU at
+    K = 10,000). The counts are the same integers as a full count of the ranks."""
     b, k1 = theta.shape
+    k = k1 - 1
     out = np.empty((b, k1), dtype=_rank_dtype(k1))
-    counts = np.zeros(k1 * k1, dtype=np.int64)
+    moved = np.zeros(k, dtype=np.int64)  # per old entry: the resamples in which the new entry beats it
+    new_rank = np.empty(b, dtype=np.int64)
     step = max(1, _COUNT_CHUNK // k1)
-    offsets = np.arange(k1, dtype=np.int64) * k1
-    in_order = bool(np.array_equal(old, np.arange(k1 - 1)))
+    in_order = bool(np.array_equal(old, np.arange(k)))
     for r0 in range(0, b, step):
         rows = theta[r0 : r0 + step]
-        others = rows[:, : k1 - 1] if in_order else rows[:, old]
+        others = rows[:, :k] if in_order else rows[:, old]
         mine = rows[:, new : new + 1]
         beaten = others < mine if higher_is_better else others > mine  # the new entry strictly better
         ahead = others > mine if higher_is_better else others < mine  # strictly better than the new entry
         block = out[r0 : r0 + step]
-        moved = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
-        if in_order:
-            block[:, : k1 - 1] = moved
+        if in_order:  # the previous ranks plus one where beaten, written in place
+            np.add(ranks[r0 : r0 + step], beaten, out=block[:, :k], dtype=out.dtype)
         else:
-            block[:, old] = moved
-        block[:, new] = ahead.sum(axis=1)
-        # unbuffered add, as the full count: a bincount allocates and adds all K^2 counts per chunk (K =
-        # 10,000: 0.8 GB for each of 24 chunks)
-        np.add.at(counts, (block + offsets).ravel(), 1)
-    return counts.reshape(k1, k1), out
+            block[:, old] = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
+        new_rank[r0 : r0 + step] = np.count_nonzero(ahead, axis=1)
+        block[:, new] = new_rank[r0 : r0 + step]
+        moved += np.count_nonzero(beaten, axis=0)
+    redo = np.zeros(k1, dtype=bool)
+    shifted = np.zeros(k1, dtype=bool)
+    redo[new] = True
+    mixed = np.flatnonzero((moved > 0) & (moved < b))
+    redo[old[mixed]] = True
+    shifted[old[moved == b]] = True
+    if counts is None:  # a restored state: the counts of the new ranks, recounted
+        return _counts_from_ranks(out, b), out, np.ones(k1, dtype=bool), np.zeros(k1, dtype=bool)
+    flip = moved > b // 2  # rows counted from the previous row shifted by one rank
+    result = np.zeros((k1, k1), dtype=counts.dtype)
+    if in_order:
+        result[:k, :k] = counts
+        if flip.any():
+            rows_f = np.flatnonzero(flip)
+            result[rows_f, 1:] = counts[rows_f]
+            result[rows_f, 0] = 0
+    else:
+        rows_n = np.flatnonzero(~flip)
+        rows_f = np.flatnonzero(flip)
+        result[old[rows_n], :k] = counts[rows_n]
+        result[old[rows_f], 1:] = counts[rows_f]
+    result[new] = np.bincount(new_rank, minlength=k1)
+    if mixed.size:
+        # the elements that move a count: per mixed entry, the resamples where it moves (or, for a row
+        # shifted by a rank, where it does not), each at its previous rank R: R loses one, R + 1 gains one
+        # (the reverse for a shifted row)
+        sign = np.where(flip[mixed], 1, -1).astype(result.dtype)
+        target = old[mixed] * k1
+        flat = result.reshape(-1)
+        cols = old[mixed]
+        mstep = max(1, _COUNT_CHUNK // mixed.size)
+        for r0 in range(0, b, mstep):
+            previous = ranks[r0 : r0 + mstep][:, mixed]
+            now = out[r0 : r0 + mstep][:, cols]
+            select = now != previous  # moved in this resample
+            select ^= flip[mixed][None, :]
+            bi, ci = np.nonzero(select)
+            at = target[ci] + previous[bi, ci]
+            np.add.at(flat, at, sign[ci])
+            np.add.at(flat, at + 1, -sign[ci])
+    return result, out, redo, shifted
+
+
+def _rank_table_update(
+    counts: npt.NDArray[np.integer],
+    b: int,
+    confidence: float,
+    *,
+    previous: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
+    old: npt.NDArray[np.intp],
+    redo: npt.NDArray[np.bool_],
+    shifted: npt.NDArray[np.bool_],
+) -> RankDistribution:
+    """:func:`stats.compare_ranks._rank_table` of the counts, its bounds computed again only for the rows
+    ``redo``: a row unchanged keeps its bounds, a row shifted by one rank (``shifted``) has both one rank
+    lower (its cumulative counts start with a zero below either threshold, which is positive); the same
+    numbers as the full table's."""
+    k1 = counts.shape[0]
+    tail = (1 - confidence) / 2
+    lo_at, hi_at = tail * b - 1e-9, (1 - tail) * b - 1e-9
+    probabilities = np.empty((k1, k1))
+    for r0 in range(0, k1, 1024):
+        np.divide(counts[r0 : r0 + 1024], b, out=probabilities[r0 : r0 + 1024])
+    low = np.empty(k1, dtype=np.int64)
+    high = np.empty(k1, dtype=np.int64)
+    redo = redo.copy()
+    if previous is None or not (lo_at > 0 and hi_at > 0):
+        redo[:] = True
+    else:
+        low[old], high[old] = previous
+        low[shifted] += 1
+        high[shifted] += 1
+    rows = np.flatnonzero(redo)
+    for r0 in range(0, rows.size, 256):
+        at = rows[r0 : r0 + 256]
+        cumulative = np.cumsum(counts[at], axis=1, dtype=np.int64)
+        low[at] = np.argmax(cumulative >= lo_at, axis=1) + 1
+        high[at] = np.argmax(cumulative >= hi_at, axis=1) + 1
+    return RankDistribution(probabilities=probabilities, low=low, high=high, confidence=confidence)
 
 
 def _add_pairs(
@@ -338,8 +718,12 @@ class BoardCache:
     """The incremental board of one task: :meth:`build` returns :func:`stats.board.build_board`'s board.
 
     Keep one per task and metric, in the process that rebuilds the task's boards. Memory: the replicates
-    (B x K float64), their ranks (B x K, 16-bit), the Gram matrix (K x K float64) and the exceedance list;
-    at K = 1,000, B = 10,000 about 110 MB.
+    (B x K float64, in a buffer a few percent wider), their ranks (B x K, 16-bit), the rank counts (K x K,
+    16-bit), the exceedance list, and the board's own table of standard errors (K x K float64, read-only:
+    shared with the board the last build returned); at K = N = B = 10,000 1.9 GB traced.
+
+    The board a build returns is the full rebuild's, except that its ``pair_standard_errors`` is read-only
+    (the cache reads it for the next board).
     """
 
     def __init__(self) -> None:
@@ -365,13 +749,31 @@ class BoardCache:
         # computed in the caller's order, as the full rebuild (a pair's standard error is the same bits for
         # any insertion of the new entry, since the previous entries keep their relative order)
         parts = _Parts(previous, theta, old, new)
+        buffer = self._state.theta_buffer if self._state is not None else None
+        parts.scratch = buffer
+        # the previous state is the parts' alone from here (its arrays are dropped as the new ones replace
+        # them); a build that fails leaves no state: the next one is a full rebuild
+        self._state = None
+        if previous is not None:
+            previous.consumed = True
+            previous.theta = None  # type: ignore[assignment]  # compared already; its buffer is reused
         board = build_board(names=names_t, values=point, replicates=theta, _parts=parts, **options)
         self.last = "incremental" if previous is not None else "full"
         jack = options.get("jackknife")
+        buffer, kept = _kept_replicates(theta, buffer)
+        # the pairs' standard errors the state keeps are the board's table (it took the sim's, permuted in
+        # place), read-only so that the next board's are gathered from what this board holds: no second
+        # K x K table (K = 10,000: 0.8 GB)
+        shared, order = None, None
+        if parts.se is not None and board.pair_standard_errors.shape == parts.se.shape:
+            shared = board.pair_standard_errors
+            shared.flags.writeable = False
+            position = {name: i for i, name in enumerate(names_t)}
+            order = np.array([position[row.name] for row in board.rows], dtype=np.intp)
         self._state = _State(
             names=names_t,
             point=point.copy(),
-            theta=theta if theta is not replicates else theta.copy(),
+            theta=kept,
             options={key: value for key, value in options.items() if key not in _NOT_COMPARED},
             bounds=parts.bounds,
             ranks=parts.ranks,
@@ -379,7 +781,22 @@ class BoardCache:
             maxt=parts.maxt,
             maxt_key=parts.maxt_key,
             jackknife=None if jack is None else np.array(jack, dtype=np.float64),
-            gram=parts.gram,
+            gram=None,
+            se=shared,
+            se_order=order,
+            column_sd=parts.sd,
+            leader=parts.leader,
+            leader_se=parts.leader_se,
+            leader_p=parts.leader_p,
+            degenerate=parts.flat,
+            theta_buffer=buffer,
+            var=parts.var,
+            means=parts.means,
+            exponents=parts.exponents,
+            counts=parts.counts,
+            rank_low=parts.rank_low,
+            rank_high=parts.rank_high,
+            rank_confidence=parts.rank_confidence,
         )
         return board
 
@@ -389,7 +806,7 @@ class BoardCache:
         """The columns of the previous entries (in their order, which must be kept) and of the new one, or
         None: a full rebuild."""
         prev = self._state
-        if prev is None or len(names) != len(prev.names) + 1 or theta.ndim != 2:
+        if prev is None or prev.consumed or len(names) != len(prev.names) + 1 or theta.ndim != 2:
             return None
         rows = prev.theta.shape[0] if prev.theta is not None else prev.rows
         if theta.shape != (rows, len(names)) or point.shape != (len(names),):
@@ -417,7 +834,7 @@ class BoardCache:
         if prev.theta is None:  # a restored state: the previous replicates by their digest
             if _array_digest(previous_theta) != prev.theta_digest:
                 return None
-        elif not np.array_equal(previous_theta, prev.theta):
+        elif not _same_rows(previous_theta, prev.theta):
             return None
         jack = options.get("jackknife")
         restored = prev.theta is None
@@ -477,6 +894,13 @@ class BoardCache:
             },
             "maxt_key": None if st.maxt_key is None else [float(st.maxt_key[0]), bool(st.maxt_key[1])],
             "gram": None if st.gram is None else _lower_triangle(st.gram),
+            # the pairs' standard errors (exactly symmetric: the lower triangle) and what a new entry's
+            # row and column of them need; the rank counts are not exported (recounted from the ranks)
+            "se": None if st.se is None else _lower_triangle(st.se),
+            "se_order": st.se_order,
+            "var": st.var,
+            "means": st.means,
+            "exponents": st.exponents,
         }
 
     @classmethod
@@ -513,6 +937,13 @@ class BoardCache:
             gram=None
             if data.get("gram") is None
             else _from_lower_triangle(np.asarray(data["gram"]), len(names)),
+            se=None if data.get("se") is None else _from_lower_triangle(np.asarray(data["se"]), len(names)),
+            se_order=None if data.get("se_order") is None else np.asarray(data["se_order"], dtype=np.intp),
+            var=None if data.get("var") is None else np.asarray(data["var"], dtype=np.float64),
+            means=None if data.get("means") is None else np.asarray(data["means"], dtype=np.float64),
+            exponents=None
+            if data.get("exponents") is None
+            else np.asarray(data["exponents"], dtype=np.int32),
             theta_digest=str(data["theta_digest"]),
             jackknife_digest=None if data.get("jackknife_digest") is None else str(data["jackknife_digest"]),
             options_digest=str(data["options_digest"]),

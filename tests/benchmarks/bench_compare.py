@@ -176,7 +176,15 @@ def _traced(fn: Callable[[], Any]) -> tuple[float, float, float, Any]:
 
 
 def _one_family(
-    family: str, *, k: int, n: int, b: int, seed: int, baseline_max: int, check: bool
+    family: str,
+    *,
+    k: int,
+    n: int,
+    b: int,
+    seed: int,
+    baseline_max: int,
+    check: bool,
+    trace_entry: bool = False,
 ) -> tuple[str, float, float, float]:
     """One line of section 5: (family, build_board's time, peak MiB, the new entry's time)."""
     options = _board_options(n, seed)
@@ -204,10 +212,24 @@ def _one_family(
         )
     del got
     cache = BoardCache()
-    cache.build(names=entry_names[:k], values=point, replicates=theta, **options)
-    t_new, new_board = _timed(
-        lambda: cache.build(names=entry_names, values=point_all, replicates=theta_all, **options)
-    )
+    entry_peak = ""
+    if trace_entry:  # the cache and the update together, traced (the new entry's time then includes it)
+        gc.collect()
+        tracemalloc.start()
+    try:
+        cache.build(names=entry_names[:k], values=point, replicates=theta, **options)
+        if trace_entry:
+            held = tracemalloc.get_traced_memory()[0] / 2**20
+            tracemalloc.reset_peak()
+        t_new, new_board = _timed(
+            lambda: cache.build(names=entry_names, values=point_all, replicates=theta_all, **options)
+        )
+        if trace_entry:
+            peak_entry = tracemalloc.get_traced_memory()[1] / 2**20
+            entry_peak = f", traced: cache {held:.0f} MiB, peak with the update {peak_entry:.0f} MiB"
+    finally:
+        if trace_entry:
+            tracemalloc.stop()
     cpu_new = _CPU[0]
     same = "not checked"
     if check:
@@ -220,7 +242,8 @@ def _one_family(
     print(
         f"   {family:16s} setup {setup:6.1f} s | build_board {t_board:8.2f} s (CPU {cpu_board:7.2f} s"
         f"{', traced' if traced else ''}), peak {peak:7.0f} MiB | before issue 24: {old} | "
-        f"new entry {t_new:6.2f} s (CPU {cpu_new:6.2f} s, {cache.last}; same as the full rebuild: {same})",
+        f"new entry {t_new:6.2f} s (CPU {cpu_new:6.2f} s, {cache.last}{entry_peak}; same as the full rebuild: "
+        f"{same})",
         flush=True,
     )
     return family, t_board, peak, t_new
@@ -236,6 +259,7 @@ def families_section(
     baseline_max: int,
     check: bool,
     baseline_on: list[str] | None = None,
+    trace_entry: bool = False,
 ) -> None:
     """Section 5: the board, its memory and a new entry on every family, beside the search of before
     issue 24 on the same board."""
@@ -250,6 +274,7 @@ def families_section(
             seed=seed,
             baseline_max=baseline_max if baseline_on is None or family in baseline_on else 0,
             check=check,
+            trace_entry=trace_entry,
         )
         for family in names
     ]
@@ -275,6 +300,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--families", default="all", help="families of section 5: 'all', 'none' or a list")
     parser.add_argument("--family", help="one family for section 5 (and nothing else)")
     parser.add_argument("--only-families", action="store_true", help="run section 5 only")
+    parser.add_argument(
+        "--trace-entry",
+        action="store_true",
+        help="section 5: trace the memory of the cache and the new entry (its time then includes tracing)",
+    )
     parser.add_argument(
         "--baseline-families",
         default="all",
@@ -323,6 +353,7 @@ def main(argv: list[str] | None = None) -> None:
             baseline_max=args.baseline_max,
             check=check,
             baseline_on=baseline_on,
+            trace_entry=args.trace_entry,
         )
         return
 
@@ -451,15 +482,15 @@ def main(argv: list[str] | None = None) -> None:
         "interval": "percentile",
         "test": "bootstrap",
     }
-    cache = BoardCache()
-    cache.build(names=names_all[:k], values=point, replicates=theta, n_items=n, **options)
-    state = cache._state
     updates = []
     for _ in range(2):
-        cache._state = state  # the same board of K each time: one new entry on it
+        # the same board of K each time, one new entry on it (an update takes the kept state's arrays:
+        # a fresh cache per run)
+        cache = BoardCache()
+        cache.build(names=names_all[:k], values=point, replicates=theta, n_items=n, **options)
         updates.append(
             _timed(
-                lambda: cache.build(
+                lambda cache=cache: cache.build(  # type: ignore[misc]
                     names=names_all, values=point_all, replicates=theta_all, n_items=n, **options
                 )
             )
@@ -574,6 +605,7 @@ def main(argv: list[str] | None = None) -> None:
             baseline_max=args.baseline_max,
             check=check,
             baseline_on=baseline_on,
+            trace_entry=args.trace_entry,
         )
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 

@@ -121,3 +121,33 @@ def test_the_gram_matrix_is_stored_as_its_lower_triangle() -> None:
     assert np.array_equal(_from_lower_triangle(t, 7), g)
     with pytest.raises(ValueError, match="lower triangle"):
         _from_lower_triangle(t[:-1], 7)
+
+
+def test_a_state_exported_with_the_gram_matrix_is_still_updated_exactly() -> None:
+    """An export of before issue 24's fifth pass held the Gram matrix, not the standard errors: restored,
+    its next board extends the Gram matrix as before and is the full rebuild's; the state it leaves holds
+    the standard errors (and the rank counts, recounted from the ranks, which are not exported)."""
+    from stats.compare_ranks import _exact_gram
+
+    rng = np.random.default_rng(5)
+    n, b, k = 60, 300, 80
+    theta, point = _replicates(rng, n, b, k + 2)
+    names = [f"e{i}" for i in range(k + 2)]
+    cache = BoardCache()
+    cache.build(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(True, n))
+    exported = cache.export()
+    assert exported is not None and exported["se"] is not None and "counts" not in exported
+    gram, _ = _exact_gram(theta[:, :k] - point[:k])
+    for key in ("se", "var", "means", "exponents"):
+        del exported[key]
+    exported["gram"] = _lower_triangle(gram)
+    restored = BoardCache.restore(_through_bytes(exported))
+    args: dict[str, Any] = {"values": point[: k + 1], "replicates": theta[:, : k + 1]}
+    got = restored.build(names=names[: k + 1], **args, **_options(True, n))
+    assert restored.last == "incremental"
+    _same(got, build_board(names=names[: k + 1], **args, **_options(True, n)))
+    state = restored._state
+    assert state is not None and state.se is not None and state.gram is None and state.counts is not None
+    got = restored.build(names=names, values=point, replicates=theta, **_options(True, n))
+    assert restored.last == "incremental"
+    _same(got, build_board(names=names, values=point, replicates=theta, **_options(True, n)))

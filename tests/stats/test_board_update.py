@@ -78,7 +78,7 @@ def test_one_new_entry_gives_the_full_rebuilds_board(seed: int, higher: bool) ->
         }
         got = cache.build(**args, **_options(higher, n))
         assert cache.last == "incremental"
-        assert cache._state is not None and cache._state.gram is not None  # the Gram matrix was extended
+        assert cache._state is not None and cache._state.se is not None  # the standard errors were extended
         # on any BLAS kernel (issue 24: under OpenBLAS's SkylakeX kernels the reuse was off)
         _same(got, build_board(**args, **_options(higher, n)))
 
@@ -218,3 +218,116 @@ def test_the_incremental_board_with_the_blas_kernel_of_the_machine() -> None:
     got = cache.build(names=names, values=point, replicates=theta, **_options(True, 50))
     assert cache.last == "incremental", kernels
     _same(got, build_board(names=names, values=point, replicates=theta, **_options(True, 50)))
+
+
+@pytest.mark.parametrize("higher", [True, False])
+def test_the_rank_counts_updated_for_a_new_entry_are_a_full_count(higher: bool) -> None:
+    """The kept rank counts updated for one new entry (only the resamples where an old entry moves, or
+    where a mostly moved one does not) are the integers of a full count, and the rank table's bounds,
+    computed again only for the rows that changed, are the full table's: a new entry at the top, the
+    bottom and in the middle, with exact ties, in both directions."""
+    from stats.board_update import _add_rank_column, _rank_table_update
+    from stats.compare_ranks import _rank_counts, _rank_table
+
+    rng = np.random.default_rng(21)
+    b, k = 500, 60
+    theta = np.round(rng.normal(np.linspace(0, 1, k + 1), 0.3, size=(b, k + 1)), 1)  # many exact ties
+    theta[:, 5] = theta[:, 6]  # identical entries
+    for new_value, where in [(5.0, 0), (-5.0, k), (None, 17), (None, k // 2), (None, 0)]:
+        x = theta.copy()
+        if new_value is not None:
+            x[:, -1] = new_value + 0.01 * rng.normal(size=b)
+        if new_value is None and where == 0:
+            x[:, -1] = x[:, 9]  # tied with an old entry in every resample
+        order = list(range(k))
+        order.insert(where, k)
+        x = np.ascontiguousarray(x[:, order])
+        old = np.array([i for i in range(k + 1) if i != where], dtype=np.intp)
+        prev_counts, prev_ranks = _rank_counts(x[:, old], higher_is_better=higher, keep=True)
+        assert prev_ranks is not None
+        prev_table = _rank_table(prev_counts.copy(), b, 0.9)
+        counts, ranks, redo, shifted = _add_rank_column(
+            x, prev_ranks, prev_counts.astype(np.int16), old, where, higher_is_better=higher
+        )
+        want_counts, want_ranks = _rank_counts(x, higher_is_better=higher, keep=True)
+        assert want_ranks is not None
+        assert np.array_equal(ranks, want_ranks)
+        assert np.array_equal(counts, want_counts)
+        want = _rank_table(want_counts.copy(), b, 0.9, in_place=True)
+        got = _rank_table_update(
+            counts, b, 0.9, previous=(prev_table.low, prev_table.high), old=old, redo=redo, shifted=shifted
+        )
+        assert np.array_equal(got.probabilities, want.probabilities)
+        assert np.array_equal(got.low, want.low) and np.array_equal(got.high, want.high)
+        recounted, *_ = _add_rank_column(x, prev_ranks, None, old, where, higher_is_better=higher)
+        assert np.array_equal(recounted, want_counts)  # a restored state recounts
+
+
+@pytest.mark.parametrize(("k", "interval"), [(64, "percentile"), (65, "bca"), (129, "percentile")])
+def test_the_kept_column_summaries_across_block_edges(k: int, interval: str) -> None:
+    """The replicates' standard deviations and the differences to the leader are computed in blocks of 64
+    columns, and numpy sums a block of one column pairwise: the kept ones are the full rebuild's when the
+    new entry makes or ends such a block (K = 64 -> 65, 65 -> 66), at the start, in the middle and at the
+    end, with the leader kept, with a constant (degenerate) column old and new, and with BCa intervals and
+    p-values (the jackknife's columns)."""
+    rng = np.random.default_rng(k)
+    n, b = 40, 150
+    theta, point = _replicates(rng, n, b, k + 1)
+    theta[:, 3] = point[3]  # an old entry whose replicates are all equal
+    jack = rng.normal(0.7, 0.01, (n, k + 1))
+    for where in (0, k // 2, k):
+        order = list(range(k))
+        order.insert(where, k)
+        x, v, jk = theta[:, order].copy(), point[order].copy(), jack[:, order].copy()
+        if where == 0:
+            x[:, 0] = v[0]  # the new entry degenerate too
+        names = [f"c{i:03d}" for i in order]
+        old = [i for i in range(k + 1) if i != where]
+
+        def options(cols: list[int] | None, jk: np.ndarray = jk) -> dict[str, Any]:
+            extra = {} if interval != "bca" else {"jackknife": jk if cols is None else jk[:, cols]}
+            return {**_options(True, n, **extra), "interval": interval}
+
+        cache = BoardCache()
+        before = cache.build(
+            names=[names[i] for i in old], values=v[old], replicates=x[:, old], **options(old)
+        )
+        got = cache.build(names=names, values=v, replicates=x, **options(None))
+        assert cache.last == "incremental"
+        want = build_board(names=names, values=v, replicates=x, **options(None))
+        _same(got, want)
+        assert want.leader == before.leader  # the kept differences to the leader were used
+        assert [r.test_set_sd for r in got.rows] == [r.test_set_sd for r in want.rows]
+        assert [r.p_value for r in got.rows] == [r.p_value for r in want.rows]
+
+
+def test_the_kept_standard_errors_are_the_boards_own_read_only_table() -> None:
+    """The cache keeps the board's table of standard errors (no second K x K table): it is read-only, and a
+    board the caller still holds keeps its numbers after the next build."""
+    rng = np.random.default_rng(12)
+    n, b, k = 50, 200, 40
+    theta, point = _replicates(rng, n, b, k + 2)
+    names = [f"r{i}" for i in range(k + 2)]
+    cache = BoardCache()
+    first = cache.build(names=names[:k], values=point[:k], replicates=theta[:, :k], **_options(True, n))
+    kept = first.pair_standard_errors.copy()
+    assert not first.pair_standard_errors.flags.writeable
+    with pytest.raises(ValueError):
+        first.pair_standard_errors[0, 1] = 1.0
+    for end in (k + 1, k + 2):
+        cache.build(names=names[:end], values=point[:end], replicates=theta[:, :end], **_options(True, n))
+        assert cache.last == "incremental"
+    assert np.array_equal(first.pair_standard_errors, kept)
+
+
+def test_the_board_does_not_depend_on_the_memory_layout_of_the_jackknife() -> None:
+    """BCa's acceleration sums the jackknife's columns: a column-major jackknife (what ``a[:, cols]`` gives)
+    is summed as a row-major one, so the board, and a kept board's intervals, do not depend on it."""
+    rng = np.random.default_rng(6)
+    n, b, k = 40, 200, 30
+    theta, point = _replicates(rng, n, b, k)
+    jack = rng.normal(0.7, 0.01, (n, k))
+    args: dict[str, Any] = {"names": [f"j{i}" for i in range(k)], "values": point, "replicates": theta}
+    options = {**_options(True, n), "interval": "bca"}
+    want = build_board(jackknife=np.ascontiguousarray(jack), **args, **options)
+    _same(build_board(jackknife=np.asfortranarray(jack), **args, **options), want)
