@@ -47,6 +47,7 @@ PYTHON = sys.executable
 BIN = Path(PYTHON).parent
 REBUILT = re.compile(
     r"board (\d+)/(\w+) rebuilt \((\w+)\): snapshot (\d+) with (\d+) entries; stages ((?:\w+=[0-9.]+s ?)+)"
+    r"(?:; scores read (\d+))?"
 )
 SUCCEEDED = re.compile(r"Task (leaderboard\.[\w.]+)\[[\w-]+\] succeeded in ([0-9.]+)s")
 
@@ -96,6 +97,8 @@ def stage_lines(procs: loadtest.Processes, names: list[str]) -> dict[int, dict[s
         for m in REBUILT.finditer(procs.log_text(name)):
             stages = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", m.group(6))}
             out[int(m.group(4))] = {"kind": m.group(3), "worker": name, "entries": int(m.group(5)), **stages}
+            if m.group(7) is not None:  # how many scores' columns the rebuild read from the database
+                out[int(m.group(4))]["scores_read"] = int(m.group(7))
     return out
 
 
@@ -342,6 +345,7 @@ def mode_table(mode: str, result: dict[str, Any]) -> str:
     lines = [
         f"  workers' state {mode}: {len(ups)} uploads: p50 {percentile(total, 0.5):.2f} s, "
         f"p95 {percentile(total, 0.95):.2f} s (rebuilds: {', '.join(str(u['rebuild'].get('kind')) for u in ups)}; "
+        f"scores read: {', '.join(str(u['rebuild'].get('scores_read', '-')) for u in ups)}; "
         f"load before each: {', '.join(u['loadavg_before'][0] if isinstance(u['loadavg_before'], list) else str(u['loadavg_before']) for u in ups)})",
         "  stage (median over uploads)                       seconds   share",
     ]

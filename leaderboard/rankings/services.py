@@ -120,12 +120,26 @@ def _digest(task: Task, split: str, entries: list[Entry]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _load_score_data(entries: list[Entry]) -> None:
-    """Read the binary columns of the entries' scores in one query (``_choose_entries`` defers them)."""
-    data = {pk: rest for pk, *rest in _score_data_rows([e.score.pk for e in entries])}
+def _load_score_data(entries: list[Entry], known: dict[int, Any] | None = None) -> int:
+    """Set the binary columns of the entries' scores (``_choose_entries`` defers them): from ``known``
+    (``board_cache.score_data``: score id -> (``scored_at``, the columns' bytes) as a previous rebuild in
+    this process read them) for a score of the same id and ``scored_at``, the others read in one query.
+    The number of scores read from the database."""
+    known = known or {}
+    data: dict[int, Any] = {}
+    missing: list[int] = []
+    for e in entries:
+        pk = int(e.score.pk)
+        kept = known.get(pk)
+        if kept is not None and kept[0] == e.score.scored_at.isoformat():
+            data[pk] = kept[1:]
+        else:
+            missing.append(pk)
+    data.update({pk: rest for pk, *rest in _score_data_rows(missing)} if missing else {})
     for e in entries:
         for name, value in zip(SCORE_DATA_FIELDS, data[e.score.pk], strict=True):
             setattr(e.score, name, value)
+    return len(missing)
 
 
 #: The key of ``BoardSnapshot.robustness`` that lists the scores the board read (submission id -> when it was
@@ -224,7 +238,8 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             _record_rebuild_success(task, split, read_at)
             return latest
         stages.lap("choose")
-        _load_score_data(entries)
+        # only the scores this process did not read for its last rebuild of the board (board_cache)
+        read = _load_score_data(entries, board_cache.score_data(task_id, split))
         stages.lap("read")
         # this process's previous board of the task when this one adds one entry to it (board_cache)
         incremental = board_cache.take(task=task, split=split, previous=latest, entries=entries)
@@ -253,15 +268,17 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
         # after the dispatches: the shared state's save (on commit) does not hold them back
         board_cache.keep(task=task, split=split, board=incremental, snapshot=snapshot, entries=entries)
+        board_cache.keep_score_data(task_id, split, entries)
     stages.lap("commit")
     logger.info(
-        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s",
+        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s; scores read %s",
         task_id,
         split,
         "full" if incremental is None else incremental.last,
         sequence,
         len(entries),
         stages,
+        read,
     )
     for off in left_off:
         logger.warning(
