@@ -323,7 +323,8 @@ def build_board(
     except ValueError as exc:
         raise ApplicationError(f"The board of {task} cannot be built: {exc}.") from exc
     resamples_stored = theta.shape[0]
-    theta = theta[keep]
+    if undefined:  # else every row is kept: the same array, without a copy of B x K (80 MB at K = 1,000)
+        theta = theta[keep]
     jack_list = [e.score.jackknife_array() for e in entries]
     jackknife = np.column_stack(jack_list) if all(j is not None and len(j) for j in jack_list) else None  # type: ignore[arg-type]
     item_stats = [e.score.item_statistics_array() for e in entries]
