@@ -130,6 +130,7 @@ class SnapshotRow(TypedDict, total=False):
 
 #: The row's fields in order: the API's keys and the downloads' columns.
 ROW_FIELDS: tuple[str, ...] = tuple(SnapshotRow.__annotations__)
+_ROW_FIELD_SET = frozenset(ROW_FIELDS)  # membership per key of every row (K rows per rebuild)
 
 
 class BoardSignature(TypedDict, total=False):
@@ -227,7 +228,7 @@ def snapshot_row(stored: Mapping[str, Any]) -> SnapshotRow:
     for old, new in _ROW_RENAMES.items():
         if old in stored:
             row[new] = stored[old]
-    row.update({k: v for k, v in stored.items() if k in ROW_FIELDS})
+    row.update({k: v for k, v in stored.items() if k in _ROW_FIELD_SET})
     return cast(SnapshotRow, {k: row[k] for k in ROW_FIELDS if k in row})
 
 

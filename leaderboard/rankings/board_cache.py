@@ -72,10 +72,11 @@ _boards: OrderedDict[tuple[int, str], _Kept] = OrderedDict()
 #: and ``scored_at`` holds the same bytes, and a rebuild reads from the database only the scores whose
 #: (id, ``scored_at``) it does not find here (``rankings.services._load_score_data``): on the update path,
 #: the new entry's. About 240 KB per entry at N = B = 10,000 (240 MB at K = 1,000), one set per board, the
-#: boards bounded as above (``settings.BOARD_CACHE_BOARDS``, least recently used first out); each rebuild
-#: replaces its board's set by the entries it read, so entries that left the board leave it too.
+#: boards bounded as above (``settings.BOARD_CACHE_BOARDS``) and their bytes by
+#: ``settings.BOARD_SCORE_DATA_MAX_BYTES`` (least recently used first out; a larger board is not kept); each
+#: rebuild replaces its board's set by the entries it read, so entries that left the board leave it too.
 ScoreData = tuple[str, Any, Any, Any]
-_data: OrderedDict[tuple[int, str], dict[int, ScoreData]] = OrderedDict()
+_data: OrderedDict[tuple[int, str], tuple[int, dict[int, ScoreData]]] = OrderedDict()
 
 
 def _settings_of(task: Task, split: str) -> tuple[object, ...]:
@@ -191,13 +192,16 @@ def score_data(task_id: int, split: str) -> dict[int, ScoreData]:
     if settings.BOARD_CACHE_BOARDS <= 0:
         return {}
     with _lock:
-        return _data.get((task_id, split), {})
+        kept = _data.get((task_id, split))
+    return {} if kept is None else kept[1]
 
 
 def keep_score_data(task_id: int, split: str, entries: Sequence[Entry]) -> None:
     """Keep the columns of these entries' scores (read by this rebuild) for the next rebuild of the board."""
-    size = settings.BOARD_CACHE_BOARDS
-    if size <= 0:
+    size, limit = settings.BOARD_CACHE_BOARDS, settings.BOARD_SCORE_DATA_MAX_BYTES
+    with _lock:
+        _data.pop((task_id, split), None)  # the previous set goes whether or not this one is kept
+    if size <= 0 or limit <= 0:
         return
     kept = {
         int(e.score.pk): (
@@ -208,10 +212,12 @@ def keep_score_data(task_id: int, split: str, entries: Sequence[Entry]) -> None:
         )
         for e in entries
     }
+    nbytes = sum(len(v) for _, *columns in kept.values() for v in columns if v is not None)
+    if nbytes > limit:
+        return
     with _lock:
-        _data[(task_id, split)] = kept
-        _data.move_to_end((task_id, split))
-        while len(_data) > size:
+        _data[(task_id, split)] = (nbytes, kept)
+        while len(_data) > size or sum(n for n, _ in _data.values()) > limit:
             _data.popitem(last=False)
 
 

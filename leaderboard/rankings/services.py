@@ -64,7 +64,9 @@ def _choose_entries(task: Task, split: str) -> list[Entry]:
             truth_version=task.truth_version,
             submission__status=Status.SCORED,
         )
-        .defer(*SCORE_DATA_FIELDS)
+        # the binary columns are read apart (_load_score_data); a vision score's per-class details and a
+        # submission's error are never read by a rebuild
+        .defer(*SCORE_DATA_FIELDS, "details", "submission__error")
         .select_related("submission", "submission__team")
         .order_by("submission__created_at", "submission_id")
     )

@@ -110,3 +110,19 @@ def test_nothing_is_kept_when_the_cache_is_off(setup, settings, reads) -> None: 
     assert len(reads) == 1 and len(reads[0]) == 2
     assert board_cache.score_data(task.pk, SPLIT) == {}
     assert_equals_full_rebuild(task)
+
+
+def test_the_kept_scores_are_bounded_in_bytes(setup, settings, reads) -> None:  # type: ignore[no-untyped-def]
+    challenge, task, ids, truth = setup
+    submit(challenge, "a", predictions(ids, truth, 0.8, 1))
+    ((size, _),) = board_cache._data.values()
+    assert size > 0
+    settings.BOARD_SCORE_DATA_MAX_BYTES = size + 1  # one entry's columns fit, two do not
+    reads.clear()
+    submit(challenge, "b", predictions(ids, truth, 0.7, 2))
+    assert len(reads[0]) == 1  # "a" was kept
+    assert board_cache.score_data(task.pk, SPLIT) == {}  # the board of two is larger than the limit
+    reads.clear()
+    submit(challenge, "c", predictions(ids, truth, 0.75, 3))
+    assert len(reads[0]) == 3 and last_path(task) == "incremental"
+    assert_equals_full_rebuild(task)
