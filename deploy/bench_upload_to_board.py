@@ -47,7 +47,7 @@ PYTHON = sys.executable
 BIN = Path(PYTHON).parent
 REBUILT = re.compile(
     r"board (\d+)/(\w+) rebuilt \((\w+)\): snapshot (\d+) with (\d+) entries; stages ((?:\w+=[0-9.]+s ?)+)"
-    r"(?:; scores read (\d+))?"
+    r"(?:; scores read (\d+))?(?:; board ((?:\w+=[0-9.]+s ?)*))?"
 )
 SUCCEEDED = re.compile(r"Task (leaderboard\.[\w.]+)\[[\w-]+\] succeeded in ([0-9.]+)s")
 
@@ -99,6 +99,9 @@ def stage_lines(procs: loadtest.Processes, names: list[str]) -> dict[int, dict[s
             out[int(m.group(4))] = {"kind": m.group(3), "worker": name, "entries": int(m.group(5)), **stages}
             if m.group(7) is not None:  # how many scores' columns the rebuild read from the database
                 out[int(m.group(4))]["scores_read"] = int(m.group(7))
+            if m.group(8):  # the board stage's parts (rankings.board.build_board)
+                parts = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", m.group(8))}
+                out[int(m.group(4))]["board_parts"] = parts
     return out
 
 
@@ -376,6 +379,15 @@ def mode_table(mode: str, result: dict[str, Any]) -> str:
     stages.append(("rest: rebuild queue, cache invalidation, API read", med_total - accounted))
     for name, v in stages:
         lines.append(f"  {name:<50} {v:7.3f}  {v / med_total * 100:5.1f}%")
+    part_names = list(dict.fromkeys(n for u in ups for n in u["rebuild"].get("board_parts", {})))
+    if part_names:
+        lines.append(
+            "  board stage's parts (median): "
+            + ", ".join(
+                f"{n} {med(lambda u, n=n: u['rebuild'].get('board_parts', {}).get(n)):.3f}"
+                for n in part_names
+            )
+        )
     if result.get("snapshot_bytes"):
         lines.append(f"  latest snapshot's JSON columns (bytes): {result['snapshot_bytes']}")
     for name, s in sorted(result.get("worker_tasks", {}).items()):

@@ -14,6 +14,7 @@ from stored snapshots.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -281,6 +282,8 @@ class BuiltBoard:
     rank_distribution: dict[str, Any] | list[list[float]]
     pairwise: dict[str, Any]
     robustness: dict[str, Any] = field(default_factory=dict)
+    #: wall seconds of the build's parts (the rebuild's log line: where the board stage goes)
+    parts: dict[str, float] = field(default_factory=dict)
 
 
 def build_board(
@@ -314,6 +317,7 @@ def build_board(
             rank_distribution=[],
             pairwise={},
         )
+    parts = _Parts()
     keys = [e.key for e in entries]
     values = np.array([e.score.value for e in entries])
     theta = np.column_stack([e.score.replicate_array() for e in entries])
@@ -344,6 +348,7 @@ def build_board(
     # a rank metric on binary truth: its verdict declines below stats.board.FEW_POSITIVES of the smaller
     # class (the bootstrap claims falsely 0.21 of the time with 3 positives, issue 21)
     positives = task_minority_count(task=task, split=split) if metric.rank_based else None
+    parts.lap("stack")
     edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
     edge_warnings += undefined_warning(undefined, resamples_stored)
     edge_warnings += get_kind(task.kind).board_warnings(
@@ -353,6 +358,7 @@ def build_board(
         item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
         groups=group_codes,
     )
+    parts.lap("warnings")
     board = (stats_build_board if cache is None else cache.build)(
         names=keys,
         values=values,
@@ -375,12 +381,14 @@ def build_board(
         groups=group_codes,
         positives=positives,
     )
+    parts.lap("stats")
     # the verdict's own warning (a declined verdict says why: few clusters, few positives)
     edge_warnings += [board.verdict_warning] if board.verdict_warning else []
     data = board.as_dict(rank_probabilities=False)  # packed below from the array, not from a list of lists
     by_key = {e.key: e for e in entries}
     order = [r["name"] for r in data["rows"]]
     rows = [_board_row(r, by_key[r["name"]], by_key) for r in data["rows"]]
+    parts.lap("rows")
     stats_signature = data["signature"]
     settings = {
         **{k: v for k, v in stats_signature.items() if k != "extra"},
@@ -408,12 +416,15 @@ def build_board(
     }
     signature = flat_signature(settings, stats_signature.get("extra"))
     signature.update(_adjust_leader(rows, keys, values, theta, metric, challenge))
+    parts.lap("leader")
     secondary = secondary_metrics_board(task=task, entries=entries, rows=rows)
     if secondary is not None:
         signature["secondary_metrics"] = secondary
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
+    parts.lap("secondary")
     rank_distribution = pack_rank_distribution(board.rank_probabilities.round(6))
+    parts.lap("pack")
 
     pairwise: dict[str, Any] = {}
     if len(entries) <= PAIRWISE_MAX_ENTRIES:
@@ -451,12 +462,14 @@ def build_board(
         else dict(zip((r.name for r in board.rows), board.leader_difference_sd.tolist(), strict=True)),
         leader=board.leader,
     )
+    parts.lap("resolution")
     return BuiltBoard(
         rows=rows,
         signature=signature,
         rank_distribution=rank_distribution,
         pairwise=pairwise,
         robustness=robustness,
+        parts=parts.seconds,
     )
 
 
@@ -727,6 +740,19 @@ def adjusted_within_rule(
             number = min(number, value) if higher_is_better else max(number, value)
         out[key] = number
     return out
+
+
+class _Parts:
+    """Wall seconds of :func:`build_board`'s parts, in order."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
+        self._last = now
 
 
 def _adjust_leader(

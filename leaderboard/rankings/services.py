@@ -273,7 +273,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         board_cache.keep_score_data(task_id, split, entries)
     stages.lap("commit")
     logger.info(
-        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s; scores read %s",
+        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s; scores read %s; board %s",
         task_id,
         split,
         "full" if incremental is None else incremental.last,
@@ -281,6 +281,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         len(entries),
         stages,
         read,
+        " ".join(f"{k}={v:.3f}s" for k, v in board.parts.items()),
     )
     for off in left_off:
         logger.warning(
