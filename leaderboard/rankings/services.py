@@ -129,18 +129,21 @@ def _load_score_data(entries: list[Entry], known: dict[int, Any] | None = None) 
     The number of scores read from the database."""
     known = known or {}
     data: dict[int, Any] = {}
+    digests: dict[int, str | None] = {}
     missing: list[int] = []
     for e in entries:
         pk = int(e.score.pk)
         kept = known.get(pk)
         if kept is not None and kept[0] == e.score.scored_at.isoformat():
-            data[pk] = kept[1:]
+            data[pk], digests[pk] = kept[1:4], kept[4]
         else:
             missing.append(pk)
     data.update({pk: rest for pk, *rest in _score_data_rows(missing)} if missing else {})
     for e in entries:
         for name, value in zip(SCORE_DATA_FIELDS, data[e.score.pk], strict=True):
             setattr(e.score, name, value)
+        if e.score.pk in digests:
+            setattr(e.score, board_builder.COLUMN_DIGEST, digests[e.score.pk])
     return len(missing)
 
 

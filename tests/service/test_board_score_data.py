@@ -126,3 +126,21 @@ def test_the_kept_scores_are_bounded_in_bytes(setup, settings, reads) -> None:  
     submit(challenge, "c", predictions(ids, truth, 0.75, 3))
     assert len(reads[0]) == 3 and last_path(task) == "incremental"
     assert_equals_full_rebuild(task)
+
+
+def test_the_update_path_checks_the_kept_columns_by_their_digests(setup) -> None:  # type: ignore[no-untyped-def]
+    challenge, task, ids, truth = setup
+    submit(challenge, "a", predictions(ids, truth, 0.8, 1))
+    submit(challenge, "b", predictions(ids, truth, 0.7, 2))
+    kept = board_cache.peek(task.pk, SPLIT)
+    assert kept is not None and kept._state is not None
+    assert kept._state.column_digests is not None and kept._state.theta is None  # no B x K copy kept
+    digests = {pk: d[4] for pk, d in board_cache.score_data(task.pk, SPLIT).items()}
+    assert set(kept._state.column_digests) == set(digests.values())
+    board_cache.clear()  # a fresh process: the shared state (with the digests), every score read again
+    submit(challenge, "c", predictions(ids, truth, 0.75, 3))
+    assert last_path(task) == "incremental"
+    assert_equals_full_rebuild(task)
+    submit(challenge, "d", predictions(ids, truth, 0.65, 4))  # in-process, the new score only read
+    assert last_path(task) == "incremental"
+    assert_equals_full_rebuild(task)
