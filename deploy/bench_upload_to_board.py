@@ -47,7 +47,7 @@ PYTHON = sys.executable
 BIN = Path(PYTHON).parent
 REBUILT = re.compile(
     r"board (\d+)/(\w+) rebuilt \((\w+)\): snapshot (\d+) with (\d+) entries; stages ((?:\w+=[0-9.]+s ?)+)"
-    r"(?:; scores read (\d+))?(?:; board ((?:\w+=[0-9.]+s ?)*))?"
+    r"(?:; scores read (\d+))?(?:; board ((?:\w+=[0-9.]+s ?)*))?(?:; cpu ([0-9.]+)s)?"
 )
 SUCCEEDED = re.compile(r"Task (leaderboard\.[\w.]+)\[[\w-]+\] succeeded in ([0-9.]+)s")
 
@@ -102,6 +102,8 @@ def stage_lines(procs: loadtest.Processes, names: list[str]) -> dict[int, dict[s
             if m.group(8):  # the board stage's parts (rankings.board.build_board)
                 parts = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", m.group(8))}
                 out[int(m.group(4))]["board_parts"] = parts
+            if m.group(9):  # the rebuilding process's CPU seconds (its wall stages include the load)
+                out[int(m.group(4))]["cpu"] = float(m.group(9))
     return out
 
 
@@ -379,6 +381,9 @@ def mode_table(mode: str, result: dict[str, Any]) -> str:
     stages.append(("rest: rebuild queue, cache invalidation, API read", med_total - accounted))
     for name, v in stages:
         lines.append(f"  {name:<50} {v:7.3f}  {v / med_total * 100:5.1f}%")
+    cpu = med(lambda u: u["rebuild"].get("cpu"))
+    if cpu == cpu:
+        lines.append(f"  rebuild's CPU (the worker process, median): {cpu:.3f} s")
     part_names = list(dict.fromkeys(n for u in ups for n in u["rebuild"].get("board_parts", {})))
     if part_names:
         lines.append(

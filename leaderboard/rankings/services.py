@@ -204,6 +204,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
     finds no marker and sends a new rebuild: no score is left off the board.
     """
     stages = _Stages()
+    cpu = time.process_time()
     with transaction.atomic():
         # Only the task's row (of=self; a plain FOR UPDATE with select_related also locked the challenge,
         # which deadlocked with uploads), and FOR NO KEY UPDATE: rebuilds of one task wait for each other
@@ -276,7 +277,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         board_cache.keep_score_data(task_id, split, entries)
     stages.lap("commit")
     logger.info(
-        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s; scores read %s; board %s",
+        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s; scores read %s; board %s; cpu %.3fs",
         task_id,
         split,
         "full" if incremental is None else incremental.last,
@@ -285,6 +286,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
         stages,
         read,
         " ".join(f"{k}={v:.3f}s" for k, v in board.parts.items()),
+        time.process_time() - cpu,  # this process's CPU for the whole rebuild (the wall stages are loaded)
     )
     for off in left_off:
         logger.warning(
