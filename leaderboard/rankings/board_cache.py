@@ -42,7 +42,7 @@ from django.conf import settings
 from django.db import transaction
 
 from leaderboard.rankings import board_state
-from leaderboard.rankings.board import ENGINE_VERSION, BoardCache, column_digest_of
+from leaderboard.rankings.board import COLUMN_DIGEST, ENGINE_VERSION, BoardCache
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Task
@@ -209,7 +209,7 @@ def keep_score_data(task_id: int, split: str, entries: Sequence[Entry]) -> None:
             e.score.replicates,
             e.score.jackknife,
             e.score.item_statistics,
-            column_digest_of(e.score),
+            getattr(e.score, COLUMN_DIGEST, None),  # as the build computed it (none: the next one will)
         )
         for e in entries
     }
