@@ -47,6 +47,7 @@ PYTHON = sys.executable
 BIN = Path(PYTHON).parent
 REBUILT = re.compile(
     r"board (\d+)/(\w+) rebuilt \((\w+)\): snapshot (\d+) with (\d+) entries; stages ((?:\w+=[0-9.]+s ?)+)"
+    r"(?:; scores read (\d+))?(?:; board ((?:\w+=[0-9.]+s ?)*))?(?:; cpu ([0-9.]+)s)?"
 )
 SUCCEEDED = re.compile(r"Task (leaderboard\.[\w.]+)\[[\w-]+\] succeeded in ([0-9.]+)s")
 
@@ -96,6 +97,13 @@ def stage_lines(procs: loadtest.Processes, names: list[str]) -> dict[int, dict[s
         for m in REBUILT.finditer(procs.log_text(name)):
             stages = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", m.group(6))}
             out[int(m.group(4))] = {"kind": m.group(3), "worker": name, "entries": int(m.group(5)), **stages}
+            if m.group(7) is not None:  # how many scores' columns the rebuild read from the database
+                out[int(m.group(4))]["scores_read"] = int(m.group(7))
+            if m.group(8):  # the board stage's parts (rankings.board.build_board)
+                parts = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", m.group(8))}
+                out[int(m.group(4))]["board_parts"] = parts
+            if m.group(9):  # the rebuilding process's CPU seconds (its wall stages include the load)
+                out[int(m.group(4))]["cpu"] = float(m.group(9))
     return out
 
 
@@ -342,6 +350,7 @@ def mode_table(mode: str, result: dict[str, Any]) -> str:
     lines = [
         f"  workers' state {mode}: {len(ups)} uploads: p50 {percentile(total, 0.5):.2f} s, "
         f"p95 {percentile(total, 0.95):.2f} s (rebuilds: {', '.join(str(u['rebuild'].get('kind')) for u in ups)}; "
+        f"scores read: {', '.join(str(u['rebuild'].get('scores_read', '-')) for u in ups)}; "
         f"load before each: {', '.join(u['loadavg_before'][0] if isinstance(u['loadavg_before'], list) else str(u['loadavg_before']) for u in ups)})",
         "  stage (median over uploads)                       seconds   share",
     ]
@@ -372,6 +381,18 @@ def mode_table(mode: str, result: dict[str, Any]) -> str:
     stages.append(("rest: rebuild queue, cache invalidation, API read", med_total - accounted))
     for name, v in stages:
         lines.append(f"  {name:<50} {v:7.3f}  {v / med_total * 100:5.1f}%")
+    cpu = med(lambda u: u["rebuild"].get("cpu"))
+    if cpu == cpu:
+        lines.append(f"  rebuild's CPU (the worker process, median): {cpu:.3f} s")
+    part_names = list(dict.fromkeys(n for u in ups for n in u["rebuild"].get("board_parts", {})))
+    if part_names:
+        lines.append(
+            "  board stage's parts (median): "
+            + ", ".join(
+                f"{n} {med(lambda u, n=n: u['rebuild'].get('board_parts', {}).get(n)):.3f}"
+                for n in part_names
+            )
+        )
     if result.get("snapshot_bytes"):
         lines.append(f"  latest snapshot's JSON columns (bytes): {result['snapshot_bytes']}")
     for name, s in sorted(result.get("worker_tasks", {}).items()):

@@ -163,6 +163,9 @@ class _State:
     var: FloatArray | None = None
     means: FloatArray | None = None
     exponents: npt.NDArray[np.int32] | None = None
+    #: the caller's per-column digests (:meth:`BoardCache.column_digest`), when it gave them: they stand for
+    #: the replicates and jackknife (``theta`` and ``jackknife`` are then None, ``rows`` holds B)
+    column_digests: tuple[str, ...] | None = None
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -736,14 +739,30 @@ class BoardCache:
         self._state = None
 
     def build(
-        self, *, names: Sequence[str], values: npt.ArrayLike, replicates: npt.ArrayLike, **options: Any
+        self,
+        *,
+        names: Sequence[str],
+        values: npt.ArrayLike,
+        replicates: npt.ArrayLike,
+        column_digests: Sequence[str] | None = None,
+        **options: Any,
     ) -> Board:
         """The board of :func:`stats.board.build_board` for these arguments, reusing the previous one's work
-        when the entries are the previous ones plus one."""
+        when the entries are the previous ones plus one.
+
+        ``column_digests`` (optional, issue 24): each column's :meth:`column_digest` (of its replicates and
+        jackknife column), which the caller keeps with the arrays it stacks. Given, the previous entries'
+        columns are checked by their digests (O(K)) instead of the arrays (O(B K): at K = 5,000 a copy and
+        SHA-256 of 0.8 GB per build, or an element-wise comparison in-process), the new column's digest is
+        checked here, and the state keeps the digests, not the arrays. A state built with digests is used only
+        by a build with digests (and the converse): otherwise the full rebuild."""
         names_t = tuple(str(n) for n in names)
         point = np.asarray(values, dtype=np.float64)
         theta = np.ascontiguousarray(replicates, dtype=np.float64)
-        found = self._appended(names_t, point, theta, options)
+        digests = None if column_digests is None else tuple(str(d) for d in column_digests)
+        if digests is not None and len(digests) != len(names_t):
+            raise ValueError("`column_digests` must hold one digest per entry.")
+        found = self._appended(names_t, point, theta, options, digests)
         previous = self._state if found is not None and options.get("runs") is None else None
         old, new = found if found is not None else ([], -1)
         # computed in the caller's order, as the full rebuild (a pair's standard error is the same bits for
@@ -760,7 +779,14 @@ class BoardCache:
         board = build_board(names=names_t, values=point, replicates=theta, _parts=parts, **options)
         self.last = "incremental" if previous is not None else "full"
         jack = options.get("jackknife")
-        buffer, kept = _kept_replicates(theta, buffer)
+        if (
+            digests is not None
+            and found is None
+            and not _new_columns_match(digests, theta, jack, range(len(names_t)))
+        ):
+            digests = None  # a full build whose digests are not its columns': kept as without digests
+        # the caller's digests stand for the columns (it keeps the arrays): no copy of the replicates kept
+        buffer, kept = (None, None) if digests is not None else _kept_replicates(theta, buffer)
         # the pairs' standard errors the state keeps are the board's table (it took the sim's, permuted in
         # place), read-only so that the next board's are gathered from what this board holds: no second
         # K x K table (K = 10,000: 0.8 GB)
@@ -773,14 +799,14 @@ class BoardCache:
         self._state = _State(
             names=names_t,
             point=point.copy(),
-            theta=kept,
+            theta=kept,  # type: ignore[arg-type]  # None: the columns by the caller's digests
             options={key: value for key, value in options.items() if key not in _NOT_COMPARED},
             bounds=parts.bounds,
             ranks=parts.ranks,
             higher_is_better=bool(options.get("higher_is_better")),
             maxt=parts.maxt,
             maxt_key=parts.maxt_key,
-            jackknife=None if jack is None else np.array(jack, dtype=np.float64),
+            jackknife=None if jack is None or digests is not None else np.array(jack, dtype=np.float64),
             gram=None,
             se=shared,
             se_order=order,
@@ -797,17 +823,42 @@ class BoardCache:
             rank_low=parts.rank_low,
             rank_high=parts.rank_high,
             rank_confidence=parts.rank_confidence,
+            rows=int(theta.shape[0]) if digests is not None else None,
+            column_digests=digests,
+            # a state of digests says whether its columns had a jackknife (the digests say which)
+            jackknife_digest=None if digests is None or jack is None else "in the column digests",
         )
         return board
 
+    @staticmethod
+    def column_digest(replicates: npt.ArrayLike, jackknife: npt.ArrayLike | None) -> str:
+        """The digest of one entry's column (its replicates and jackknife column, as float64), as
+        :meth:`build` takes it in ``column_digests``: BLAKE2b of the shape and bytes of both."""
+        h = hashlib.blake2b(digest_size=32)
+        for part in (replicates, jackknife):
+            if part is None:
+                h.update(b"none;")
+                continue
+            x = np.ascontiguousarray(part, dtype=np.float64).reshape(-1)
+            h.update(f"{x.shape[0]};".encode())
+            h.update(x.data)
+        return h.hexdigest()
+
     def _appended(
-        self, names: tuple[str, ...], point: FloatArray, theta: FloatArray, options: dict[str, Any]
+        self,
+        names: tuple[str, ...],
+        point: FloatArray,
+        theta: FloatArray,
+        options: dict[str, Any],
+        digests: tuple[str, ...] | None = None,
     ) -> tuple[list[int], int] | None:
         """The columns of the previous entries (in their order, which must be kept) and of the new one, or
         None: a full rebuild."""
         prev = self._state
         if prev is None or prev.consumed or len(names) != len(prev.names) + 1 or theta.ndim != 2:
             return None
+        if (digests is None) != (prev.column_digests is None):
+            return None  # the previous columns are known by their digests only, or the caller gives none
         rows = prev.theta.shape[0] if prev.theta is not None else prev.rows
         if theta.shape != (rows, len(names)) or point.shape != (len(names),):
             return None
@@ -829,6 +880,15 @@ class BoardCache:
         new = next(i for i in range(len(names)) if names[i] not in previous_names)
         if not np.array_equal(point[old], prev.point):
             return None
+        jack = options.get("jackknife")
+        if digests is not None:  # the caller's digests stand for the columns; the new one's is checked here
+            if [digests[i] for i in old] != list(prev.column_digests or ()):
+                return None
+            if (jack is None) != (prev.jackknife_digest is None):
+                return None
+            if jack is not None and (np.ndim(jack) != 2 or np.shape(jack)[1] != len(names)):
+                return None
+            return (old, new) if _new_columns_match(digests, theta, jack, [new]) else None
         in_order = old == list(range(len(old)))
         previous_theta = theta[:, : len(old)] if in_order else theta[:, old]
         if prev.theta is None:  # a restored state: the previous replicates by their digest
@@ -863,20 +923,25 @@ class BoardCache:
         st = self._state
         if st is None:
             return None
-        options_digest = st.options_digest if st.theta is None else _options_digest(st.options)
+        restored = st.theta is None and st.options_digest is not None
+        options_digest = st.options_digest if restored else _options_digest(st.options)
         if options_digest is None:
             return None
-        theta_digest = st.theta_digest if st.theta is None else _array_digest(st.theta)
-        jack_digest = (
-            st.jackknife_digest
-            if st.theta is None
-            else (None if st.jackknife is None else _array_digest(st.jackknife))
-        )
+        if st.column_digests is not None:  # the columns by their digests: no O(B K) digest here
+            theta_digest, jack_digest = "", st.jackknife_digest
+        else:
+            theta_digest = st.theta_digest if st.theta is None else _array_digest(st.theta)
+            jack_digest = (
+                st.jackknife_digest
+                if st.theta is None
+                else (None if st.jackknife is None else _array_digest(st.jackknife))
+            )
         maxt = st.maxt
         return {
             "names": list(st.names),
             "point": st.point,
             "rows": st.rows if st.theta is None else int(st.theta.shape[0]),
+            "column_digests": None if st.column_digests is None else list(st.column_digests),
             "options_digest": options_digest,
             "theta_digest": theta_digest,
             "jackknife_digest": jack_digest,
@@ -948,9 +1013,21 @@ class BoardCache:
             jackknife_digest=None if data.get("jackknife_digest") is None else str(data["jackknife_digest"]),
             options_digest=str(data["options_digest"]),
             rows=None if data.get("rows") is None else int(data["rows"]),
+            column_digests=None
+            if data.get("column_digests") is None
+            else tuple(str(d) for d in data["column_digests"]),
         )
         cache.last = "restored"
         return cache
+
+
+def _new_columns_match(digests: Sequence[str], theta: FloatArray, jackknife: Any, columns: Any) -> bool:
+    """Whether these columns' digests are those of their replicates and jackknife columns."""
+    jack = None if jackknife is None else np.asarray(jackknife, dtype=np.float64)
+    return all(
+        digests[j] == BoardCache.column_digest(theta[:, j], None if jack is None else jack[:, j])
+        for j in columns
+    )
 
 
 def _array_digest(a: npt.ArrayLike) -> str:

@@ -301,8 +301,13 @@ FANOUT_IN_PROCESS = env.bool("LEADERBOARD_FANOUT_IN_PROCESS", default=False)
 BOARD_CACHE_BOARDS = env.int("LEADERBOARD_BOARD_CACHE_BOARDS", default=4)
 # ... and shares its state (leaderboard.rankings.board_state: Redis with REDIS_URL, else DATA_DIR), so the
 # next rebuild of the board on any worker process or host takes the update path; records larger than
-# BOARD_STATE_MAX_BYTES are not shared (17 MB at K = 1,000, B = 10,000).
+# BOARD_STATE_MAX_BYTES are not shared (25 MB at K = 1,000 and 204 MB at K = 5,000, B = 10,000, measured:
+# about 2 B K + 4 K^2 bytes, so the default 256 MiB is passed near K = 6,000).
 BOARD_STATE_SHARED = env.bool("LEADERBOARD_BOARD_STATE_SHARED", default=True)
+# ... and keeps the scores' binary columns it read for the last rebuild of each of those boards, so the next
+# rebuild reads only the new entry's from the database (240 KB per entry at N = B = 10,000): at most this
+# many bytes per process, least recently used board first out; a board larger than it is not kept (0: off).
+BOARD_SCORE_DATA_MAX_BYTES = env.int("LEADERBOARD_BOARD_SCORE_DATA_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
 BOARD_STATE_MAX_BYTES = env.int("LEADERBOARD_BOARD_STATE_MAX_BYTES", default=256 * 1024 * 1024)
 BOARD_STATE_SECONDS = env.int("LEADERBOARD_BOARD_STATE_SECONDS", default=7 * 24 * 3600)
 # A re-score sends one Celery task per block of this many submissions (leaderboard.scoring.rescore).

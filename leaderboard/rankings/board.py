@@ -14,9 +14,11 @@ from stored snapshots.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
@@ -130,6 +132,7 @@ class SnapshotRow(TypedDict, total=False):
 
 #: The row's fields in order: the API's keys and the downloads' columns.
 ROW_FIELDS: tuple[str, ...] = tuple(SnapshotRow.__annotations__)
+_ROW_FIELD_SET = frozenset(ROW_FIELDS)  # membership per key of every row (K rows per rebuild)
 
 
 class BoardSignature(TypedDict, total=False):
@@ -227,7 +230,7 @@ def snapshot_row(stored: Mapping[str, Any]) -> SnapshotRow:
     for old, new in _ROW_RENAMES.items():
         if old in stored:
             row[new] = stored[old]
-    row.update({k: v for k, v in stored.items() if k in ROW_FIELDS})
+    row.update({k: v for k, v in stored.items() if k in _ROW_FIELD_SET})
     return cast(SnapshotRow, {k: row[k] for k in ROW_FIELDS if k in row})
 
 
@@ -273,6 +276,22 @@ def ladder_board(
 PAIRWISE_MAX_ENTRIES = 60
 
 
+#: The attribute of a ``Score`` (read for a rebuild) that holds its column's digest
+#: (``BoardCache.column_digest`` of its replicates and jackknife), computed once per score and process and
+#: kept with its columns (``board_cache.score_data``).
+COLUMN_DIGEST = "_board_column_digest"
+
+
+def column_digest_of(score: Any) -> str | None:
+    """The digest of a score's column (its replicates and jackknife as stored), computed on first use and
+    kept on the instance; None without replicates."""
+    digest = getattr(score, COLUMN_DIGEST, None)
+    if digest is None and score.replicates is not None:
+        digest = BoardCache.column_digest(score.replicate_array(), score.jackknife_array())
+        setattr(score, COLUMN_DIGEST, digest)
+    return digest
+
+
 @dataclass(frozen=True)
 class BuiltBoard:
     rows: list[SnapshotRow]
@@ -280,6 +299,8 @@ class BuiltBoard:
     rank_distribution: dict[str, Any] | list[list[float]]
     pairwise: dict[str, Any]
     robustness: dict[str, Any] = field(default_factory=dict)
+    #: wall seconds of the build's parts (the rebuild's log line: where the board stage goes)
+    parts: dict[str, float] = field(default_factory=dict)
 
 
 def build_board(
@@ -313,6 +334,7 @@ def build_board(
             rank_distribution=[],
             pairwise={},
         )
+    parts = _Parts()
     keys = [e.key for e in entries]
     values = np.array([e.score.value for e in entries])
     theta = np.column_stack([e.score.replicate_array() for e in entries])
@@ -323,7 +345,8 @@ def build_board(
     except ValueError as exc:
         raise ApplicationError(f"The board of {task} cannot be built: {exc}.") from exc
     resamples_stored = theta.shape[0]
-    theta = theta[keep]
+    if undefined:  # else every row is kept: the same array, without a copy of B x K (80 MB at K = 1,000)
+        theta = theta[keep]
     jack_list = [e.score.jackknife_array() for e in entries]
     jackknife = np.column_stack(jack_list) if all(j is not None and len(j) for j in jack_list) else None  # type: ignore[arg-type]
     item_stats = [e.score.item_statistics_array() for e in entries]
@@ -342,6 +365,7 @@ def build_board(
     # a rank metric on binary truth: its verdict declines below stats.board.FEW_POSITIVES of the smaller
     # class (the bootstrap claims falsely 0.21 of the time with 3 positives, issue 21)
     positives = task_minority_count(task=task, split=split) if metric.rank_based else None
+    parts.lap("stack")
     edge_warnings += value_warnings(metric, values.tolist(), [e.name for e in entries])
     edge_warnings += undefined_warning(undefined, resamples_stored)
     edge_warnings += get_kind(task.kind).board_warnings(
@@ -351,7 +375,16 @@ def build_board(
         item_statistics=[np.asarray(s, dtype=np.float64) for s in item_stats] if have_items else None,
         groups=group_codes,
     )
-    board = (stats_build_board if cache is None else cache.build)(
+    parts.lap("warnings")
+    # the update path checks the previous entries' columns by these digests (kept with their bytes), not
+    # by the arrays (O(B K): 0.8 GB hashed or compared per build at K = 5,000); only when the columns are the
+    # stored ones (no resample dropped) with their jackknife
+    digests: list[str] | None = None
+    if cache is not None and not undefined and jackknife is not None:
+        found = [column_digest_of(e.score) for e in entries]
+        digests = None if any(d is None for d in found) else cast(list[str], found)
+    build = stats_build_board if cache is None else partial(cache.build, column_digests=digests)
+    board = build(
         names=keys,
         values=values,
         replicates=theta,
@@ -373,12 +406,14 @@ def build_board(
         groups=group_codes,
         positives=positives,
     )
+    parts.lap("stats")
     # the verdict's own warning (a declined verdict says why: few clusters, few positives)
     edge_warnings += [board.verdict_warning] if board.verdict_warning else []
     data = board.as_dict(rank_probabilities=False)  # packed below from the array, not from a list of lists
     by_key = {e.key: e for e in entries}
     order = [r["name"] for r in data["rows"]]
     rows = [_board_row(r, by_key[r["name"]], by_key) for r in data["rows"]]
+    parts.lap("rows")
     stats_signature = data["signature"]
     settings = {
         **{k: v for k, v in stats_signature.items() if k != "extra"},
@@ -406,12 +441,15 @@ def build_board(
     }
     signature = flat_signature(settings, stats_signature.get("extra"))
     signature.update(_adjust_leader(rows, keys, values, theta, metric, challenge))
+    parts.lap("leader")
     secondary = secondary_metrics_board(task=task, entries=entries, rows=rows)
     if secondary is not None:
         signature["secondary_metrics"] = secondary
     # stats.board gives the rank probabilities in the board's row order (best first), like the rows.
     index = {k: i for i, k in enumerate(keys)}
+    parts.lap("secondary")
     rank_distribution = pack_rank_distribution(board.rank_probabilities.round(6))
+    parts.lap("pack")
 
     pairwise: dict[str, Any] = {}
     if len(entries) <= PAIRWISE_MAX_ENTRIES:
@@ -449,12 +487,14 @@ def build_board(
         else dict(zip((r.name for r in board.rows), board.leader_difference_sd.tolist(), strict=True)),
         leader=board.leader,
     )
+    parts.lap("resolution")
     return BuiltBoard(
         rows=rows,
         signature=signature,
         rank_distribution=rank_distribution,
         pairwise=pairwise,
         robustness=robustness,
+        parts=parts.seconds,
     )
 
 
@@ -725,6 +765,19 @@ def adjusted_within_rule(
             number = min(number, value) if higher_is_better else max(number, value)
         out[key] = number
     return out
+
+
+class _Parts:
+    """Wall seconds of :func:`build_board`'s parts, in order."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
+        self._last = now
 
 
 def _adjust_leader(

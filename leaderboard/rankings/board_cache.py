@@ -36,20 +36,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
 
 from leaderboard.rankings import board_state
-from leaderboard.rankings.board import ENGINE_VERSION, BoardCache
+from leaderboard.rankings.board import COLUMN_DIGEST, ENGINE_VERSION, BoardCache
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Task
     from leaderboard.rankings.models import BoardSnapshot
     from leaderboard.rankings.services import Entry
 
-__all__ = ["BoardCache", "clear", "keep", "peek", "take"]
+__all__ = ["BoardCache", "clear", "keep", "keep_score_data", "peek", "score_data", "take"]
 
 EntryInputs = tuple[tuple[str, int, str], ...]
 
@@ -65,6 +65,18 @@ class _Kept:
 
 _lock = threading.Lock()
 _boards: OrderedDict[tuple[int, str], _Kept] = OrderedDict()
+
+#: The scores' binary columns as the last rebuild of a board in this process read them (issue 24): score id
+#: -> (``scored_at``, replicates, jackknife, item statistics), the bytes as stored. A score's columns are
+#: written with its ``scored_at`` (``auto_now``: every re-scoring saves a new one), so a row of the same id
+#: and ``scored_at`` holds the same bytes, and a rebuild reads from the database only the scores whose
+#: (id, ``scored_at``) it does not find here (``rankings.services._load_score_data``): on the update path,
+#: the new entry's. About 240 KB per entry at N = B = 10,000 (240 MB at K = 1,000), one set per board, the
+#: boards bounded as above (``settings.BOARD_CACHE_BOARDS``) and their bytes by
+#: ``settings.BOARD_SCORE_DATA_MAX_BYTES`` (least recently used first out; a larger board is not kept); each
+#: rebuild replaces its board's set by the entries it read, so entries that left the board leave it too.
+ScoreData = tuple[str, Any, Any, Any, str | None]  # ... and the column's digest (board.column_digest_of)
+_data: OrderedDict[tuple[int, str], tuple[int, dict[int, ScoreData]]] = OrderedDict()
 
 
 def _settings_of(task: Task, split: str) -> tuple[object, ...]:
@@ -175,6 +187,41 @@ def keep(
         transaction.on_commit(lambda: board_state.save(task_id=task_id, split=split, meta=meta, board=board))
 
 
+def score_data(task_id: int, split: str) -> dict[int, ScoreData]:
+    """The scores' columns this process read for its last rebuild of this board (``{}``: none kept)."""
+    if settings.BOARD_CACHE_BOARDS <= 0:
+        return {}
+    with _lock:
+        kept = _data.get((task_id, split))
+    return {} if kept is None else kept[1]
+
+
+def keep_score_data(task_id: int, split: str, entries: Sequence[Entry]) -> None:
+    """Keep the columns of these entries' scores (read by this rebuild) for the next rebuild of the board."""
+    size, limit = settings.BOARD_CACHE_BOARDS, settings.BOARD_SCORE_DATA_MAX_BYTES
+    with _lock:
+        _data.pop((task_id, split), None)  # the previous set goes whether or not this one is kept
+    if size <= 0 or limit <= 0:
+        return
+    kept = {
+        int(e.score.pk): (
+            e.score.scored_at.isoformat(),
+            e.score.replicates,
+            e.score.jackknife,
+            e.score.item_statistics,
+            getattr(e.score, COLUMN_DIGEST, None),  # as the build computed it (none: the next one will)
+        )
+        for e in entries
+    }
+    nbytes = sum(len(v) for _, *columns, _ in kept.values() for v in columns if v is not None)
+    if nbytes > limit:
+        return
+    with _lock:
+        _data[(task_id, split)] = (nbytes, kept)
+        while len(_data) > size or sum(n for n, _ in _data.values()) > limit:
+            _data.popitem(last=False)
+
+
 def peek(task_id: int, split: str) -> BoardCache | None:
     """The kept cache of a board, if any (its ``last`` says how the last build went)."""
     with _lock:
@@ -186,3 +233,4 @@ def clear() -> None:
     """Forget every kept board (the next rebuild of each is a full one)."""
     with _lock:
         _boards.clear()
+        _data.clear()

@@ -64,7 +64,9 @@ def _choose_entries(task: Task, split: str) -> list[Entry]:
             truth_version=task.truth_version,
             submission__status=Status.SCORED,
         )
-        .defer(*SCORE_DATA_FIELDS)
+        # the binary columns are read apart (_load_score_data); a vision score's per-class details and a
+        # submission's error are never read by a rebuild
+        .defer(*SCORE_DATA_FIELDS, "details", "submission__error")
         .select_related("submission", "submission__team")
         .order_by("submission__created_at", "submission_id")
     )
@@ -120,12 +122,29 @@ def _digest(task: Task, split: str, entries: list[Entry]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _load_score_data(entries: list[Entry]) -> None:
-    """Read the binary columns of the entries' scores in one query (``_choose_entries`` defers them)."""
-    data = {pk: rest for pk, *rest in _score_data_rows([e.score.pk for e in entries])}
+def _load_score_data(entries: list[Entry], known: dict[int, Any] | None = None) -> int:
+    """Set the binary columns of the entries' scores (``_choose_entries`` defers them): from ``known``
+    (``board_cache.score_data``: score id -> (``scored_at``, the columns' bytes) as a previous rebuild in
+    this process read them) for a score of the same id and ``scored_at``, the others read in one query.
+    The number of scores read from the database."""
+    known = known or {}
+    data: dict[int, Any] = {}
+    digests: dict[int, str | None] = {}
+    missing: list[int] = []
+    for e in entries:
+        pk = int(e.score.pk)
+        kept = known.get(pk)
+        if kept is not None and kept[0] == e.score.scored_at.isoformat():
+            data[pk], digests[pk] = kept[1:4], kept[4]
+        else:
+            missing.append(pk)
+    data.update({pk: rest for pk, *rest in _score_data_rows(missing)} if missing else {})
     for e in entries:
         for name, value in zip(SCORE_DATA_FIELDS, data[e.score.pk], strict=True):
             setattr(e.score, name, value)
+        if e.score.pk in digests:
+            setattr(e.score, board_builder.COLUMN_DIGEST, digests[e.score.pk])
+    return len(missing)
 
 
 #: The key of ``BoardSnapshot.robustness`` that lists the scores the board read (submission id -> when it was
@@ -185,6 +204,7 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
     finds no marker and sends a new rebuild: no score is left off the board.
     """
     stages = _Stages()
+    cpu = time.process_time()
     with transaction.atomic():
         # Only the task's row (of=self; a plain FOR UPDATE with select_related also locked the challenge,
         # which deadlocked with uploads), and FOR NO KEY UPDATE: rebuilds of one task wait for each other
@@ -224,7 +244,8 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             _record_rebuild_success(task, split, read_at)
             return latest
         stages.lap("choose")
-        _load_score_data(entries)
+        # only the scores this process did not read for its last rebuild of the board (board_cache)
+        read = _load_score_data(entries, board_cache.score_data(task_id, split))
         stages.lap("read")
         # this process's previous board of the task when this one adds one entry to it (board_cache)
         incremental = board_cache.take(task=task, split=split, previous=latest, entries=entries)
@@ -253,15 +274,19 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
             transaction.on_commit(lambda: shakeup_rebuild_dispatch(task_id=task_id))
         # after the dispatches: the shared state's save (on commit) does not hold them back
         board_cache.keep(task=task, split=split, board=incremental, snapshot=snapshot, entries=entries)
+        board_cache.keep_score_data(task_id, split, entries)
     stages.lap("commit")
     logger.info(
-        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s",
+        "board %s/%s rebuilt (%s): snapshot %s with %s entries; stages %s; scores read %s; board %s; cpu %.3fs",
         task_id,
         split,
         "full" if incremental is None else incremental.last,
         sequence,
         len(entries),
         stages,
+        read,
+        " ".join(f"{k}={v:.3f}s" for k, v in board.parts.items()),
+        time.process_time() - cpu,  # this process's CPU for the whole rebuild (the wall stages are loaded)
     )
     for off in left_off:
         logger.warning(

@@ -1,0 +1,104 @@
+"""The incremental board with the caller's column digests (issue 24, ``BoardCache.build(column_digests=...)``):
+the previous entries' columns are checked by their digests, not the arrays; the board is the full rebuild's,
+in one process and from a restored state, and any digest that is not its column's gives the full rebuild."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stats.board import build_board
+from stats.board_update import BoardCache
+from stats.metrics import get_metric
+from tests.stats.test_board_state_shared import _through_bytes
+from tests.stats.test_board_update import _options, _replicates, _same
+
+
+def _board(seed: int, k: int = 40) -> tuple[Any, ...]:
+    rng = np.random.default_rng(seed)
+    n, b = 60, 300
+    theta, point = _replicates(rng, n, b, k + 3)
+    jack = rng.random((n, k + 3))
+    names = [f"team-{i:03d}" for i in range(k + 3)]
+    metric = get_metric("accuracy")
+    digests = [BoardCache.column_digest(theta[:, j], jack[:, j]) for j in range(k + 3)]
+
+    def args(cols: list[int]) -> dict[str, Any]:
+        return {
+            "names": [names[i] for i in cols],
+            "values": point[cols],
+            "replicates": theta[:, cols],
+            **_options(True, n, jackknife=jack[:, cols], finalize=metric.finalize, zero_one=True),
+            "interval": "bca",
+        }
+
+    return rng, args, digests
+
+
+@pytest.mark.parametrize("restored", [False, True])
+def test_digests_give_the_full_rebuilds_board(restored: bool) -> None:
+    rng, args, digests = _board(0)
+    k = 40
+    current = list(range(k))
+    cache = BoardCache()
+    cache.build(**args(current), column_digests=[digests[i] for i in current])
+    assert cache.last == "full"
+    for new in range(k, k + 3):
+        if restored:
+            exported = cache.export()
+            assert exported is not None
+            assert exported["column_digests"] is not None and exported["theta_digest"] == ""
+            cache = BoardCache.restore(_through_bytes(exported))
+        where = int(rng.integers(0, len(current) + 1))
+        current = [*current[:where], new, *current[where:]]
+        got = cache.build(**args(current), column_digests=[digests[i] for i in current])
+        assert cache.last == "incremental"
+        _same(got, build_board(**args(current)))
+        assert cache._state is not None and cache._state.theta is None  # the digests, not the arrays, kept
+
+
+def test_a_digest_that_is_not_its_columns_gives_the_full_rebuild() -> None:
+    _, args, digests = _board(1)
+    cols = list(range(40))
+    for wrong in ("new", "old"):
+        cache = BoardCache()
+        cache.build(**args(cols), column_digests=[digests[i] for i in cols])
+        given = [digests[i] for i in [*cols, 40]]
+        if wrong == "new":  # checked against its column here
+            given[-1] = BoardCache.column_digest(np.zeros(300), None)
+        else:  # the caller says an old column changed
+            given[3] = digests[41]
+        got = cache.build(**args([*cols, 40]), column_digests=given)
+        assert cache.last == "full", wrong
+        _same(got, build_board(**args([*cols, 40])))
+    # a full build whose digests are not its columns keeps none: the next build with digests is full too
+    cache = BoardCache()
+    cache.build(**args(cols), column_digests=[digests[i] for i in [*cols[1:], 41]])
+    assert cache._state is not None and cache._state.column_digests is None
+    cache.build(**args([*cols, 40]), column_digests=[digests[i] for i in [*cols, 40]])
+    assert cache.last == "full"
+
+
+def test_digests_on_one_build_and_not_the_next_give_the_full_rebuild() -> None:
+    _, args, digests = _board(2)
+    cols = list(range(40))
+    cache = BoardCache()
+    cache.build(**args(cols), column_digests=[digests[i] for i in cols])
+    cache.build(**args([*cols, 40]))
+    assert cache.last == "full"
+    cache.build(**args([*cols, 40, 41]), column_digests=[digests[i] for i in [*cols, 40, 41]])
+    assert cache.last == "full"
+    got = cache.build(**args([*cols, 40, 41, 42]), column_digests=[digests[i] for i in [*cols, 40, 41, 42]])
+    assert cache.last == "incremental"
+    _same(got, build_board(**args([*cols, 40, 41, 42])))
+    with pytest.raises(ValueError, match="one digest per entry"):
+        cache.build(**args(cols), column_digests=digests[:3])
+
+
+def test_the_jackknife_is_part_of_the_digest() -> None:
+    x = np.arange(5.0)
+    assert BoardCache.column_digest(x, None) != BoardCache.column_digest(x, np.zeros(3))
+    assert BoardCache.column_digest(x, np.zeros(3)) != BoardCache.column_digest(x, np.zeros(3) + 1e-300)
+    assert BoardCache.column_digest(x, None) == BoardCache.column_digest(x.copy(), None)
