@@ -601,7 +601,7 @@ class _Exceedances:
 
     def _block_max(self, r0: int) -> float:
         """``max |y|`` over the resamples r0..r0 + _ROW_BLOCK (exact), computed once for every part and
-        search (it was an O(B K) pass per part and search: at K = 10,000 about 1.5 s of CPU on the mix)."""
+        search (it was an O(B K) pass per part and search)."""
         if self._block_maxima is None:
             rows = range(0, self.y.shape[0], _ROW_BLOCK)
             self._block_maxima = {r: float(np.abs(self.y[r : r + _ROW_BLOCK]).max(initial=0.0)) for r in rows}
