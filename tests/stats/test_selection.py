@@ -258,3 +258,15 @@ def test_kept_standard_deviations_give_the_same_adjustment() -> None:
         a = leader_adjusted(values, theta, higher_is_better=hib, sd=sd).as_dict()
         b = leader_adjusted(values, theta, higher_is_better=hib).as_dict()
         assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_stack_columns_is_column_stack() -> None:
+    from leaderboard.rankings.board import stack_columns
+
+    rng = np.random.default_rng(5)
+    columns = [rng.normal(size=1000) for _ in range(7)]
+    for cols in (columns, columns[:1]):
+        a, b = stack_columns(cols), np.column_stack(cols)
+        assert a.flags.c_contiguous and a.shape == b.shape and a.tobytes() == b.tobytes()
+    with pytest.raises(ValueError):
+        stack_columns([np.zeros(3), np.zeros(4)])
