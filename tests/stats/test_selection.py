@@ -10,6 +10,7 @@ from scipy import stats as sps
 
 from stats.selection import (
     bootstrap_max_cutoff,
+    column_sd,
     inference_on_winners,
     leader_adjusted,
     normal_max_cutoff,
@@ -229,3 +230,43 @@ def test_conditional_interval_is_exact_in_the_normal_model() -> None:
         hits[1] += r.hybrid_interval.low <= target <= r.hybrid_interval.high
     assert abs(hits[0] / draws - 0.95) < 0.013
     assert hits[1] / draws > 0.94
+
+
+@pytest.mark.parametrize(("b", "k"), [(2, 2), (1000, 3), (10_000, 64), (4001, 257)])
+def test_column_sd_is_the_bits_of_the_vectorised_std(b: int, k: int) -> None:
+    # issue 24: an entry's standard deviation kept with its score must be its column of the board's std
+    rng = np.random.default_rng(b + k)
+    columns = [rng.normal(0.7, 0.01, b).round(4) for _ in range(k)]
+    theta = np.column_stack(columns)
+    full = theta.std(axis=0, ddof=1)
+    kept = np.array([column_sd(c) for c in columns])
+    assert kept.tobytes() == full.tobytes()
+
+
+def test_kept_standard_deviations_give_the_same_adjustment() -> None:
+    rng = np.random.default_rng(3)
+    columns = [rng.normal(m, 0.01, 5000).round(4) for m in (0.80, 0.795, 0.79, 0.70)]
+    columns.append(np.full(5000, 0.75))  # constant: left out of the studentised maximum
+    theta = np.column_stack(columns)
+    values = theta.mean(axis=0)
+    sd = [column_sd(c) for c in columns]
+    assert bootstrap_max_cutoff(theta, values, sd=sd) == bootstrap_max_cutoff(theta, values)
+    assert bootstrap_max_cutoff(theta[:, :4], values[:4], sd=sd[:4]) == bootstrap_max_cutoff(
+        theta[:, :4], values[:4]
+    )
+    for hib in (True, False):
+        a = leader_adjusted(values, theta, higher_is_better=hib, sd=sd).as_dict()
+        b = leader_adjusted(values, theta, higher_is_better=hib).as_dict()
+        assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_stack_columns_is_column_stack() -> None:
+    from leaderboard.rankings.board import stack_columns
+
+    rng = np.random.default_rng(5)
+    columns = [rng.normal(size=1000) for _ in range(7)]
+    for cols in (columns, columns[:1]):
+        a, b = stack_columns(cols), np.column_stack(cols)
+        assert a.flags.c_contiguous and a.shape == b.shape and a.tobytes() == b.tobytes()
+    with pytest.raises(ValueError):
+        stack_columns([np.zeros(3), np.zeros(4)])
