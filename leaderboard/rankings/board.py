@@ -365,7 +365,7 @@ def build_board(
             rank_distribution=[],
             pairwise={},
         )
-    parts = _Parts()
+    parts = Laps()
     keys = [e.key for e in entries]
     values = np.array([e.score.value for e in entries])
     theta = stack_columns([e.score.replicate_array() for e in entries])
@@ -801,8 +801,9 @@ def adjusted_within_rule(
     return out
 
 
-class _Parts:
-    """Wall seconds of :func:`build_board`'s parts, in order."""
+class Laps:
+    """Wall seconds of consecutive parts of a piece of work, in order (:func:`build_board`'s parts; the
+    rebuild's stages, ``rankings.services``), for a log line: ``lap(name)`` ends the part ``name``."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
@@ -812,6 +813,9 @@ class _Parts:
         now = time.perf_counter()
         self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
         self._last = now
+
+    def __str__(self) -> str:
+        return " ".join(f"{k}={v:.3f}s" for k, v in self.seconds.items())
 
 
 def _adjust_leader(

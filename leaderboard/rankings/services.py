@@ -297,24 +297,12 @@ def leaderboard_rebuild(*, task_id: int, split: str) -> BoardSnapshot | None:
     return snapshot
 
 
-class _Stages:
+class _Stages(board_builder.Laps):
     """Wall time of a rebuild's stages, for its log line (``deploy/bench_upload_to_board.py`` reads it):
     ``lock`` (the task's row), ``choose`` (the entries and the inputs digest), ``read`` (the scores'
     replicates), ``state`` (the incremental board's state: this process's or the shared store's),
     ``board`` (``build_board``), ``write`` (the snapshot row), ``commit`` (the commit and what runs on it:
     the shared state's save, the summary's and shake-up's dispatch)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
-        self._last = now
-
-    def __str__(self) -> str:
-        return " ".join(f"{k}={v:.3f}s" for k, v in self.seconds.items())
 
 
 def _record_rebuild_success(task: Task, split: str, read_at: datetime) -> None:
