@@ -46,7 +46,7 @@ from stats.robustness import (
     rank_robustness,
     ranking_schemes,
 )
-from stats.selection import SELECTION_METHOD, column_sd, leader_adjusted
+from stats.selection import SELECTION_METHOD, leader_adjusted
 from stats.shakeup import shakeup, slope_chart_svg
 
 if TYPE_CHECKING:
@@ -292,22 +292,6 @@ def column_digest_of(score: Any) -> str | None:
     return digest
 
 
-#: The attribute of a score instance that holds its bootstrap standard deviation as the leader's selection
-#: adjustment uses it (``stats.selection.column_sd``: the bits of its column of the board's vectorised
-#: ``std``), computed once per score and process and kept with its columns (``board_cache.score_data``).
-COLUMN_SD = "_board_column_sd"
-
-
-def column_sd_of(score: Any) -> float:
-    """The standard deviation of a score's replicates (``ddof=1``) as the board's ``std(axis=0)`` gives it,
-    computed on first use and kept on the instance."""
-    sd = getattr(score, COLUMN_SD, None)
-    if sd is None:
-        sd = column_sd(score.replicate_array())
-        setattr(score, COLUMN_SD, sd)
-    return float(sd)
-
-
 def stack_columns(columns: list[Any]) -> Any:
     """``np.column_stack`` of float64 columns of one length, the same array (C-ordered, the same bytes),
     copied column by column into one new array: at K = 5,000, B = 10,000 0.25 s against 0.50 s (measured,
@@ -321,6 +305,12 @@ def stack_columns(columns: list[Any]) -> Any:
     for j, c in enumerate(columns):
         out[:, j] = c
     return out
+
+
+def _board_sds(board: Any, keys: list[str]) -> Any:
+    """The entries' test-set standard deviations as the stats board computed them, in the order of ``keys``."""
+    sd_of = {r.name: r.test_set_sd for r in board.rows}
+    return np.array([sd_of[k] for k in keys])
 
 
 @dataclass(frozen=True)
@@ -471,9 +461,10 @@ def build_board(
         ),
     }
     signature = flat_signature(settings, stats_signature.get("extra"))
-    # the entries' standard deviations kept with their scores (an O(B K) reduction less per rebuild), only
-    # when theta holds the stored columns (no resample dropped)
-    sds = None if undefined else np.array([column_sd_of(e.score) for e in entries])
+    # the entries' standard deviations are the board's own (its rows' test-set sd: ``theta.std(axis=0,
+    # ddof=1)`` to the bit, kept per column on the update path), not an O(B K) reduction again; unless runs
+    # made the board's replicates differ from these
+    sds = None if any(r is not None for r in runs) else _board_sds(board, keys)
     signature.update(_adjust_leader(rows, keys, values, theta, metric, challenge, sd=sds))
     parts.lap("leader")
     secondary = secondary_metrics_board(task=task, entries=entries, rows=rows)

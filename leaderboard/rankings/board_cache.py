@@ -42,7 +42,7 @@ from django.conf import settings
 from django.db import transaction
 
 from leaderboard.rankings import board_state
-from leaderboard.rankings.board import COLUMN_DIGEST, COLUMN_SD, ENGINE_VERSION, BoardCache
+from leaderboard.rankings.board import COLUMN_DIGEST, ENGINE_VERSION, BoardCache
 
 if TYPE_CHECKING:
     from leaderboard.challenges.models import Task
@@ -75,8 +75,8 @@ _boards: OrderedDict[tuple[int, str], _Kept] = OrderedDict()
 #: boards bounded as above (``settings.BOARD_CACHE_BOARDS``) and their bytes by
 #: ``settings.BOARD_SCORE_DATA_MAX_BYTES`` (least recently used first out; a larger board is not kept); each
 #: rebuild replaces its board's set by the entries it read, so entries that left the board leave it too.
-#: ... and the column's digest (board.column_digest_of) and standard deviation (board.column_sd_of), or None
-ScoreData = tuple[str, Any, Any, Any, str | None, float | None]
+#: ... and the column's digest (board.column_digest_of), or None
+ScoreData = tuple[str, Any, Any, Any, str | None]
 _data: OrderedDict[tuple[int, str], tuple[int, dict[int, ScoreData]]] = OrderedDict()
 
 
@@ -211,11 +211,10 @@ def keep_score_data(task_id: int, split: str, entries: Sequence[Entry]) -> None:
             e.score.jackknife,
             e.score.item_statistics,
             getattr(e.score, COLUMN_DIGEST, None),  # as the build computed it (none: the next one will)
-            getattr(e.score, COLUMN_SD, None),
         )
         for e in entries
     }
-    nbytes = sum(len(v) for _, *columns, _, _ in kept.values() for v in columns if v is not None)
+    nbytes = sum(len(v) for _, *columns, _ in kept.values() for v in columns if v is not None)
     if nbytes > limit:
         return
     with _lock:

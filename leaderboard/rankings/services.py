@@ -130,13 +130,12 @@ def _load_score_data(entries: list[Entry], known: dict[int, Any] | None = None) 
     known = known or {}
     data: dict[int, Any] = {}
     digests: dict[int, str | None] = {}
-    sds: dict[int, float | None] = {}
     missing: list[int] = []
     for e in entries:
         pk = int(e.score.pk)
         kept = known.get(pk)
         if kept is not None and kept[0] == e.score.scored_at.isoformat():
-            data[pk], digests[pk], sds[pk] = kept[1:4], kept[4], kept[5]
+            data[pk], digests[pk] = kept[1:4], kept[4]
         else:
             missing.append(pk)
     data.update({pk: rest for pk, *rest in _score_data_rows(missing)} if missing else {})
@@ -145,7 +144,6 @@ def _load_score_data(entries: list[Entry], known: dict[int, Any] | None = None) 
             setattr(e.score, name, value)
         if e.score.pk in digests:
             setattr(e.score, board_builder.COLUMN_DIGEST, digests[e.score.pk])
-            setattr(e.score, board_builder.COLUMN_SD, sds[e.score.pk])
     return len(missing)
 
 
