@@ -545,6 +545,10 @@ class BoardParts(Protocol):
 
     def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]: ...
 
+    def verdicts(
+        self, decisions: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
+    ) -> tuple[list[str], npt.NDArray[np.intp]]: ...
+
 
 class _FullParts:
     """Everything computed from the arrays (the module's functions, looked up at call time)."""
@@ -598,6 +602,12 @@ class _FullParts:
     def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
         """The columns whose replicates are all equal."""
         return np.asarray(np.ptp(theta, axis=0) == 0)
+
+    def verdicts(
+        self, decisions: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
+    ) -> tuple[list[str], npt.NDArray[np.intp]]:
+        """Per entry its verdict and the entry that decides it (:func:`_verdicts`)."""
+        return _verdicts(decisions, point, names, sign=sign, leader=leader)
 
 
 @with_blas_threads
@@ -1388,7 +1398,7 @@ def _verdict_stage(iv: _BoardInputs, decisions: _Decisions, adjusted: FloatArray
     advantage = iv.sign * (point - point[iv.leader])
     holm_set = ~((adjusted <= iv.alpha) & (advantage < 0))
     primary = decisions.best if iv.best_set_method == "max-t" else holm_set
-    verdicts, compared = _verdicts(decisions, point, iv.names, sign=iv.sign, leader=iv.leader)
+    verdicts, compared = iv.parts.verdicts(decisions, point, iv.names, sign=iv.sign, leader=iv.leader)
     pair_diff = point - point[compared]
     rows = np.arange(k)
     pair_se = decisions.standard_errors[rows, compared]
@@ -1637,43 +1647,70 @@ def _column_sd(x: FloatArray) -> FloatArray:
     return out
 
 
-def _verdicts(
-    sim: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
-) -> tuple[list[str], npt.NDArray[np.intp]]:
-    """Per entry its verdict and the entry that decides it (see :class:`BoardRow`), from the max-t decisions.
+def _name_ranks(names: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Each name's position in sorted order (the verdicts' tie-break: input order never)."""
+    name_rank = np.empty(len(names), dtype=np.int64)
+    name_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+    return name_rank
 
-    Computed in blocks of entries (K = 5,000: each K x K temporary of the studentized gaps is 200 MB);
-    every element is a function of its own pair, so the blocks give the bits of the whole matrix.
-    """
+
+def _gaps(advantage: FloatArray, s: FloatArray) -> FloatArray:
+    """Studentized gaps ``advantage / se`` (``+-inf`` where ``se = 0``, NaN for ``0 / 0``), rounded at 9
+    decimals, written into ``advantage``; every element a function of its own pair.
+
+    One division: a standard error is ``+0`` or positive (a square root, its zeros set to ``+0``), and
+    ``a / +0`` is ``sign(a) inf`` (NaN for ``a = +-0``), the values the three-way ``where`` gave
+    (issue 24: K = 10,000, its four K x K temporaries took 0.3 s of a new entry's 7 s)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if np.isnan(s).any():  # not from the engine (its errors are finite): the three-way rule
+            t = np.where(s > 0, advantage / np.where(s > 0, s, 1.0), np.sign(advantage) * np.inf)
+        else:
+            t = np.divide(advantage, s, out=advantage)
+    # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
+    return np.asarray(np.round(t, 9, out=t), dtype=np.float64)
+
+
+def _pick(
+    candidates: npt.NDArray[np.bool_], key: npt.NDArray[Any], name_rank: npt.NDArray[np.int64]
+) -> npt.NDArray[np.intp]:
+    """Per row, the candidate column with the smallest key, ties broken by name (input order never)."""
+    keyed = np.where(candidates, key, np.inf)
+    best = keyed.min(axis=1, keepdims=True)
+    tied = candidates & (keyed == best)
+    return np.asarray(np.where(tied, name_rank[None, :], name_rank.size).argmin(axis=1), dtype=np.intp)
+
+
+def _verdict_columns(
+    better: npt.NDArray[np.bool_],
+    se: FloatArray,
+    point: FloatArray,
+    name_rank: npt.NDArray[np.int64],
+    *,
+    sign: float,
+    cols: npt.NDArray[np.intp],
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+    """For the entries ``cols``: whether some entry is significantly better (``better[j, i]``, j != i),
+    and the one with the largest studentized gap ``t[j, i]`` of j over i (-1 where none)."""
+    beaten_by = better[:, cols].T
+    beaten_by[np.arange(cols.size), cols] = False
+    w = np.asarray(beaten_by.any(axis=1), dtype=bool)
+    compared = np.full(cols.size, -1, dtype=np.intp)
+    if w.any():
+        rows = cols[w]
+        advantage = sign * (point[None, :] - point[rows, None])  # t[j, i] in row i, column j
+        compared[w] = _pick(beaten_by[w], -_gaps(advantage, se[:, rows].T), name_rank)
+    return w, compared
+
+
+def _verdict_blocks(
+    sim: Any, point: FloatArray, name_rank: npt.NDArray[np.int64], *, sign: float, leader: int
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+    """Per entry i whether some entry j is significantly better than it (``worse``) and, then, the one
+    with the largest studentized gap (``compared``; the leader where none), in blocks of entries (K =
+    5,000: each K x K temporary of the gaps is 200 MB) on the board's threads."""
     k = point.size
     se = sim.standard_errors
     better = np.asarray(sim.better, dtype=bool)
-    name_rank = np.empty(k, dtype=np.int64)
-    name_rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(k)
-
-    def gaps(advantage: FloatArray, s: FloatArray) -> FloatArray:
-        """Studentized gaps ``advantage / se`` (``+-inf`` where ``se = 0``, NaN for ``0 / 0``).
-
-        One division: a standard error is ``+0`` or positive (a square root, its zeros set to ``+0``), and
-        ``a / +0`` is ``sign(a) inf`` (NaN for ``a = +-0``), the values the three-way ``where`` gave
-        (issue 24: K = 10,000, its four K x K temporaries took 0.3 s of a new entry's 7 s)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if np.isnan(s).any():  # not from the engine (its errors are finite): the three-way rule
-                t = np.where(s > 0, advantage / np.where(s > 0, s, 1.0), np.sign(advantage) * np.inf)
-            else:
-                t = np.divide(advantage, s, out=advantage)
-        # compared at 9 decimals: a permuted input may change the last bits of a covariance (BLAS order)
-        return np.asarray(np.round(t, 9, out=t), dtype=np.float64)
-
-    def pick(candidates: npt.NDArray[np.bool_], key: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
-        """Per row, the candidate column with the smallest key, ties broken by name (input order never)."""
-        keyed = np.where(candidates, key, np.inf)
-        best = keyed.min(axis=1, keepdims=True)
-        tied = candidates & (keyed == best)
-        return np.asarray(np.where(tied, name_rank[None, :], k).argmin(axis=1), dtype=np.intp)
-
-    # per entry i, the entries j significantly better than it (beaten_by[i, j] = better[j, i], j != i),
-    # and among them the one with the largest studentized gap t[j, i] of j over i
     worse = np.zeros(k, dtype=bool)
     compared = np.full(k, leader, dtype=np.intp)
 
@@ -1681,16 +1718,37 @@ def _verdicts(
         """Entries r0.. (their elements of ``worse`` and ``compared`` are written by this block alone; the
         blocks run on the board's threads, ``stats._threads.in_blocks``)."""
         cols = np.arange(r0, min(k, r0 + _VERDICT_ROWS))
-        beaten_by = better[:, cols].T
-        beaten_by[np.arange(cols.size), cols] = False
-        w = beaten_by.any(axis=1)
+        w, c = _verdict_columns(better, se, point, name_rank, sign=sign, cols=cols)
         worse[cols] = w
-        if w.any():
-            rows = cols[w]
-            advantage = sign * (point[None, :] - point[rows, None])  # t[j, i] in row i, column j
-            compared[rows] = pick(beaten_by[w], -gaps(advantage, se[:, rows].T))
+        compared[cols[w]] = c[w]
 
     in_blocks(block, range(0, k, _VERDICT_ROWS))
+    return worse, compared
+
+
+def _verdicts(
+    sim: Any,
+    point: FloatArray,
+    names: Sequence[str],
+    *,
+    sign: float,
+    leader: int,
+    blocks: tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]] | None = None,
+) -> tuple[list[str], npt.NDArray[np.intp]]:
+    """Per entry its verdict and the entry that decides it (see :class:`BoardRow`), from the max-t decisions.
+
+    Computed in blocks of entries (:func:`_verdict_blocks`, or its result given as ``blocks``, which is
+    not modified); every element is a function of its own pair, so the blocks give the bits of the whole
+    matrix.
+    """
+    k = point.size
+    se = sim.standard_errors
+    better = np.asarray(sim.better, dtype=bool)
+    name_rank = _name_ranks(names)
+    if blocks is None:
+        worse, compared = _verdict_blocks(sim, point, name_rank, sign=sign, leader=leader)
+    else:
+        worse, compared = blocks[0], blocks[1].copy()
     verdicts = ["worse than the best" if bool(w) else "could be the best" for w in worse]
     if k == 1:
         compared[0] = 0
@@ -1699,7 +1757,7 @@ def _verdicts(
         not_self[leader] = False
         open_ = not_self & ~better[leader]
         pool = open_ if open_.any() else not_self
-        t_leader = gaps(sign * (point[leader] - point), se[leader])
-        compared[leader] = pick(pool[None, :], t_leader[None, :])[0]
+        t_leader = _gaps(sign * (point[leader] - point), se[leader])
+        compared[leader] = _pick(pool[None, :], t_leader[None, :], name_rank)[0]
         verdicts[leader] = "could be the best" if open_.any() else "best"
     return verdicts, compared

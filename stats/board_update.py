@@ -84,7 +84,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stats.board import _SD_COLUMNS, Board, _column_sd, _FullParts, build_board
+from stats.board import (
+    _SD_COLUMNS,
+    Board,
+    _column_sd,
+    _FullParts,
+    _gaps,
+    _name_ranks,
+    _verdict_blocks,
+    _verdict_columns,
+    _verdicts,
+    build_board,
+)
 from stats.compare_ranks import (
     MaxTState,
     RankDistribution,
@@ -97,6 +108,7 @@ from stats.compare_ranks import (
     _rank_dtype,
     _rank_table,
     _rounded,
+    _separated_by,
     _simultaneous,
     _standard_errors_from_gram,
 )
@@ -166,6 +178,16 @@ class _State:
     #: the caller's per-column digests (:meth:`BoardCache.column_digest`), when it gave them: they stand for
     #: the replicates and jackknife (``theta`` and ``jackknife`` are then None, ``rows`` holds B)
     column_digests: tuple[str, ...] | None = None
+    #: the step-down's table of levels and its bounds (:class:`_StepDown`, K x K uint8, in the order of
+    #: ``names``); not exported (recorded afresh by the first update after a restore)
+    step_levels: npt.NDArray[np.uint8] | None = None
+    step_bounds: list[float] | None = None
+    #: the verdicts' blocks (``stats.board._verdict_blocks``: per entry whether some entry is significantly
+    #: better and which one decides it, in the order of ``names``) and the step-down's lowest bound they
+    #: come from: the old pairs' decisions are the same while a new board's lowest bound is this one
+    verdict_worse: npt.NDArray[np.bool_] | None = None
+    verdict_compared: npt.NDArray[np.intp] | None = None
+    decided_lowest: float | None = None
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -207,6 +229,14 @@ class _Parts:
         self.var: FloatArray | None = None
         self.means: FloatArray | None = None
         self.exponents: npt.NDArray[np.int32] | None = None
+        self.step_levels: npt.NDArray[np.uint8] | None = None
+        self.step_bounds: list[float] | None = None
+        #: this board's max-t result, its step-down's lowest bound (None: not from a whole table of levels)
+        #: and whether its table extends the previous board's
+        self.sim: SimultaneousRanks | None = None
+        self.lowest: float | None = None
+        self.extended = False
+        self.verdict_blocks: tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]] | None = None
 
     # -- value intervals --------------------------------------------------------------------------
     def value_bounds(
@@ -382,6 +412,14 @@ class _Parts:
         self.se, self.var, self.means, self.exponents = se, var, means, exponents
         if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
             preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
+        if same and prev is not None and prev.step_levels is not None and prev.step_bounds is not None:
+            # the previous board's separations kept: a step at one of its bounds is a pass over a uint8
+            # table (issue 24: no K x K pass of the statistics and no mirrored OR per step)
+            separate = _StepDown.extended(point, se, prev.step_levels, prev.step_bounds, self.old, self.new)
+            prev.step_levels = None
+            self.extended = True
+        else:
+            separate = _StepDown(point, se, None, [])  # records the table for the next board
         result, state = _simultaneous(
             theta,
             point,
@@ -392,9 +430,97 @@ class _Parts:
             deviations=y,
             preload=preload,
             keep=True,
+            separate=separate,
         )
+        self.step_levels, self.step_bounds = separate.levels, separate.bounds
+        self.sim, self.lowest = result, (float(separate.lowest) if separate.levels is not None else None)
         self.maxt, self.maxt_key = state, key
         return result
+
+    # -- verdicts ---------------------------------------------------------------------------------
+    def verdicts(
+        self, decisions: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
+    ) -> tuple[list[str], npt.NDArray[np.intp]]:
+        """:func:`stats.board._verdicts`; when the decisions are this board's max-t ones and its step-down
+        ended at the previous board's lowest bound (the old pairs' decisions are the previous ones), the
+        previous entries' blocks are kept and changed only where the new entry beats them
+        (:func:`_verdicts_extended`)."""
+        prev = self.previous
+        own = (
+            self.sim is not None
+            and self.lowest is not None
+            and decisions.better is self.sim.better
+            and decisions.standard_errors is self.sim.standard_errors
+        )
+        name_rank = _name_ranks(names)
+        if (
+            own
+            and self.extended
+            and prev is not None
+            and prev.verdict_worse is not None
+            and prev.verdict_compared is not None
+            and prev.decided_lowest == self.lowest
+        ):
+            blocks = _verdicts_extended(
+                decisions,
+                point,
+                name_rank,
+                sign=sign,
+                leader=leader,
+                previous=prev,
+                old=self.old,
+                new=self.new,
+            )
+        else:
+            blocks = _verdict_blocks(decisions, point, name_rank, sign=sign, leader=leader)
+        if own:
+            self.verdict_blocks = blocks
+        return _verdicts(decisions, point, names, sign=sign, leader=leader, blocks=blocks)
+
+
+def _verdicts_extended(
+    decisions: Any,
+    point: FloatArray,
+    name_rank: npt.NDArray[np.int64],
+    *,
+    sign: float,
+    leader: int,
+    previous: _State,
+    old: npt.NDArray[np.intp],
+    new: int,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+    """:func:`stats.board._verdict_blocks` of a board whose old pairs' decisions are the previous board's:
+    an old entry's candidates (the entries significantly better than it) are its previous ones plus the new
+    entry where the new entry is better, and the gaps of old pairs are the same bits (same values, same
+    standard errors), so its choice is the previous one unless the new entry is a candidate, compared
+    with it as :func:`stats.board._pick` compares (the larger gap; equal gaps: the smaller name). The new
+    entry's own column is computed as the full computation computes it. O(K)."""
+    assert previous.verdict_worse is not None and previous.verdict_compared is not None
+    better, se = decisions.better, decisions.standard_errors
+    k1 = point.size
+    worse = np.zeros(k1, dtype=bool)
+    compared = np.full(k1, leader, dtype=np.intp)
+    worse[old] = previous.verdict_worse
+    held = old[previous.verdict_worse]
+    compared[held] = old[previous.verdict_compared[previous.verdict_worse]]
+    beats = np.asarray(better[new], dtype=bool).copy()
+    beats[new] = False
+    beaten = np.flatnonzero(beats)
+    fresh, held = beaten[~worse[beaten]], beaten[worse[beaten]]
+    if held.size:
+        rival = compared[held]
+        gap_new = _gaps(sign * (point[new] - point[held]), se[new, held])
+        gap_rival = _gaps(sign * (point[rival] - point[held]), se[rival, held])
+        key_new, key_rival = -gap_new, -gap_rival
+        wins = (key_new < key_rival) | ((key_new == key_rival) & (name_rank[new] < name_rank[rival]))
+        compared[held[wins]] = new
+    worse[fresh] = True
+    compared[fresh] = new
+    w, c = _verdict_columns(better, se, point, name_rank, sign=sign, cols=np.array([new], dtype=np.intp))
+    worse[new] = bool(w[0])
+    if w[0]:
+        compared[new] = c[0]
+    return worse, compared
 
 
 def _variances(diagonal: FloatArray, means: FloatArray, b: int) -> FloatArray:
@@ -717,6 +843,125 @@ def _add_pairs(
     )
 
 
+#: A pair of :class:`_StepDown`'s table separated by none of its bounds (``|t|`` at or below all, or NaN).
+_NEVER = 255
+#: Candidates of a new bound evaluated one by one below this share of the pairs (else one full pass).
+_SPARSE_SHARE = 1 / 32
+
+
+class _StepDown:
+    """The step-down's separations (``stats.compare_ranks._simultaneous``'s ``separate``) from a table of
+    levels kept between boards (issue 24: no K x K pass of the statistics per step for a new entry).
+
+    ``bounds`` are the bounds ``c (1 + 1e-9)`` of the steps of this task's boards, strictly decreasing;
+    ``levels[j, k]`` (uint8, symmetric, in the board's input order) is the first ``i`` (1-based) with
+    ``|t_jk| > bounds[i - 1]``, or :data:`_NEVER`. ``|t_jk| = |p_j - p_k| / se_jk`` is computed as
+    ``stats.compare_ranks._separated_by`` computes it (a zero standard error: inf, or NaN for equal
+    values, never separated), and is the same bits for an old pair in the next board (same values, same
+    standard errors), so the previous board's table holds for its pairs; the new entry's row and column
+    are computed. A step at a bound in the list separates ``levels <= i`` (one pass over a uint8 table); a
+    bound between two of the list is inserted: only the pairs of the level it splits are evaluated (or,
+    when they are many, every pair, by ``_separated_by``). After the step, ``separated`` is every pair
+    with ``|t| > bound``: the step's table, since the bounds of the steps that separate decrease and a
+    zero standard error between different values is ``|t| = inf``.
+    """
+
+    def __init__(
+        self,
+        p: FloatArray,
+        se: FloatArray,
+        levels: npt.NDArray[np.uint8] | None,
+        bounds: list[float],
+    ) -> None:
+        self.p, self.se = p, se
+        k = p.size
+        self.levels: npt.NDArray[np.uint8] | None = (
+            levels if levels is not None else np.full((k, k), _NEVER, dtype=np.uint8)
+        )
+        self.bounds = list(bounds) if levels is not None else []
+        self.lowest = np.inf  # this board's smallest bound so far: ``separated`` is every pair above it
+        self.count: int | None = None
+
+    @classmethod
+    def extended(
+        cls,
+        p: FloatArray,
+        se: FloatArray,
+        previous: npt.NDArray[np.uint8],
+        bounds: list[float],
+        old: npt.NDArray[np.intp],
+        new: int,
+    ) -> _StepDown:
+        """The previous board's table (its entries at columns ``old``) with the new entry's row and column."""
+        k1 = p.size
+        levels = np.empty((k1, k1), dtype=np.uint8)
+        if np.array_equal(old, np.arange(k1 - 1)):
+            for r0 in range(0, k1 - 1, 1024):
+                r1 = min(r0 + 1024, k1 - 1)
+                levels[r0:r1, : k1 - 1] = previous[r0:r1]
+        else:
+            source = np.zeros(k1, dtype=np.intp)
+            source[old] = np.arange(old.size)
+            for r0 in range(0, k1, 32):
+                np.take(previous[source[r0 : r0 + 32]], source, axis=1, out=levels[r0 : r0 + 32])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.subtract(p[new], p)  # row ``new`` of ``_separated_by``'s table (|.| is symmetric)
+            np.abs(t, out=t)
+            t /= se[new]
+        ascending = np.asarray(bounds[::-1], dtype=np.float64)
+        above = ascending.size - np.searchsorted(ascending, t, side="left")  # bounds >= |t|
+        row = np.where(np.isnan(t) | (above == ascending.size), _NEVER, above + 1).astype(np.uint8)
+        levels[new, :] = row
+        levels[:, new] = row
+        return cls(p, se, levels, bounds)
+
+    def __call__(self, separated: npt.NDArray[np.bool_], bound: float) -> bool | None:
+        if self.levels is None:
+            return None
+        if not np.isfinite(bound) or (len(self.bounds) >= _NEVER - 1 and bound not in self.bounds):
+            self.levels = None  # not kept: the next board records its table afresh
+            return None
+        if bound >= self.lowest:  # every pair above it is separated already
+            return False
+        self.lowest = bound
+        if self.count is None:
+            self.count = int(np.count_nonzero(separated))
+        level = self._insert(bound)
+        np.less_equal(self.levels, level, out=separated)
+        count = int(np.count_nonzero(separated))
+        moved, self.count = count > self.count, count
+        return moved
+
+    def _insert(self, bound: float) -> int:
+        """The level of ``bound``, inserted in the list (and the table) when it is not there."""
+        levels = self.levels
+        assert levels is not None
+        i = sum(1 for c in self.bounds if c > bound)
+        if i < len(self.bounds) and self.bounds[i] == bound:
+            return i + 1
+        split = i + 1 if i < len(self.bounds) else _NEVER  # the pairs with bounds[i - 1] >= |t| > bounds[i]
+        candidates = levels == split
+        n = int(np.count_nonzero(candidates))
+        if i < len(self.bounds):  # the levels below the new one move down by one
+            np.add(levels, 1, out=levels, where=(levels > i) & (levels != _NEVER))
+        if n <= _SPARSE_SHARE * levels.size:
+            at = np.flatnonzero(candidates)
+            del candidates
+            rows, cols = np.divmod(at, levels.shape[1])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = self.p[rows] - self.p[cols]
+                np.abs(t, out=t)
+                t /= self.se[rows, cols]
+            levels.reshape(-1)[at[t > bound]] = i + 1
+        else:
+            above = _separated_by(self.p, self.se, bound)
+            above &= candidates
+            del candidates
+            np.putmask(levels, above, np.uint8(i + 1))
+        self.bounds.insert(i, bound)
+        return i + 1
+
+
 class BoardCache:
     """The incremental board of one task: :meth:`build` returns :func:`stats.board.build_board`'s board.
 
@@ -825,6 +1070,11 @@ class BoardCache:
             rank_confidence=parts.rank_confidence,
             rows=int(theta.shape[0]) if digests is not None else None,
             column_digests=digests,
+            step_levels=parts.step_levels,
+            step_bounds=parts.step_bounds,
+            verdict_worse=None if parts.verdict_blocks is None else parts.verdict_blocks[0],
+            verdict_compared=None if parts.verdict_blocks is None else parts.verdict_blocks[1],
+            decided_lowest=parts.lowest if parts.verdict_blocks is not None else None,
             # a state of digests says whether its columns had a jackknife (the digests say which)
             jackknife_digest=None if digests is None or jack is None else "in the column digests",
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -1203,12 +1203,16 @@ def _simultaneous(
     preload: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]
     | None = None,
     keep: bool = False,
+    separate: Callable[[BoolArray, float], bool | None] | None = None,
 ) -> tuple[SimultaneousRanks, MaxTState | None]:
     """:func:`simultaneous_ranks` on checked arrays; with ``keep`` also the state for the next board.
 
     ``deviations`` (``y = x - p``), ``standard_errors`` (:func:`_pair_standard_errors` of ``y``
     computed by the caller with the same calls) and ``preload`` (an exceedance list of the first step over all pairs)
-    replace their computation; neither changes a number.
+    replace their computation; neither changes a number. ``separate(separated, bound)`` (issue 24, a new
+    entry: :class:`stats.board_update._StepDown`) may take a step's separation: it sets ``separated`` to
+    every pair with ``|t| > bound`` (with the pairs separated by a zero standard error), exactly what the
+    step gives, and returns whether that added a pair; None: the step is computed here.
     """
     k = x.shape[1]
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
@@ -1254,11 +1258,15 @@ def _simultaneous(
         if not active.any():
             break
         critical = _critical_value(y, se, active, confidence, search, upper_pairs)
-        newly = _separated_by(p, se, critical * (1 + _TIE))
-        newly &= active
-        if not newly.any():
+        moved = None if separate is None else separate(separated, critical * (1 + _TIE))
+        if moved is None:
+            newly = _separated_by(p, se, critical * (1 + _TIE))
+            newly &= active
+            moved = bool(newly.any())
+            if moved:
+                _or_symmetric(separated, newly)
+        if not moved:
             break
-        _or_symmetric(separated, newly)
         if not stepdown:
             break
     if search is not None and search.covered is not None:
