@@ -21,6 +21,15 @@ at any position, reuses them:
   full rebuild: a quantile at or above ``lambda`` is exact (the count of maxima above any
   ``x >= lambda`` is the true count), and a quantile below it lowers the level and searches again, as
   the full rebuild does;
+- **the step-down's separations** (issue 24, sixth pass): a pair is separated at a step when
+  ``|t| > c (1 + 1e-9)``; a table of levels (K x K uint8, :class:`_StepDown`) says for every pair which
+  of the bounds of this task's boards first separates it. A step at a kept bound (on a board with one
+  entry more the critical values are mostly the previous ones, to the bit) reads the table; a bound
+  between two kept ones evaluates only the pairs of the level it splits; only the new entry's row and
+  column are computed in full. No K x K pass of the statistics and no mirrored OR per step;
+- **verdicts** (sixth pass): while the step-down ends at the previous board's lowest bound the old pairs'
+  decisions are the previous ones, so each old entry's verdict and deciding entry are kept and changed
+  only where the new entry is significantly better than it (:func:`_verdicts_extended`, O(K));
 - **standard errors** (issue 24, fifth pass): the previous board's table of the pairs' standard errors is
   kept (the board's own array, made read-only, no second K x K table) with each entry's variance and the
   Gram operand's column means and exponents; the new entry's row and column come from one column of the
@@ -32,9 +41,10 @@ at any position, reuses them:
   which numpy sums pairwise) are computed again.
 
 What the full rebuild computes in O(B K) otherwise (the differences to a new leader, their tests) is
-computed again; so is what is O(K^2) elementwise past the standard errors (the step-down's tables,
-observed statistics, verdicts, the board's permuted tables). At K = 10,000, N = B = 10,000 the update takes
-about 5 s of CPU (docs/benchmarks.md, "K = 10,000: a new entry (fifth pass)"); at K = 1,000 0.33-0.43 s
+computed again; so is what is O(K^2) elementwise past the standard errors (the step-down's active pairs
+per step, the decisions' table, the board's permuted tables). At K = 10,000, N = B = 10,000 the update
+took about 5 s of CPU after the fifth pass (docs/benchmarks.md, "K = 10,000: a new entry (fifth pass)"),
+about 4 s after the sixth; at K = 1,000 0.33-0.43 s
 against 0.94 s for the full rebuild (before the fifth pass). The test against the
 leader is recomputed too: McNemar's is O(N K), but approximate randomization is O(R N K) (1.2 s of CPU at
 K = 1,000, R = 10,000), so a board tested by randomization gains less (keeping each entry's count while
@@ -104,6 +114,7 @@ from stats.compare_ranks import (
     _gram_bits,
     _gram_blocks,
     _gram_exponents,
+    _pair_statistics,
     _rank_counts,
     _rank_dtype,
     _rank_table,
@@ -904,10 +915,8 @@ class _StepDown:
             source[old] = np.arange(old.size)
             for r0 in range(0, k1, 32):
                 np.take(previous[source[r0 : r0 + 32]], source, axis=1, out=levels[r0 : r0 + 32])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.subtract(p[new], p)  # row ``new`` of ``_separated_by``'s table (|.| is symmetric)
-            np.abs(t, out=t)
-            t /= se[new]
+        # row ``new`` of ``_separated_by``'s statistics (``|.|`` and the errors are exactly symmetric)
+        t = _pair_statistics(p, se, np.full(k1, new, dtype=np.intp), np.arange(k1))
         ascending = np.asarray(bounds[::-1], dtype=np.float64)
         above = ascending.size - np.searchsorted(ascending, t, side="left")  # bounds >= |t|
         row = np.where(np.isnan(t) | (above == ascending.size), _NEVER, above + 1).astype(np.uint8)
@@ -948,11 +957,7 @@ class _StepDown:
             at = np.flatnonzero(candidates)
             del candidates
             rows, cols = np.divmod(at, levels.shape[1])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = self.p[rows] - self.p[cols]
-                np.abs(t, out=t)
-                t /= self.se[rows, cols]
-            levels.reshape(-1)[at[t > bound]] = i + 1
+            levels.reshape(-1)[at[_pair_statistics(self.p, self.se, rows, cols) > bound]] = i + 1
         else:
             above = _separated_by(self.p, self.se, bound)
             above &= candidates
@@ -967,8 +972,9 @@ class BoardCache:
 
     Keep one per task and metric, in the process that rebuilds the task's boards. Memory: the replicates
     (B x K float64, in a buffer a few percent wider), their ranks (B x K, 16-bit), the rank counts (K x K,
-    16-bit), the exceedance list, and the board's own table of standard errors (K x K float64, read-only:
-    shared with the board the last build returned); at K = N = B = 10,000 1.9 GB traced.
+    16-bit), the exceedance list, the step-down's table of levels (K x K uint8), and the board's own table
+    of standard errors (K x K float64, read-only: shared with the board the last build returned); at
+    K = N = B = 10,000 about 2 GB traced.
 
     The board a build returns is the full rebuild's, except that its ``pair_standard_errors`` is read-only
     (the cache reads it for the next board).

@@ -1290,3 +1290,17 @@ def _simultaneous(
     empty = np.empty(0, dtype=np.intp)
     level, pj, pk, rows, z = first if first is not None else (np.inf, empty, empty, empty, np.empty(0))
     return result, MaxTState(level=level, pair_j=pj, pair_k=pk, rows=rows, z=z)
+
+
+def _pair_statistics(
+    p: FloatArray, se: FloatArray, rows: npt.NDArray[np.intp], cols: npt.NDArray[np.intp]
+) -> FloatArray:
+    """``|t|`` of the pairs ``(rows[i], cols[i])`` as :func:`_separated_by` computes it before comparing it
+    with its bound (``|p_j - p_k| / se_jk``; a zero ``se``: inf, or NaN for equal values), so that
+    ``_pair_statistics(...) > bound`` are its elements to the bit (``stats.board_update._StepDown``
+    evaluates only some pairs of a step: keep the two alike)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = p[rows] - p[cols]
+        np.abs(t, out=t)
+        t /= se[rows, cols]
+    return t
