@@ -61,7 +61,13 @@ def _counted(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
         seen["verdicts kept"] += 1
         return extended(*args, **kwargs)
 
+    def counted_table(*args: Any, **kwargs: Any) -> _StepDown:
+        seen["table extended"] += 1
+        return table(*args, **kwargs)
+
+    table = bu._StepDown.extended
     monkeypatch.setattr(bu._StepDown, "_insert", counted_insert)
+    monkeypatch.setattr(bu._StepDown, "extended", counted_table)
     monkeypatch.setattr(bu, "_verdicts_extended", counted_extended)
     return seen
 
@@ -94,6 +100,7 @@ def test_a_chain_of_new_entries_equals_the_full_rebuilds(
         _same(got, build_board(**args, **options))
     # a step's bound the previous board's (kept), between two of its bounds, and the verdicts kept
     assert seen["bound kept"] > 0 and seen["bound between"] > 0 and seen["verdicts kept"] > 0
+    assert seen["table extended"] == k - 4
 
 
 def _zero_pairs(p: np.ndarray, se: np.ndarray) -> np.ndarray:
@@ -216,3 +223,33 @@ def _one_board_of_verdicts(seed: int) -> np.ndarray:
     assert np.array_equal(got[1][want[0]], want[1][want[0]])
     decided = want[1][want[0]]
     return np.where(decided == new, -1, decided)
+
+
+def test_a_restored_state_records_the_table_and_the_next_entry_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table is not exported: the first update after a restore records it afresh, the next reads it."""
+    seen = _counted(monkeypatch)
+    theta, point = _board(7, 30, 300, ties=False)
+    names = [f"n{j:03d}" for j in range(30)]
+    options = {
+        "higher_is_better": True,
+        "metric_name": "m",
+        "seed": 0,
+        "interval": "percentile",
+        "test": "bootstrap",
+        "n_items": 500,
+    }
+
+    def args(m: int) -> dict[str, Any]:
+        return {"names": names[:m], "values": point[:m], "replicates": theta[:, :m]}
+
+    first = BoardCache()
+    first.build(**args(28), **options)
+    exported = first.export()
+    assert exported is not None and "step_levels" not in exported
+    cache = BoardCache.restore(exported)
+    _same(cache.build(**args(29), **options), build_board(**args(29), **options))
+    assert cache.last == "incremental" and seen["table extended"] == 0 and seen["verdicts kept"] == 0
+    _same(cache.build(**args(30), **options), build_board(**args(30), **options))
+    assert cache.last == "incremental" and seen["table extended"] == 1
