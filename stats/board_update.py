@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, is_dataclass
@@ -94,6 +95,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from stats._threads import in_blocks
 from stats.board import (
     _SD_COLUMNS,
     Board,
@@ -136,6 +138,29 @@ _NOT_COMPARED = ("item_statistics", "runs", "jackknife")
 _COUNT_CHUNK = 1 << 22
 #: Elements of the new pairs' statistics computed at once.
 _PAIR_CHUNK = 1 << 21
+#: Rows of a K x K table per block of the board's pool (``stats._threads.in_blocks``) in the update's
+#: elementwise passes and gathers: each block writes its own rows only, so any thread count gives the
+#: same bits.
+_POOL_ROWS = 256
+
+
+def _row_blocks(fn: Callable[[int, int], None], n: int, rows: int | None = None) -> None:
+    """``fn(r0, r1)`` for the row blocks ``[r0, r1)`` of ``n`` rows (:data:`_POOL_ROWS` unless given),
+    on the board's threads (:func:`stats._threads.in_blocks`); ``fn`` writes only its own rows."""
+    step = _POOL_ROWS if rows is None else rows
+    in_blocks(lambda r0: fn(r0, min(n, r0 + step)), range(0, n, step))
+
+
+def _gather(source: npt.NDArray[Any], index: npt.NDArray[np.intp], out: npt.NDArray[Any]) -> None:
+    """``out[:] = source[np.ix_(index, index)]``: each block of 32 rows gathered, then its columns while
+    in cache (``numpy.take``), the row blocks on the board's threads."""
+
+    def block(r0: int, r1: int) -> None:
+        for a in range(r0, r1, 32):
+            b = min(r1, a + 32)
+            np.take(source[index[a:b]], index, axis=1, out=out[a:b])
+
+    _row_blocks(block, index.size)
 
 
 @dataclass
@@ -603,9 +628,9 @@ def _extend_standard_errors(
     se = np.empty((k1, k1))
     source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
     source[old] = at
-    for r0 in range(0, k1, 32):  # each block's rows gathered, then its columns while in cache (np.take
-        # on 32 rows: 5x faster than a fancy index of 128 rows at K = 5,000, whose block left the cache)
-        np.take(prev.se[source[r0 : r0 + 32]], source, axis=1, out=se[r0 : r0 + 32])
+    # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
+    # fancy index of 128 rows at K = 5,000, whose block left the cache), on the board's threads
+    _gather(prev.se, source, se)
     se[new, :] = v
     se[:, new] = v
     return se, var, means, exponents
@@ -668,8 +693,11 @@ def _kept_replicates(theta: FloatArray, buffer: FloatArray | None) -> tuple[Floa
     if buffer is None or buffer.shape[0] != b or buffer.shape[1] < k:
         buffer = np.empty((b, k + max(16, k // 32)))
     kept = buffer[:, :k]
-    for r0 in range(0, b, 1024):
-        kept[r0 : r0 + 1024] = theta[r0 : r0 + 1024]
+
+    def copy(r0: int, r1: int) -> None:
+        kept[r0:r1] = theta[r0:r1]
+
+    _row_blocks(copy, b)  # on the board's threads
     return buffer, kept
 
 
@@ -716,7 +744,8 @@ def _add_rank_column(
     new_rank = np.empty(b, dtype=np.int64)
     step = max(1, _COUNT_CHUNK // k1)
     in_order = bool(np.array_equal(old, np.arange(k)))
-    for r0 in range(0, b, step):
+
+    def rank_rows(r0: int) -> npt.NDArray[np.intp]:  # one block of resamples: its rows of out and new_rank
         rows = theta[r0 : r0 + step]
         others = rows[:, :k] if in_order else rows[:, old]
         mine = rows[:, new : new + 1]
@@ -729,7 +758,11 @@ def _add_rank_column(
             block[:, old] = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
         new_rank[r0 : r0 + step] = np.count_nonzero(ahead, axis=1)
         block[:, new] = new_rank[r0 : r0 + step]
-        moved += np.count_nonzero(beaten, axis=0)
+        return np.count_nonzero(beaten, axis=0)
+
+    # the blocks of resamples on the board's threads (each writes its own rows; the counts are integers)
+    for part in in_blocks(rank_rows, range(0, b, step)):
+        moved += part
     redo = np.zeros(k1, dtype=bool)
     shifted = np.zeros(k1, dtype=bool)
     redo[new] = True
@@ -761,15 +794,23 @@ def _add_rank_column(
         flat = result.reshape(-1)
         cols = old[mixed]
         mstep = max(1, _COUNT_CHUNK // mixed.size)
-        for r0 in range(0, b, mstep):
+        flip_mixed = flip[mixed][None, :]
+
+        def elements(r0: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
             previous = ranks[r0 : r0 + mstep][:, mixed]
             now = out[r0 : r0 + mstep][:, cols]
             select = now != previous  # moved in this resample
-            select ^= flip[mixed][None, :]
+            select ^= flip_mixed
             bi, ci = np.nonzero(select)
-            at = target[ci] + previous[bi, ci]
-            np.add.at(flat, at, sign[ci])
-            np.add.at(flat, at + 1, -sign[ci])
+            return target[ci] + previous[bi, ci], ci
+
+        # the elements found on the board's threads, added here (integers: the same counts in any order),
+        # a few blocks at a time (their index arrays are held together)
+        starts = range(0, b, mstep)
+        for g0 in range(0, len(starts), 4):
+            for at, ci in in_blocks(elements, starts[g0 : g0 + 4]):
+                np.add.at(flat, at, sign[ci])
+                np.add.at(flat, at + 1, -sign[ci])
     return result, out, redo, shifted
 
 
@@ -791,8 +832,11 @@ def _rank_table_update(
     tail = (1 - confidence) / 2
     lo_at, hi_at = tail * b - 1e-9, (1 - tail) * b - 1e-9
     probabilities = np.empty((k1, k1))
-    for r0 in range(0, k1, 1024):
-        np.divide(counts[r0 : r0 + 1024], b, out=probabilities[r0 : r0 + 1024])
+
+    def divide(r0: int, r1: int) -> None:  # by row blocks, on the board's threads
+        np.divide(counts[r0:r1], b, out=probabilities[r0:r1])
+
+    _row_blocks(divide, k1)
     low = np.empty(k1, dtype=np.int64)
     high = np.empty(k1, dtype=np.int64)
     redo = redo.copy()
@@ -832,15 +876,22 @@ def _add_pairs(
     # product and the quotient round differently), then the statistic itself as the full computation
     # divides it; a zero standard error (the diagonal, identical entries) is never a candidate
     bound = np.where(se_new > 0, level * se_new * (1 - 1e-12), np.inf)
-    block = np.empty((b, min(step, k1)))
-    for c0 in range(0, k1, step):
+
+    local = threading.local()  # one buffer per thread (a fresh one per chunk: its page faults)
+
+    def chunk(c0: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
         c1 = min(k1, c0 + step)
-        d = np.subtract(y[:, c0:c1], y_new, out=block[:, : c1 - c0])  # (B, c): rows of y, no transpose
+        if getattr(local, "block", None) is None:
+            local.block = np.empty((b, min(step, k1)))
+        d = np.subtract(y[:, c0:c1], y_new, out=local.block[:, : c1 - c0])  # (B, c): rows of y
         np.abs(d, out=d)
         bi, pi = np.nonzero(d >= bound[c0:c1])
         z = d[bi, pi] / se_new[c0 + pi]
         hit = z >= level
-        bi, pi, z = bi[hit], pi[hit] + c0, z[hit]
+        return bi[hit], pi[hit] + c0, z[hit]
+
+    # the column chunks on the board's threads, their hits in the chunks' order (the same list)
+    for bi, pi, z in in_blocks(chunk, range(0, k1, step)):
         parts_j.append(np.minimum(pi, new))
         parts_k.append(np.maximum(pi, new))
         parts_b.append(bi)
@@ -907,14 +958,15 @@ class _StepDown:
         k1 = p.size
         levels = np.empty((k1, k1), dtype=np.uint8)
         if np.array_equal(old, np.arange(k1 - 1)):
-            for r0 in range(0, k1 - 1, 1024):
-                r1 = min(r0 + 1024, k1 - 1)
+
+            def copy(r0: int, r1: int) -> None:
                 levels[r0:r1, : k1 - 1] = previous[r0:r1]
+
+            _row_blocks(copy, k1 - 1, 1024)
         else:
             source = np.zeros(k1, dtype=np.intp)
             source[old] = np.arange(old.size)
-            for r0 in range(0, k1, 32):
-                np.take(previous[source[r0 : r0 + 32]], source, axis=1, out=levels[r0 : r0 + 32])
+            _gather(previous, source, levels)
         # row ``new`` of ``_separated_by``'s statistics (``|.|`` and the errors are exactly symmetric)
         t = _pair_statistics(p, se, np.full(k1, new, dtype=np.intp), np.arange(k1))
         ascending = np.asarray(bounds[::-1], dtype=np.float64)
@@ -936,8 +988,15 @@ class _StepDown:
         if self.count is None:
             self.count = int(np.count_nonzero(separated))
         level = self._insert(bound)
-        np.less_equal(self.levels, level, out=separated)
-        count = int(np.count_nonzero(separated))
+        levels = self.levels
+        counts = np.zeros(-(-levels.shape[0] // _POOL_ROWS), dtype=np.int64)
+
+        def step(r0: int, r1: int) -> None:  # the pass and its count by row blocks, on the board's threads
+            np.less_equal(levels[r0:r1], level, out=separated[r0:r1])
+            counts[r0 // _POOL_ROWS] = np.count_nonzero(separated[r0:r1])
+
+        _row_blocks(step, levels.shape[0])
+        count = int(counts.sum())
         moved, self.count = count > self.count, count
         return moved
 
@@ -949,10 +1008,19 @@ class _StepDown:
         if i < len(self.bounds) and self.bounds[i] == bound:
             return i + 1
         split = i + 1 if i < len(self.bounds) else _NEVER  # the pairs with bounds[i - 1] >= |t| > bounds[i]
-        candidates = levels == split
-        n = int(np.count_nonzero(candidates))
-        if i < len(self.bounds):  # the levels below the new one move down by one
-            np.add(levels, 1, out=levels, where=(levels > i) & (levels != _NEVER))
+        candidates = np.empty(levels.shape, dtype=bool)
+        counts = np.zeros(-(-levels.shape[0] // _POOL_ROWS), dtype=np.int64)
+        shift = i < len(self.bounds)  # the levels below the new one move down by one
+
+        def mark(r0: int, r1: int) -> None:  # by row blocks, on the board's threads
+            rows = levels[r0:r1]
+            np.equal(rows, split, out=candidates[r0:r1])
+            counts[r0 // _POOL_ROWS] = np.count_nonzero(candidates[r0:r1])
+            if shift:
+                np.add(rows, 1, out=rows, where=(rows > i) & (rows != _NEVER))
+
+        _row_blocks(mark, levels.shape[0])
+        n = int(counts.sum())
         if n <= _SPARSE_SHARE * levels.size:
             at = np.flatnonzero(candidates)
             del candidates

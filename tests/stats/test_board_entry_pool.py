@@ -1,0 +1,76 @@
+"""A new entry's passes on the board's pool (issue 24, second round): the update's K x K gathers and
+elementwise passes by row blocks, the new pairs' exceedances by column chunks and the rank column by
+blocks of resamples (``stats._threads.in_blocks``) give the full rebuild's board for one and two threads,
+with blocks small enough that every pass has many of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stats.board_update as bu
+from stats.board import Board, build_board
+from stats.board_update import BoardCache
+
+
+def _same(a: Board, b: Board) -> None:
+    assert a.as_dict() == b.as_dict()
+    assert np.array_equal(a.pair_standard_errors, b.pair_standard_errors)
+    assert np.array_equal(a.better, b.better)
+    assert np.array_equal(a.rank_probabilities, b.rank_probabilities)
+    assert a.max_t_critical_value == b.max_t_critical_value
+
+
+def _board(seed: int, k: int, b: int, *, ties: bool) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    base = np.sort(rng.normal(0.7, 0.01, size=k))
+    theta = base[None, :] + rng.normal(0, 0.01, size=(b, k)) + rng.normal(0, 0.01, size=(b, 1))
+    if ties:
+        theta = np.round(theta, 3)
+        theta[:, 1] = theta[:, 0]  # identical entries: a zero standard error
+    point = theta.mean(axis=0)
+    if ties:
+        point = np.round(point, 3)
+    return theta, point
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize(("seed", "higher", "ties"), [(0, True, False), (1, False, True)])
+def test_a_chain_of_new_entries_on_the_pool_equals_the_full_rebuilds(
+    monkeypatch: pytest.MonkeyPatch, threads: str, seed: int, higher: bool, ties: bool
+) -> None:
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    monkeypatch.setattr(bu, "_POOL_ROWS", 3)  # many row blocks at K = 30
+    monkeypatch.setattr(bu, "_PAIR_CHUNK", 600)  # column chunks of 3 at B = 200
+    monkeypatch.setattr(bu, "_COUNT_CHUNK", 400)  # blocks of a few resamples
+    blocks: list[int] = []
+    in_blocks = bu.in_blocks
+
+    def counted(fn: Any, items: Any) -> Any:
+        items = list(items)
+        blocks.append(len(items))
+        return in_blocks(fn, items)
+
+    monkeypatch.setattr(bu, "in_blocks", counted)
+    k, b = 30, 200
+    theta, point = _board(seed, k, b, ties=ties)
+    names = [f"n{j:03d}" for j in range(k)]
+    order = np.random.default_rng(seed).permutation(k)  # entries arrive anywhere: top, bottom, middle
+    options = {
+        "higher_is_better": higher,
+        "metric_name": "m",
+        "seed": 0,
+        "interval": "percentile",
+        "test": "bootstrap",
+        "n_items": 500,
+    }
+    cache = BoardCache()
+    for m in range(4, k + 1):
+        cols = np.sort(order[:m])
+        args = {"names": [names[j] for j in cols], "values": point[cols], "replicates": theta[:, cols]}
+        got = cache.build(**args, **options)
+        assert cache.last == ("full" if m == 4 else "incremental")
+        _same(got, build_board(**args, **options))
+    assert blocks and max(blocks) >= 8  # the passes ran in many blocks
