@@ -846,6 +846,17 @@ def _rank_table_update(
         low[old], high[old] = previous
         low[shifted] += 1
         high[shifted] += 1
+        # an old entry's rank in each resample is its previous one or one lower, so its cumulative counts
+        # F'(x) lie between the previous F(x - 1) and F(x): a bound is the previous one or one rank lower,
+        # whichever the count up to the previous bound says (two prefix sums, not a cumulative row)
+        for row in np.flatnonzero(redo[old]):
+            r = int(old[row])
+            lo, hi = int(low[r]), int(high[r])
+            below_lo = int(counts[r, :lo].sum(dtype=np.int64))
+            below_hi = below_lo + int(counts[r, lo:hi].sum(dtype=np.int64))
+            low[r] = lo if below_lo >= lo_at else lo + 1
+            high[r] = hi if below_hi >= hi_at else hi + 1
+            redo[r] = False
     rows = np.flatnonzero(redo)
     for r0 in range(0, rows.size, 256):
         at = rows[r0 : r0 + 256]
