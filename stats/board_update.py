@@ -14,7 +14,8 @@ at any position, reuses them:
   (ties share the smallest rank, as in the full count). Only the entries it beats in some resamples but
   not all change their counts otherwise than by a shift of one rank, and only those resamples are counted
   (:func:`_add_rank_column`; issue 24: no full recount), so the counts are the same integers; the rank
-  bounds are recomputed for those rows only;
+  bounds of those rows are the previous ones or one rank lower, told by two prefix sums of the row
+  (an old entry's rank in a resample is its previous one or one lower), the new entry's are computed;
 - **max-t sets**: the per-resample maxima of the first step come from the previous board's list of
   every (pair, resample) statistic at or above a level ``lambda`` plus the new pairs' statistics at or
   above it (O(B K), dense): no pruned search over the pairs. The step-down then runs exactly as in the
@@ -50,6 +51,16 @@ leader is recomputed too: McNemar's is O(N K), but approximate randomization is 
 K = 1,000, R = 10,000), so a board tested by randomization gains less (keeping each entry's count while
 the leader stays would need the swap products to round alike for any number of columns, the same
 question as the Gram matrix's below).
+
+**Threads** (issue 24, second round): the update's passes over K x K tables (the gathers of the kept
+standard errors and step-down levels, the step-down's passes over the levels, the rank probabilities),
+the rank column (blocks of resamples), the new pairs' exceedances (column chunks) and the kept
+replicates' copy run on the board's pool (:func:`stats._threads.in_blocks`, ``LEADERBOARD_BLAS_THREADS``)
+by blocks that write only their own rows, and whatever they return is combined in the blocks' order (or is
+an integer count), so the board is the same bits for any thread count
+(``tests/stats/test_board_entry_pool.py``). At K = 10,000 the first update after a full build spends
+much of its time faulting in fresh K x K tables (0.8 GB each: the probabilities' division took 1.1 s of
+one thread's CPU against 0.3 s on the next update); two threads fault them in parallel.
 
 An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
 built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
