@@ -74,3 +74,34 @@ def test_a_chain_of_new_entries_on_the_pool_equals_the_full_rebuilds(
         assert cache.last == ("full" if m == 4 else "incremental")
         _same(got, build_board(**args, **options))
     assert blocks and max(blocks) >= 8  # the passes ran in many blocks
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.99])
+@pytest.mark.parametrize("where", [0, 17, 40])
+def test_rank_bounds_of_the_entries_the_new_one_passes(confidence: float, where: int) -> None:
+    """The bounds of the old entries whose counts changed (the new entry beats them in some resamples but
+    not all) come from their previous bounds (each the previous one or one rank lower): the full table's,
+    with ties (a coarse grid of values), for either direction."""
+    from stats.board_update import _add_rank_column, _rank_table_update
+    from stats.compare_ranks import _rank_counts, _rank_table
+
+    rng = np.random.default_rng(where)
+    k, b = 40, 400
+    for higher in (True, False):
+        x = np.round(rng.normal(np.linspace(0, 1, k + 1), 0.4, size=(b, k + 1)), 1)
+        old = np.array([i for i in range(k + 1) if i != where], dtype=np.intp)
+        prev_counts, prev_ranks = _rank_counts(
+            np.ascontiguousarray(x[:, old]), higher_is_better=higher, keep=True
+        )
+        assert prev_ranks is not None
+        prev = _rank_table(prev_counts.copy(), b, confidence)
+        counts, _, redo, shifted = _add_rank_column(
+            x, prev_ranks, prev_counts.astype(np.int16), old, where, higher_is_better=higher
+        )
+        assert redo[old].sum() > 5  # entries passed in some resamples but not all
+        want = _rank_table(np.asarray(counts, dtype=np.int64), b, confidence)
+        got = _rank_table_update(
+            counts, b, confidence, previous=(prev.low, prev.high), old=old, redo=redo, shifted=shifted
+        )
+        assert np.array_equal(got.low, want.low) and np.array_equal(got.high, want.high)
+        assert np.array_equal(got.probabilities, want.probabilities)
