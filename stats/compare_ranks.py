@@ -524,20 +524,29 @@ def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, In
 def _mirror_upper(mask: BoolArray) -> None:
     """``mask |= mask.T`` for a mask that holds only pairs above its diagonal, in place and by blocks of
     256 rows (the one transposed OR walked a K x K array column-wise and made a K x K temporary: 95 MiB at
-    K = 10,000)."""
+    K = 10,000). The blocks run on the board's threads (:func:`stats._threads.in_blocks`): block ``r0``
+    writes its rows left of its diagonal block and that block, and reads the upper triangle of the rows
+    above it, which no block writes (issue 24: 1.0 s of one thread per mix board of 10,000)."""
     c = mask.shape[0]
-    for r0 in range(0, c, 256):
+
+    def rows(r0: int) -> None:
         mask[r0 : r0 + 256, :r0] = mask[:r0, r0 : r0 + 256].T
         block = mask[r0 : r0 + 256, r0 : r0 + 256]
         block |= block.T.copy()
 
+    in_blocks(rows, range(0, c, 256))
+
 
 def _or_symmetric(target: BoolArray, upper: BoolArray) -> None:
     """``target |= upper | upper.T`` for ``upper`` above its diagonal, in place and by blocks of 256 rows
-    (no K x K temporaries)."""
-    target |= upper
-    for r0 in range(0, upper.shape[0], 256):
+    (no K x K temporaries), on the board's threads: each block writes its own rows of ``target`` and reads
+    ``upper`` alone."""
+
+    def rows(r0: int) -> None:
+        target[r0 : r0 + 256] |= upper[r0 : r0 + 256]
         target[r0 : r0 + 256, : r0 + 256] |= upper[: r0 + 256, r0 : r0 + 256].T
+
+    in_blocks(rows, range(0, upper.shape[0], 256))
 
 
 class _TooMany(Exception):
@@ -1191,6 +1200,56 @@ def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
     return out
 
 
+def _pair_tables(p: FloatArray, se: FloatArray) -> tuple[BoolArray, BoolArray, int]:
+    """The step-down's first tables: the pairs ``j < k`` with ``se > 0``, the pairs with ``se == 0``
+    between different values (symmetric, off the diagonal), and the number of the first.
+
+    One pass over ``se`` by blocks of 256 rows on the board's threads (each block writes its own rows):
+    the same elements as ``se > 0`` with its lower triangle cleared and ``(se == 0) & (p_j != p_k)`` with
+    its diagonal cleared, without the K x K temporary of ``p_j != p_k`` nor a second pass over the
+    0.8 GB of ``se`` (issue 24: 1.1 s of one thread per board of 10,000)."""
+    k = p.size
+    upper_pairs = np.empty((k, k), dtype=bool)
+    zero = np.empty((k, k), dtype=bool)
+
+    def rows(r0: int) -> int:
+        r1 = min(k, r0 + 256)
+        s = se[r0:r1]
+        up = upper_pairs[r0:r1]
+        np.greater(s, 0, out=up)
+        up[:, :r1] &= np.arange(r1)[None, :] > np.arange(r0, r1)[:, None]  # keep j < k
+        z = zero[r0:r1]
+        np.equal(s, 0, out=z)
+        z &= p[r0:r1, None] != p[None, :]
+        z[np.arange(r1 - r0), np.arange(r0, r1)] = False
+        return int(np.count_nonzero(up))
+
+    return upper_pairs, zero, sum(in_blocks(rows, range(0, k, 256)))
+
+
+def _oriented(
+    separated: BoolArray, p: FloatArray, higher_is_better: bool
+) -> tuple[BoolArray, IntArray, IntArray]:
+    """``better = separated & (p_j ahead of p_k)`` in place, and the rank bounds ``1 + better.sum(0)``
+    and ``K - better.sum(1)``: by blocks of 256 rows on the board's threads (each writes its own rows;
+    the column counts are integers, added in any order), without the K x K temporary of the outer
+    comparison."""
+    k = p.size
+    ahead = np.greater if higher_is_better else np.less
+
+    def rows(r0: int) -> tuple[IntArray, IntArray]:
+        block = separated[r0 : r0 + 256]
+        block &= ahead(p[r0 : r0 + 256, None], p[None, :])
+        return block.sum(axis=0), block.sum(axis=1)
+
+    sums = in_blocks(rows, range(0, k, 256))
+    beaten = np.zeros(k, dtype=np.int64)
+    for column_sums, _ in sums:
+        beaten += column_sums
+    beating = np.concatenate([row_sums for _, row_sums in sums]) if sums else np.zeros(0, dtype=np.int64)
+    return separated, 1 + beaten, k - beating
+
+
 def _simultaneous(
     x: FloatArray,
     p: FloatArray,
@@ -1225,22 +1284,12 @@ def _simultaneous(
     # the Gram matrix of the deviations' operand is formed block by block (:func:`_exact_gram`: the operand
     # is never a second B x K array, K = N = B = 10,000: 0.8 GB)
     se, sd = standard_errors if standard_errors is not None else _pair_standard_errors(y)
-    upper_pairs = se > 0
-    for r0 in range(0, k, _PREPARE_ROWS):  # keep j < k (np.triu builds K x K temporaries)
-        upper_pairs[r0 : r0 + _PREPARE_ROWS, : r0 + _PREPARE_ROWS] &= (
-            np.arange(min(k, r0 + _PREPARE_ROWS))[None, :]
-            > np.arange(r0, min(k, r0 + _PREPARE_ROWS))[:, None]
-        )
+    upper_pairs, zero, n_upper = _pair_tables(p, se)
     search = (
-        None
-        if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS
-        else _Exceedances(y, se, sd, order=np.argsort(p, kind="stable"))
+        None if n_upper <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd, order=np.argsort(p, kind="stable"))
     )
     if search is not None and preload is not None:
         search.preload(*preload)
-    zero = se == 0
-    zero &= p[:, None] != p[None, :]
-    np.fill_diagonal(zero, False)
     separated = zero  # symmetric (the K x K boolean tables are 95 MiB each at K = 10,000: none copied)
     del zero
     critical = np.inf
@@ -1263,10 +1312,7 @@ def _simultaneous(
             break
     if search is not None and search.covered is not None:
         first = search.covered  # every pair's statistics at or above its level: the next board's start
-    better = separated
-    better &= np.greater.outer(p, p) if higher_is_better else np.less.outer(p, p)
-    lower = 1 + better.sum(axis=0)
-    upper = k - better.sum(axis=1)
+    better, lower, upper = _oriented(separated, p, higher_is_better)
     result = SimultaneousRanks(
         lower=lower.astype(np.int64),
         upper=upper.astype(np.int64),
