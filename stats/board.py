@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from stats._threads import in_blocks, with_blas_threads
+from stats._threads import beside, in_blocks, with_blas_threads
 from stats.checks import (
     FEW_CLUSTERS,
     check_choice,
@@ -770,12 +770,27 @@ def build_board(
         parts=_parts if _parts is not None else _FullParts(),
     )
     theta, test_set_sd = _run_replicates(iv)
-    value_intervals = _value_intervals(iv, theta)
-    leader_diffs = _leader_differences(iv, theta)
-    counts = _leader_counts(iv)
-    p, test_name = _pair_test(iv, leader_diffs, counts)
-    adjusted = _adjusted_p_values(iv, p)
-    ranks, rd, sim = _rank_sets(iv, theta)
+    # the value intervals read the replicates alone: beside the next stages, on a thread of lower priority
+    # that fills the max-t search's stretches of one thread (issue 24). The full board only (the
+    # incremental board's parts keep state between their calls), and not BCa, whose constants take
+    # B x K and N x K temporaries that would add to the search's peak memory instead of coming before
+    # it. An exception of theirs is raised before one of the later stages', as when they ran first.
+    alongside = type(iv.parts) is _FullParts and iv.boot_method != "bca"
+    intervals = beside(lambda: _value_intervals(iv, theta)) if alongside else None
+    try:
+        value_intervals: _ValueIntervals | None = _value_intervals(iv, theta) if intervals is None else None
+        leader_diffs = _leader_differences(iv, theta)
+        counts = _leader_counts(iv)
+        p, test_name = _pair_test(iv, leader_diffs, counts)
+        adjusted = _adjusted_p_values(iv, p)
+        ranks, rd, sim = _rank_sets(iv, theta)
+    except BaseException:
+        if intervals is not None:
+            intervals.result()
+        raise
+    if intervals is not None:
+        value_intervals = intervals.result()
+    assert value_intervals is not None
     verdicts = _verdict_stage(iv, _decisions(iv, sim, p), adjusted)
     needed = _items_needed(iv, leader_diffs, counts)
     signature = _signature(iv, test_name, verdicts.decisions.test)
