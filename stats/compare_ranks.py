@@ -449,6 +449,9 @@ _PREPARE_SAMPLE = 128
 _CANDIDATE_COST = 40.0
 #: Statistics of the pairs computed densely per block (256 KiB of float64).
 _SPECIAL_CHUNK = 1 << 15
+#: Columns of the deviations transposed per task of the board's threads for the dense pairs (a multiple
+#: of 64).
+_TRANSPOSE_SPAN = 1024
 #: Blocks of dense pairs per task of the board's thread pool (:func:`stats._threads.in_blocks`).
 _SPECIAL_SPAN = 256
 #: Work of finding the tails of one (resample, entry) of a part, in statistics of the dense computation.
@@ -969,7 +972,17 @@ class _Exceedances:
         involved[self.special_j] = involved[self.special_k] = True
         columns = np.flatnonzero(involved)
         position = np.cumsum(involved) - 1
-        yt = np.ascontiguousarray(y[:, columns].T)
+        yt = np.empty((columns.size, b))
+
+        def transposed(c0: int) -> None:
+            """Rows c0.. of ``yt`` (written by this span alone; on the board's threads): 64 columns of ``y``
+            gathered and transposed at a time, not the whole B x C gather and then its transposed copy
+            (one thread, and two arrays of 763 MiB at once at K = N = B = 10,000 when most entries are
+            involved, as on the near-duplicates' board)."""
+            for c in range(c0, min(columns.size, c0 + _TRANSPOSE_SPAN), 64):
+                yt[c : c + 64] = np.take(y, columns[c : c + 64], axis=1).T
+
+        in_blocks(transposed, range(0, columns.size, _TRANSPOSE_SPAN))
         step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
         counted = [0]
         lock = threading.Lock()

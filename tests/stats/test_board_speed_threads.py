@@ -68,9 +68,9 @@ def test_beside_returns_raises_and_keeps_the_callers_context(
         handle = beside(fail)
         with pytest.raises(ValueError, match="beside"):
             handle.result()
-    with np.errstate(divide="raise"):  # numpy's error state is a context variable: the thread keeps it
-        with pytest.raises(FloatingPointError):
-            beside(lambda: np.float64(1.0) / np.float64(0.0)).result()
+    # numpy's error state is a context variable: the thread keeps the caller's
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        beside(lambda: np.float64(1.0) / np.float64(0.0)).result()
 
 
 def test_beside_runs_nicer_than_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,6 +147,7 @@ def test_two_threads_with_small_spans_give_the_one_threads_board(
     monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
     monkeypatch.setattr(cr, "_GATHER_SPAN", 32)
+    monkeypatch.setattr(cr, "_TRANSPOSE_SPAN", 64)
     monkeypatch.setattr(cr, "_RANK_CHUNK_ELEMENTS", 900)
     monkeypatch.setattr(board_module, "_SD_SPAN", 64)
     monkeypatch.setattr(board_module, "_GATHER_SPAN", 32)
