@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from stats._threads import in_blocks, with_blas_threads
+from stats._threads import beside, in_blocks, with_blas_threads
 from stats.checks import (
     FEW_CLUSTERS,
     check_choice,
@@ -129,6 +129,9 @@ DEGENERATE_WARNING = (
 
 #: Columns per block of :func:`_column_sd`.
 _SD_COLUMNS = 64
+#: Columns per task of the per-column statistics on the board's threads (:func:`_column_sd`, the leader
+#: differences): a multiple of :data:`_SD_COLUMNS`, so each block of 64 columns is the one thread's.
+_SD_SPAN = 1024
 #: Entries per block of :func:`_verdicts`.
 _VERDICT_ROWS = 256
 
@@ -595,8 +598,12 @@ class _FullParts:
         :data:`_SD_COLUMNS` columns (each a function of its own column and the leader's)."""
         k = theta.shape[1]
         se, p = np.empty(k), np.empty(k)
-        for c0 in range(0, k, _SD_COLUMNS):
-            se[c0 : c0 + _SD_COLUMNS], p[c0 : c0 + _SD_COLUMNS] = block(c0)
+
+        def span(c0: int) -> None:  # blocks c0.. (written by this span alone; on the board's threads)
+            for c in range(c0, min(k, c0 + _SD_SPAN), _SD_COLUMNS):
+                se[c : c + _SD_COLUMNS], p[c : c + _SD_COLUMNS] = block(c)
+
+        in_blocks(span, range(0, k, _SD_SPAN))
         return se, p
 
     def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
@@ -773,12 +780,27 @@ def build_board(
         parts=_parts if _parts is not None else _FullParts(),
     )
     theta, test_set_sd = _run_replicates(iv)
-    value_intervals = _value_intervals(iv, theta)
-    leader_diffs = _leader_differences(iv, theta)
-    counts = _leader_counts(iv)
-    p, test_name = _pair_test(iv, leader_diffs, counts)
-    adjusted = _adjusted_p_values(iv, p)
-    ranks, rd, sim = _rank_sets(iv, theta)
+    # the value intervals read the replicates alone: beside the next stages, on a thread of lower priority
+    # that fills the max-t search's stretches of one thread (issue 24). The full board only (the
+    # incremental board's parts keep state between their calls), and not BCa, whose constants take
+    # B x K and N x K temporaries that would add to the search's peak memory instead of coming before
+    # it. An exception of theirs is raised before one of the later stages', as when they ran first.
+    alongside = type(iv.parts) is _FullParts and iv.boot_method != "bca"
+    intervals = beside(lambda: _value_intervals(iv, theta)) if alongside else None
+    try:
+        value_intervals: _ValueIntervals | None = _value_intervals(iv, theta) if intervals is None else None
+        leader_diffs = _leader_differences(iv, theta)
+        counts = _leader_counts(iv)
+        p, test_name = _pair_test(iv, leader_diffs, counts)
+        adjusted = _adjusted_p_values(iv, p)
+        ranks, rd, sim = _rank_sets(iv, theta)
+    except BaseException:
+        if intervals is not None:
+            intervals.result()
+        raise
+    if intervals is not None:
+        value_intervals = intervals.result()
+    assert value_intervals is not None
     verdicts = _verdict_stage(iv, _decisions(iv, sim, p), adjusted)
     needed = _items_needed(iv, leader_diffs, counts)
     signature = _signature(iv, test_name, verdicts.decisions.test)
@@ -1592,6 +1614,9 @@ def discordant_counts(item_statistics: Sequence[npt.ArrayLike]) -> npt.NDArray[n
 #: Rows per block of the K x K tables' column gathers (``numpy.take`` on a block that stays in the cache:
 #: K = 5,000, 0.05 s against 0.28-0.45 s for a fancy index of 128 rows).
 _GATHER_ROWS = 32
+#: Rows per task of the column gathers of :func:`_permute_in_place` on the board's threads (a multiple of
+#: :data:`_GATHER_ROWS`).
+_GATHER_SPAN = 1024
 
 
 def _permuted(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:
@@ -1600,8 +1625,12 @@ def _permuted(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:
     and ``numpy.take`` on 32 rows several times faster again)."""
     index = np.asarray(order, dtype=np.intp)
     out = np.empty((index.size, index.size), dtype=a.dtype)
-    for r0 in range(0, index.size, _GATHER_ROWS):
-        np.take(a[index[r0 : r0 + _GATHER_ROWS]], index, axis=1, out=out[r0 : r0 + _GATHER_ROWS])
+
+    def span(s0: int) -> None:  # rows s0.. of ``out`` (written by this span alone; on the board's threads)
+        for r0 in range(s0, min(index.size, s0 + _GATHER_SPAN), _GATHER_ROWS):
+            np.take(a[index[r0 : r0 + _GATHER_ROWS]], index, axis=1, out=out[r0 : r0 + _GATHER_ROWS])
+
+    in_blocks(span, range(0, index.size, _GATHER_SPAN))
     return out
 
 
@@ -1626,11 +1655,17 @@ def _permute_in_place(a: npt.NDArray[Any], order: Sequence[int], *, columns: boo
             a[i] = a[j]
             i = j
     if columns:
-        block = np.empty((min(_GATHER_ROWS, index.size), index.size), dtype=a.dtype)
-        for r0 in range(0, index.size, _GATHER_ROWS):
-            rows = a[r0 : r0 + _GATHER_ROWS]
-            np.take(rows, index, axis=1, out=block[: rows.shape[0]])
-            rows[...] = block[: rows.shape[0]]
+
+        def span(s0: int) -> None:
+            """Rows s0.. (:data:`_GATHER_SPAN` of them, read and written by this span alone, through its own
+            buffer: the spans run on the board's threads)."""
+            block = np.empty((min(_GATHER_ROWS, index.size), index.size), dtype=a.dtype)
+            for r0 in range(s0, min(index.size, s0 + _GATHER_SPAN), _GATHER_ROWS):
+                rows = a[r0 : r0 + _GATHER_ROWS]
+                np.take(rows, index, axis=1, out=block[: rows.shape[0]])
+                rows[...] = block[: rows.shape[0]]
+
+        in_blocks(span, range(0, index.size, _GATHER_SPAN))
     return a
 
 
@@ -1642,8 +1677,12 @@ def _column_sd(x: FloatArray) -> FloatArray:
     few MB instead of two copies of ``x`` (K = 5,000, B = 10,000: 400 MB each, and 0.7 s).
     """
     out = np.empty(x.shape[1])
-    for c0 in range(0, x.shape[1], _SD_COLUMNS):
-        out[c0 : c0 + _SD_COLUMNS] = x[:, c0 : c0 + _SD_COLUMNS].std(axis=0, ddof=1)
+
+    def span(c0: int) -> None:  # columns c0.. (written by this span alone; on the board's threads)
+        for c in range(c0, min(x.shape[1], c0 + _SD_SPAN), _SD_COLUMNS):
+            out[c : c + _SD_COLUMNS] = x[:, c : c + _SD_COLUMNS].std(axis=0, ddof=1)
+
+    in_blocks(span, range(0, x.shape[1], _SD_SPAN))
     return out
 
 

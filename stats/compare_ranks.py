@@ -18,13 +18,14 @@ import math
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.linalg.blas import dsyrk as _syrk
 from scipy.special import ndtri
 
-from stats._threads import board_threads, in_blocks, with_blas_threads
+from stats._threads import in_blocks, in_order, with_blas_threads
 from stats.checks import check_level, check_replicates, check_vector
 
 FloatArray = npt.NDArray[np.float64]
@@ -172,11 +173,12 @@ def _rank_counts(
         np.put_along_axis(chunk, order, first, axis=1)
         return (chunk.T + offsets[:, None]).ravel()
 
-    batch = step * max(1, board_threads())
-    for b0 in range(0, b, batch):
-        for indices in in_blocks(ranked, range(b0, min(b, b0 + batch), step)):
-            # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
-            np.add.at(counts, indices, 1)
+    # the chunks ranked on the board's threads while this thread adds the previous ones (the add holds the
+    # GIL and is a third of the work: before, the pool waited for it; the counts are integers, the same in
+    # any order, and are added in the chunks' order anyway)
+    for indices in in_order(ranked, range(0, b, step)):
+        # unbuffered add: a bincount would allocate and add all K^2 counts per chunk (K = 5,000: 200 MB)
+        np.add.at(counts, indices, 1)
     return counts.reshape(k, k), ranks
 
 
@@ -447,6 +449,9 @@ _PREPARE_SAMPLE = 128
 _CANDIDATE_COST = 40.0
 #: Statistics of the pairs computed densely per block (256 KiB of float64).
 _SPECIAL_CHUNK = 1 << 15
+#: Columns of the deviations transposed per task of the board's threads for the dense pairs (a multiple
+#: of 64).
+_TRANSPOSE_SPAN = 1024
 #: Blocks of dense pairs per task of the board's thread pool (:func:`stats._threads.in_blocks`).
 _SPECIAL_SPAN = 256
 #: Work of finding the tails of one (resample, entry) of a part, in statistics of the dense computation.
@@ -524,20 +529,50 @@ def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, In
 def _mirror_upper(mask: BoolArray) -> None:
     """``mask |= mask.T`` for a mask that holds only pairs above its diagonal, in place and by blocks of
     256 rows (the one transposed OR walked a K x K array column-wise and made a K x K temporary: 95 MiB at
-    K = 10,000)."""
+    K = 10,000). The blocks run on the board's threads (:func:`stats._threads.in_blocks`): block ``r0``
+    writes its rows left of its diagonal block and that block, and reads the upper triangle of the rows
+    above it, which no block writes (issue 24: 1.0 s of one thread per mix board of 10,000)."""
     c = mask.shape[0]
-    for r0 in range(0, c, 256):
+
+    def rows(r0: int) -> None:
         mask[r0 : r0 + 256, :r0] = mask[:r0, r0 : r0 + 256].T
         block = mask[r0 : r0 + 256, r0 : r0 + 256]
         block |= block.T.copy()
 
+    in_blocks(rows, range(0, c, 256))
+
 
 def _or_symmetric(target: BoolArray, upper: BoolArray) -> None:
     """``target |= upper | upper.T`` for ``upper`` above its diagonal, in place and by blocks of 256 rows
-    (no K x K temporaries)."""
-    target |= upper
-    for r0 in range(0, upper.shape[0], 256):
+    (no K x K temporaries), on the board's threads: each block writes its own rows of ``target`` and reads
+    ``upper`` alone."""
+
+    def rows(r0: int) -> None:
+        target[r0 : r0 + 256] |= upper[r0 : r0 + 256]
         target[r0 : r0 + 256, : r0 + 256] |= upper[: r0 + 256, r0 : r0 + 256].T
+
+    in_blocks(rows, range(0, upper.shape[0], 256))
+
+
+#: Rows per block of :func:`_gathered` (gathered, then their columns while they are in the cache), and
+#: rows per task of the board's threads.
+_GATHER_ROWS = 32
+_GATHER_SPAN = 512
+
+
+def _gathered(a: npt.NDArray[Any], index: IntArray) -> npt.NDArray[Any]:
+    """``a[np.ix_(index, index)]`` by blocks of :data:`_GATHER_ROWS` rows (``numpy.take`` of the block's
+    columns while its rows are in the cache), the blocks on the board's threads (each writes its own rows
+    of the result): the same elements as the fancy index, which one thread walked column by column over
+    K x K tables (issue 24: the referenced plans gathered about 10^8 standard errors per board of 10,000)."""
+    out = np.empty((index.size, index.size), dtype=a.dtype)
+
+    def span(s0: int) -> None:
+        for r0 in range(s0, min(index.size, s0 + _GATHER_SPAN), _GATHER_ROWS):
+            np.take(a[index[r0 : r0 + _GATHER_ROWS]], index, axis=1, out=out[r0 : r0 + _GATHER_ROWS])
+
+    in_blocks(span, range(0, index.size, _GATHER_SPAN))
+    return out
 
 
 class _TooMany(Exception):
@@ -624,7 +659,7 @@ class _Exceedances:
         c = cols.size
         tiny = np.finfo(float).tiny
         sdv = sd[cols] if ref < 0 else se[cols, ref]
-        sub = se[np.ix_(cols, cols)] if c < se.shape[0] else se
+        sub = _gathered(se, cols) if c < se.shape[0] else se
         edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 31)])
         hist = np.zeros(edges.size, dtype=np.int64)
         gamma_min = np.inf
@@ -724,20 +759,21 @@ class _Exceedances:
                 local = positions[g1] if g1 == g2 else np.concatenate([positions[g1], positions[g2]])
                 span = np.concatenate(positions[g1 : g2 + 1])
                 ref = int(entries[span[span.size // 2]])
-                cover = None
-                if g1 != g2:
-                    n1 = positions[g1].size
-                    cover = np.zeros((local.size, local.size), dtype=bool)
-                    cover[:n1, n1:] = True
-                    cover[n1:, :n1] = True
-                if within is not None:
-                    inside = within[np.ix_(local, local)]
-                    cover = inside if cover is None else cover & inside
                 cols = entries[local]
                 order_cols = np.argsort(cols, kind="stable")  # local columns in global order
                 cols = cols[order_cols]
-                if cover is not None:
-                    cover = cover[np.ix_(order_cols, order_cols)]
+                # the pairs between the two groups (and ``within``), already in the columns' global order:
+                # local positions ``o_i, o_j`` are in different groups when ``(o_i < n1) != (o_j < n1)``
+                cover = None
+                if g1 != g2:
+                    side = order_cols < positions[g1].size
+                    cover = side[:, None] != side[None, :]
+                if within is not None:
+                    inside = _gathered(within, local[order_cols])
+                    if cover is None:
+                        cover = inside
+                    else:
+                        cover &= inside
                 c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
                 total += c_cost
                 if c_part is not None:
@@ -853,7 +889,11 @@ class _Exceedances:
         b = y.shape[0]
         cols = part.cols
         whole = cols.size == y.shape[1]
-        pairs_ok = part.mask & (sym if whole else sym[np.ix_(cols, cols)])
+        if whole:
+            pairs_ok = part.mask & sym
+        else:
+            pairs_ok = _gathered(sym, cols)
+            pairs_ok &= part.mask
         h = level * part.gamma * (1 - 1e-9)
         hs = h * part.sdv
         counted = [found]
@@ -932,7 +972,17 @@ class _Exceedances:
         involved[self.special_j] = involved[self.special_k] = True
         columns = np.flatnonzero(involved)
         position = np.cumsum(involved) - 1
-        yt = np.ascontiguousarray(y[:, columns].T)
+        yt = np.empty((columns.size, b))
+
+        def transposed(c0: int) -> None:
+            """Rows c0.. of ``yt`` (written by this span alone; on the board's threads): 64 columns of ``y``
+            gathered and transposed at a time, not the whole B x C gather and then its transposed copy
+            (one thread, and two arrays of 763 MiB at once at K = N = B = 10,000 when most entries are
+            involved, as on the near-duplicates' board)."""
+            for c in range(c0, min(columns.size, c0 + _TRANSPOSE_SPAN), 64):
+                yt[c : c + 64] = np.take(y, columns[c : c + 64], axis=1).T
+
+        in_blocks(transposed, range(0, columns.size, _TRANSPOSE_SPAN))
         step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
         counted = [0]
         lock = threading.Lock()
@@ -1191,6 +1241,56 @@ def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
     return out
 
 
+def _pair_tables(p: FloatArray, se: FloatArray) -> tuple[BoolArray, BoolArray, int]:
+    """The step-down's first tables: the pairs ``j < k`` with ``se > 0``, the pairs with ``se == 0``
+    between different values (symmetric, off the diagonal), and the number of the first.
+
+    One pass over ``se`` by blocks of 256 rows on the board's threads (each block writes its own rows):
+    the same elements as ``se > 0`` with its lower triangle cleared and ``(se == 0) & (p_j != p_k)`` with
+    its diagonal cleared, without the K x K temporary of ``p_j != p_k`` nor a second pass over the
+    0.8 GB of ``se`` (issue 24: 1.1 s of one thread per board of 10,000)."""
+    k = p.size
+    upper_pairs = np.empty((k, k), dtype=bool)
+    zero = np.empty((k, k), dtype=bool)
+
+    def rows(r0: int) -> int:
+        r1 = min(k, r0 + 256)
+        s = se[r0:r1]
+        up = upper_pairs[r0:r1]
+        np.greater(s, 0, out=up)
+        up[:, :r1] &= np.arange(r1)[None, :] > np.arange(r0, r1)[:, None]  # keep j < k
+        z = zero[r0:r1]
+        np.equal(s, 0, out=z)
+        z &= p[r0:r1, None] != p[None, :]
+        z[np.arange(r1 - r0), np.arange(r0, r1)] = False
+        return int(np.count_nonzero(up))
+
+    return upper_pairs, zero, sum(in_blocks(rows, range(0, k, 256)))
+
+
+def _oriented(
+    separated: BoolArray, p: FloatArray, higher_is_better: bool
+) -> tuple[BoolArray, IntArray, IntArray]:
+    """``better = separated & (p_j ahead of p_k)`` in place, and the rank bounds ``1 + better.sum(0)``
+    and ``K - better.sum(1)``: by blocks of 256 rows on the board's threads (each writes its own rows;
+    the column counts are integers, added in any order), without the K x K temporary of the outer
+    comparison."""
+    k = p.size
+    ahead = np.greater if higher_is_better else np.less
+
+    def rows(r0: int) -> tuple[IntArray, IntArray]:
+        block = separated[r0 : r0 + 256]
+        block &= ahead(p[r0 : r0 + 256, None], p[None, :])
+        return block.sum(axis=0), block.sum(axis=1)
+
+    sums = in_blocks(rows, range(0, k, 256))
+    beaten = np.zeros(k, dtype=np.int64)
+    for column_sums, _ in sums:
+        beaten += column_sums
+    beating = np.concatenate([row_sums for _, row_sums in sums]) if sums else np.zeros(0, dtype=np.int64)
+    return separated, 1 + beaten, k - beating
+
+
 def _simultaneous(
     x: FloatArray,
     p: FloatArray,
@@ -1229,22 +1329,12 @@ def _simultaneous(
     # the Gram matrix of the deviations' operand is formed block by block (:func:`_exact_gram`: the operand
     # is never a second B x K array, K = N = B = 10,000: 0.8 GB)
     se, sd = standard_errors if standard_errors is not None else _pair_standard_errors(y)
-    upper_pairs = se > 0
-    for r0 in range(0, k, _PREPARE_ROWS):  # keep j < k (np.triu builds K x K temporaries)
-        upper_pairs[r0 : r0 + _PREPARE_ROWS, : r0 + _PREPARE_ROWS] &= (
-            np.arange(min(k, r0 + _PREPARE_ROWS))[None, :]
-            > np.arange(r0, min(k, r0 + _PREPARE_ROWS))[:, None]
-        )
+    upper_pairs, zero, n_upper = _pair_tables(p, se)
     search = (
-        None
-        if int(upper_pairs.sum()) <= _DENSE_MAX_PAIRS
-        else _Exceedances(y, se, sd, order=np.argsort(p, kind="stable"))
+        None if n_upper <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd, order=np.argsort(p, kind="stable"))
     )
     if search is not None and preload is not None:
         search.preload(*preload)
-    zero = se == 0
-    zero &= p[:, None] != p[None, :]
-    np.fill_diagonal(zero, False)
     separated = zero  # symmetric (the K x K boolean tables are 95 MiB each at K = 10,000: none copied)
     del zero
     critical = np.inf
@@ -1271,10 +1361,7 @@ def _simultaneous(
             break
     if search is not None and search.covered is not None:
         first = search.covered  # every pair's statistics at or above its level: the next board's start
-    better = separated
-    better &= np.greater.outer(p, p) if higher_is_better else np.less.outer(p, p)
-    lower = 1 + better.sum(axis=0)
-    upper = k - better.sum(axis=1)
+    better, lower, upper = _oriented(separated, p, higher_is_better)
     result = SimultaneousRanks(
         lower=lower.astype(np.int64),
         upper=upper.astype(np.int64),
