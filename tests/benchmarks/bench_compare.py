@@ -198,7 +198,9 @@ def _one_family(
         return build_board(names=entry_names[: t.shape[1]], values=v, replicates=t, **options)
 
     # the peak from one traced call; the time from a second call without tracemalloc, at every K (its hooks
-    # cost time in every allocation: at K = 10,000 the traced call took 35.3 s against 28-29 s untraced)
+    # cost time in every allocation). The second call is a warm one, as a worker's next rebuild is: at
+    # K = 10,000 (mix, 2 threads) the traced call took 34.7 s, the untraced one after it 27.0 s, and a single
+    # untraced call in a fresh process 30-31 s (docs/benchmarks.md, section 9)
     t_traced, _, peak, got = _traced(board)
     del got
     gc.collect()
