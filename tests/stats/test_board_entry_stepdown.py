@@ -16,30 +16,11 @@ import pytest
 
 import stats.board_update as bu
 from stats import board as board_module
-from stats.board import Board, build_board
+from stats.board import build_board
 from stats.board_update import BoardCache, _StepDown, _verdicts_extended
 from stats.compare_ranks import _separated_by
-
-
-def _same(a: Board, b: Board) -> None:
-    assert a.as_dict() == b.as_dict()
-    assert np.array_equal(a.pair_standard_errors, b.pair_standard_errors)
-    assert np.array_equal(a.better, b.better)
-    assert np.array_equal(a.rank_probabilities, b.rank_probabilities)
-    assert a.max_t_critical_value == b.max_t_critical_value
-
-
-def _board(seed: int, k: int, b: int, *, ties: bool) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    base = np.sort(rng.normal(0.7, 0.01, size=k))
-    theta = base[None, :] + rng.normal(0, 0.01, size=(b, k)) + rng.normal(0, 0.01, size=(b, 1))
-    if ties:
-        theta = np.round(theta, 3)
-        theta[:, 1] = theta[:, 0]  # identical entries: a zero standard error
-    point = theta.mean(axis=0)
-    if ties:
-        point = np.round(point, 3)
-    return theta, point
+from tests.stats.board_helpers import noisy_board as _board
+from tests.stats.board_helpers import same_board as _same
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:

@@ -18,17 +18,7 @@ import stats.compare_ranks as cr
 from stats._threads import beside, in_order
 from stats.board import build_board
 from tests.benchmarks import families
-
-
-def _options() -> dict[str, Any]:
-    return {
-        "higher_is_better": True,
-        "metric_name": "accuracy",
-        "seed": 0,
-        "interval": "percentile",
-        "test": "bootstrap",
-        "n_items": 300,
-    }
+from tests.stats.board_helpers import family_options as _options
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

@@ -6,8 +6,6 @@ next board starts from and the incremental board."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
@@ -18,17 +16,7 @@ from stats._threads import board_threads, in_blocks
 from stats.board import build_board
 from stats.board_update import BoardCache
 from tests.benchmarks import families
-
-
-def _options() -> dict[str, Any]:
-    return {
-        "higher_is_better": True,
-        "metric_name": "accuracy",
-        "seed": 0,
-        "interval": "percentile",
-        "test": "bootstrap",
-        "n_items": 300,
-    }
+from tests.stats.board_helpers import family_options as _options
 
 
 def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from stats.board import Board, build_board
+from stats.board import build_board
 from stats.board_update import BoardCache
+from tests.stats.board_helpers import same_board as _same
 
 
 def _replicates(rng: np.random.Generator, n: int, b: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -19,14 +20,6 @@ def _replicates(rng: np.random.Generator, n: int, b: int, k: int) -> tuple[np.nd
     counts = rng.multinomial(n, np.full(n, 1.0 / n), size=b).astype(float)
     theta = counts @ correct / n
     return theta, correct.mean(axis=0)
-
-
-def _same(a: Board, b: Board) -> None:
-    assert a.as_dict() == b.as_dict()
-    assert np.array_equal(a.pair_standard_errors, b.pair_standard_errors)
-    assert np.array_equal(a.better, b.better)
-    assert np.array_equal(a.rank_probabilities, b.rank_probabilities)
-    assert a.max_t_critical_value == b.max_t_critical_value
 
 
 def _options(higher: bool, n: int, **extra: Any) -> dict[str, Any]:

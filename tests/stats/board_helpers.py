@@ -1,0 +1,47 @@
+"""Helpers shared by the board tests (the incremental board, its pool and step-down, the board's threads):
+one definition of "the same board" and of the small boards they build."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stats.board import Board
+
+
+def same_board(a: Board, b: Board) -> None:
+    """``a`` and ``b`` are the same board to the bit: rows, standard errors, decisions, rank
+    probabilities and the max-t critical value."""
+    assert a.as_dict() == b.as_dict()
+    assert np.array_equal(a.pair_standard_errors, b.pair_standard_errors)
+    assert np.array_equal(a.better, b.better)
+    assert np.array_equal(a.rank_probabilities, b.rank_probabilities)
+    assert a.max_t_critical_value == b.max_t_critical_value
+
+
+def noisy_board(seed: int, k: int, b: int, *, ties: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Replicates (b, k) and point values of k close entries with a shared resample effect; with ``ties``
+    rounded at 3 decimals and entries 0 and 1 identical (a zero standard error)."""
+    rng = np.random.default_rng(seed)
+    base = np.sort(rng.normal(0.7, 0.01, size=k))
+    theta = base[None, :] + rng.normal(0, 0.01, size=(b, k)) + rng.normal(0, 0.01, size=(b, 1))
+    if ties:
+        theta = np.round(theta, 3)
+        theta[:, 1] = theta[:, 0]  # identical entries: a zero standard error
+    point = theta.mean(axis=0)
+    if ties:
+        point = np.round(point, 3)
+    return theta, point
+
+
+def family_options() -> dict[str, Any]:
+    """``build_board``'s options for the family boards of ``tests/benchmarks/families.py`` at N = 300."""
+    return {
+        "higher_is_better": True,
+        "metric_name": "accuracy",
+        "seed": 0,
+        "interval": "percentile",
+        "test": "bootstrap",
+        "n_items": 300,
+    }
