@@ -124,6 +124,7 @@ from stats.compare_ranks import (
     RankDistribution,
     SimultaneousRanks,
     _exact_gram,
+    _gathered,
     _gram_bits,
     _gram_blocks,
     _gram_exponents,
@@ -160,18 +161,6 @@ def _row_blocks(fn: Callable[[int, int], None], n: int, rows: int | None = None)
     on the board's threads (:func:`stats._threads.in_blocks`); ``fn`` writes only its own rows."""
     step = _POOL_ROWS if rows is None else rows
     in_blocks(lambda r0: fn(r0, min(n, r0 + step)), range(0, n, step))
-
-
-def _gather(source: npt.NDArray[Any], index: npt.NDArray[np.intp], out: npt.NDArray[Any]) -> None:
-    """``out[:] = source[np.ix_(index, index)]``: each block of 32 rows gathered, then its columns while
-    in cache (``numpy.take``), the row blocks on the board's threads."""
-
-    def block(r0: int, r1: int) -> None:
-        for a in range(r0, r1, 32):
-            b = min(r1, a + 32)
-            np.take(source[index[a:b]], index, axis=1, out=out[a:b])
-
-    _row_blocks(block, index.size)
 
 
 @dataclass
@@ -641,7 +630,7 @@ def _extend_standard_errors(
     source[old] = at
     # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
     # fancy index of 128 rows at K = 5,000, whose block left the cache), on the board's threads
-    _gather(prev.se, source, se)
+    _gathered(prev.se, source, out=se)
     se[new, :] = v
     se[:, new] = v
     return se, var, means, exponents
@@ -988,7 +977,7 @@ class _StepDown:
         else:
             source = np.zeros(k1, dtype=np.intp)
             source[old] = np.arange(old.size)
-            _gather(previous, source, levels)
+            _gathered(previous, source, out=levels)
         # row ``new`` of ``_separated_by``'s statistics (``|.|`` and the errors are exactly symmetric)
         t = _pair_statistics(p, se, np.full(k1, new, dtype=np.intp), np.arange(k1))
         ascending = np.asarray(bounds[::-1], dtype=np.float64)
