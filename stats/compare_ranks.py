@@ -25,7 +25,7 @@ import numpy.typing as npt
 from scipy.linalg.blas import dsyrk as _syrk
 from scipy.special import ndtri
 
-from stats._threads import in_blocks, in_order, with_blas_threads
+from stats._threads import board_threads, in_blocks, in_order, with_blas_threads
 from stats.checks import check_level, check_replicates, check_vector
 
 FloatArray = npt.NDArray[np.float64]
@@ -254,8 +254,17 @@ def _gram_bits(b: int) -> int:
 def _gram_exponents(y: FloatArray) -> npt.NDArray[np.int32]:
     """Per column ``e_j`` with ``max |y_j| = f 2^e_j``, ``0.5 <= f < 1`` (0 for a zero column): the grid of
     :func:`_gram_operand` (its maximum is exact in any order, so the grid depends on the column alone)."""
-    top = np.maximum(y.max(axis=0, initial=0.0), -y.min(axis=0, initial=0.0))
-    _, e = np.frexp(top)
+    # by row blocks on the board's threads: a maximum and a minimum, exact in any order (issue 24: two
+    # passes of one thread over the 763 MiB of deviations at K = N = B = 10,000)
+    step = max(1, _GRAM_BLOCK // max(y.shape[1], 1))
+    high, low = np.zeros(y.shape[1]), np.zeros(y.shape[1])  # the reductions' initial 0.0
+    for block_high, block_low in in_blocks(
+        lambda r0: (y[r0 : r0 + step].max(axis=0, initial=0.0), y[r0 : r0 + step].min(axis=0, initial=0.0)),
+        range(0, y.shape[0], step),
+    ):
+        np.maximum(high, block_high, out=high)
+        np.minimum(low, block_low, out=low)
+    _, e = np.frexp(np.maximum(high, -low))
     return e
 
 
@@ -313,6 +322,8 @@ def _gram_blocks(y: FloatArray, *, elements: int = _GRAM_BLOCK) -> Iterator[tupl
 #: Elements of the Gram operand rounded at once inside a block (512 KiB of float64: the piece stays in the
 #: cache through the rounding's three passes and its column sums, instead of four passes over 64 MiB).
 _ROUND_PIECE = 1 << 16
+#: Pieces of the Gram operand rounded per task of the board's threads (:func:`stats._threads.in_blocks`).
+_ROUND_SPAN = 16
 
 
 def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -327,7 +338,10 @@ def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     Each block is rounded into one reused buffer in cache-sized pieces (:data:`_ROUND_PIECE`), its column
     sums taken piece by piece (exact in any order, as above): the same elements as :func:`_gram_blocks`
     (the same three elementwise operations), without a fresh 64 MiB array per block nor four passes over
-    it through memory (issue 24, fifth pass)."""
+    it through memory (issue 24, fifth pass). The pieces are rounded in spans of :data:`_ROUND_SPAN` on the
+    board's threads, their sums added in the spans' order, and the other triangle is copied by row blocks
+    on them too (each block writes its own part of the upper triangle and reads the lower one): these were
+    one thread's passes while the BLAS's second thread waited (issue 24, seventh pass)."""
     b, k = y.shape
     s = _gram_bits(b)
     e = _gram_exponents(y)
@@ -337,24 +351,39 @@ def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     step = max(1, _GRAM_BLOCK // max(k, 1))
     piece = max(1, _ROUND_PIECE // max(k, 1))
     buffer = np.empty((min(step, b), k))
+    span = piece * _ROUND_SPAN
     for r0 in range(0, b, step):
         r1 = min(b, r0 + step)
         z = buffer[: r1 - r0]
-        for p0 in range(0, r1 - r0, piece):
-            part = z[p0 : p0 + piece]
-            np.multiply(y[r0 + p0 : r0 + p0 + part.shape[0]], up, out=part)  # as _rounded: y 2^(s-e),
-            np.rint(part, out=part)  # rounded to an integer,
-            part *= down  # times 2^(e-s)
-            sums += part.sum(axis=0)
+
+        def rounded(s0: int, z: FloatArray = z, r0: int = r0) -> FloatArray:
+            """Rows s0.. of the block rounded into the buffer (written by this span alone, on the board's
+            threads while the BLAS waits), and their column sums."""
+            part_sums = np.zeros(k)
+            for p0 in range(s0, min(z.shape[0], s0 + span), piece):
+                part = z[p0 : p0 + piece]
+                np.multiply(y[r0 + p0 : r0 + p0 + part.shape[0]], up, out=part)  # as _rounded: y 2^(s-e),
+                np.rint(part, out=part)  # rounded to an integer,
+                part *= down  # times 2^(e-s)
+                part_sums += part.sum(axis=0)
+            return part_sums
+
+        for part_sums in in_blocks(rounded, range(0, r1 - r0, span)):
+            sums += part_sums
         # C <- z^T z + C on the upper triangle of the Fortran array; z.T is Fortran-contiguous (no copy)
         gram = _syrk(1.0, z.T, beta=1.0, c=gram, trans=0, lower=0, overwrite_c=1)
     del buffer
     out = gram.T  # C-contiguous; its lower triangle is filled
-    for r0 in range(0, k, 256):  # the upper triangle from the lower, row block by row block
+
+    def mirrored(r0: int) -> None:
+        """The upper triangle of rows ..r0 + 256 in columns r0..r0 + 256, from the lower triangle of rows
+        r0..r0 + 256, which no block writes (row blocks on the board's threads)."""
         out[:r0, r0 : r0 + 256] = out[r0 : r0 + 256, :r0].T
         block = out[r0 : r0 + 256, r0 : r0 + 256]
         upper = np.triu_indices(block.shape[0], 1)
         block[upper] = block.T[upper]
+
+    in_blocks(mirrored, range(0, k, 256))
     sums /= b
     return out, sums
 
@@ -524,6 +553,52 @@ def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, In
     start = np.cumsum(n_k) - n_k
     reps = np.searchsorted(key_k, key_j, side="right") - start[j_rows]
     return j_rows, j_cols, k_cols, start, reps
+
+
+def _crossed_count(up: FloatArray, low: FloatArray, row0: int = 0) -> int:
+    """``int(_tail_pairs(up, low)[4].sum())`` (the candidates a plan's sample crosses) for the rows of a
+    larger pair of arrays that start at row ``row0``: the same keys (``2 (row0 + row) + (v - lo) / (hi -
+    lo)``, the same operations element by element), sorted by value instead of argsorted and gathered,
+    and without the candidates' index arrays, which a plan does not read.
+
+    Each upper candidate's count is of the lower keys of its own row up to its key: a row's keys lie in
+    ``[2 r, 2 r + 1]`` (``(v - lo) / (hi - lo)`` rounds into ``[0, 1]``: every step is monotonic), below
+    the next row's, so the count does not depend on the other rows and the sum over any split of the rows
+    into blocks (with their ``row0``) is the whole sample's, to the unit (the plan's cost loop, issue 24:
+    the blocks on the board's threads)."""
+    if up.shape[0] == 0:
+        return 0
+    lo = low.min(axis=1)
+    hi = up.max(axis=1)
+    span = hi - lo
+    span[~(span > 0)] = 1.0  # as _tail_pairs
+    rows = 2.0 * np.arange(row0, row0 + up.shape[0])
+    upper = up >= lo[:, None]
+    lower = low <= hi[:, None]
+    n_k = np.count_nonzero(lower, axis=1)
+    key_k = ((low - lo[:, None]) / span[:, None])[lower]  # row-major: as low[k_rows, k_cols]
+    key_k += np.repeat(rows, n_k)
+    key_j = ((up - lo[:, None]) / span[:, None])[upper]
+    n_j = np.count_nonzero(upper, axis=1)
+    key_j += np.repeat(rows, n_j)
+    key_k.sort()
+    key_j.sort()  # the same counts in any order; ascending keys search faster (see _tail_pairs)
+    start = np.cumsum(n_k) - n_k
+    return int(np.searchsorted(key_k, key_j, side="right").sum()) - int((n_j * start).sum())
+
+
+def _sample_crossed(up: FloatArray, low: FloatArray) -> int:
+    """:func:`_crossed_count` of the whole sample, its rows split in :func:`board_threads` blocks on the
+    board's threads (the count of each row is its own: the same integer in any split). The plan's cost
+    loop ran ``_tail_pairs`` on one thread while the other idled (issue 24: about 1.7 s of the mix's
+    board of 10,000)."""
+    step = max(1, -(-up.shape[0] // board_threads()))
+    return sum(
+        in_blocks(
+            lambda r0: _crossed_count(up[r0 : r0 + step], low[r0 : r0 + step], r0),
+            range(0, up.shape[0], step),
+        )
+    )
 
 
 def _mirror_upper(mask: BoolArray) -> None:
@@ -723,7 +798,7 @@ class _Exceedances:
             n_up = int(np.count_nonzero(up >= low.min(axis=1)[:, None]))
             if fixed + _CANDIDATE_COST * n_up * scale >= best_cost:
                 continue
-            crossed = float(_tail_pairs(up, low)[4].sum()) * scale
+            crossed = float(_sample_crossed(up, low)) * scale
             cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
             if cost < best_cost:
                 best_cost, threshold = cost, g if n_dense else -np.inf

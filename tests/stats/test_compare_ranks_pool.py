@@ -1,0 +1,121 @@
+"""The exact Gram matrix's passes on the board's threads, and the plan's count of crossed candidates (issue
+24, seventh pass): the same bits (and the same integers) as one thread's, for any number of threads and
+any blocks, on awkward shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stats.compare_ranks as cr
+
+
+def _reference_operand(y: np.ndarray) -> np.ndarray:
+    """The Gram operand computed independently of ``stats.compare_ranks``'s blocks: each column rounded to
+    multiples of ``2^(e_j - s)``, ``2^e_j`` the power of two above its largest absolute value."""
+    s = cr._gram_bits(y.shape[0])
+    _, e = np.frexp(np.abs(y).max(axis=0, initial=0.0))
+    return np.rint(y * np.ldexp(1.0, s - e)) * np.ldexp(1.0, e - s)
+
+
+def _awkward(rng: np.random.Generator, b: int, k: int) -> np.ndarray:
+    """Deviations whose columns differ in scale by up to 2^80, with a zero column, a column of one sign,
+    identical columns and a column whose largest value is negative."""
+    y = rng.normal(size=(b, k)) * np.ldexp(1.0, rng.integers(-40, 40, size=k))
+    if k >= 4:
+        y[:, 1] = 0.0
+        y[:, 2] = np.abs(y[:, 2])
+        y[:, 3] = y[:, 0]
+    y[0, -1] = -8.0 * np.abs(y[:, -1]).max()
+    return y
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+@pytest.mark.parametrize(
+    ("b", "k", "block", "piece", "span"),
+    [
+        (997, 7, 7 * 50, 7 * 3, 2),  # B not a multiple of the block nor of the span, pieces of 3 rows
+        (400, 1, 1 << 23, 1 << 16, 16),  # one entry, one block
+        (130, 3, 3, 3, 1),  # one row per block and per piece
+        (301, 40, 40 * 64, 40 * 5, 3),
+        (5, 65, 1 << 23, 1 << 16, 16),  # fewer resamples than entries
+    ],
+)
+def test_the_gram_matrix_on_the_pool_is_the_one_product(
+    monkeypatch: pytest.MonkeyPatch, threads: str, b: int, k: int, block: int, piece: int, span: int
+) -> None:
+    """``_exact_gram`` with its rounding spans and its triangle copy on 1, 2 or 3 threads: ``z^T z`` of the
+    independently rounded operand to the bit, symmetric, and the means of its columns."""
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    monkeypatch.setattr(cr, "_GRAM_BLOCK", block)
+    monkeypatch.setattr(cr, "_ROUND_PIECE", piece)
+    monkeypatch.setattr(cr, "_ROUND_SPAN", span)
+    rng = np.random.default_rng(b * 1000 + k)
+    y = _awkward(rng, b, k)
+    z = _reference_operand(y)
+    gram, means = cr._exact_gram(y)
+    assert gram.flags.c_contiguous
+    assert np.array_equal(gram, z.T @ z)
+    assert np.array_equal(gram, gram.T)
+    assert np.array_equal(means, z.mean(axis=0))
+    assert np.array_equal(cr._gram_exponents(y), np.frexp(np.abs(y).max(axis=0, initial=0.0))[1])
+
+
+def test_the_gram_matrix_is_the_same_on_one_and_two_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A board-sized product in 256-row triangle blocks (K above 256: several blocks, one partial),
+    with the module's own block sizes: the same bits on one and two threads."""
+    rng = np.random.default_rng(3)
+    y = _awkward(rng, 600, 700)
+    got = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+        got[threads] = cr._exact_gram(y)
+    assert np.array_equal(got["1"][0], got["2"][0])
+    assert np.array_equal(got["1"][1], got["2"][1])
+    z = _reference_operand(y)
+    assert np.array_equal(got["2"][0], z.T @ z)
+
+
+def _near_ties(rng: np.random.Generator, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """A plan's sample shape: ``up = v - h s``, ``low = v + h s``, with ties rounded at one decimal, a row
+    of one value, a row without candidates, and upper values one unit in the last place below a lower
+    value of their row (the keys of the far rows round them together: candidates only by the key)."""
+    v = np.round(rng.normal(size=(rows, cols)), 1)
+    h = np.round(rng.uniform(0.0, 1.5, size=cols), 1)
+    up, low = v - h, v + h
+    up[3] = low[3] = 0.5  # one value in the row
+    low[5] = up[5].max() + 1.0  # no lower candidate reaches any upper one
+    for r in range(6, rows, 2):
+        j, kk = rng.integers(0, cols, size=2)
+        up[r, j] = np.nextafter(low[r, kk], -np.inf)
+    return up, low
+
+
+def test_the_crossed_count_is_the_tail_pairs_count_in_any_row_blocks() -> None:
+    """``_crossed_count`` over any split of the rows (each block with its first row) is the sum of
+    ``_tail_pairs``'s prefixes of the whole sample, to the unit, where the keys round ties together."""
+    rng = np.random.default_rng(17)
+    up, low = _near_ties(rng, 3000, 40)
+    want = int(cr._tail_pairs(up, low)[4].sum())
+    assert cr._crossed_count(up, low) == want
+    for step in (1, 7, 128, 1499, 2999):
+        got = sum(cr._crossed_count(up[r : r + step], low[r : r + step], r) for r in range(0, 3000, step))
+        assert got == want
+    # the blocks' first rows matter: keyed from row 0, the far rows' near ties stay apart (fewer candidates)
+    wrong = sum(cr._crossed_count(up[r : r + 100], low[r : r + 100]) for r in range(0, 3000, 100))
+    assert wrong < want
+    assert cr._crossed_count(up[:0], low[:0]) == 0
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_the_plan_counts_the_same_candidates_on_any_threads(
+    monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    """``_sample_crossed`` splits the sample's rows over the board's threads: the same count as one
+    ``_tail_pairs`` on 1, 2 or 3 threads, also for fewer rows than threads."""
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    rng = np.random.default_rng(23)
+    for rows in (1, 2, 129, 1000):
+        up, low = _near_ties(rng, max(rows, 7), 60)
+        up, low = up[:rows], low[:rows]
+        assert cr._sample_crossed(up, low) == int(cr._tail_pairs(up, low)[4].sum())
