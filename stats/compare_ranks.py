@@ -980,6 +980,7 @@ class _Exceedances:
         hs = h * part.sdv
         counted = [found]
         lock = threading.Lock()
+        flat = se.reshape(-1) if se.flags.c_contiguous else None  # a view (never a copy of K x K)
 
         def rows(r0: int) -> tuple[list[IntArray], list[IntArray], list[IntArray], list[FloatArray]]:
             """The hits of resamples r0.. (one row block; blocks run on the board's threads)."""
@@ -998,6 +999,15 @@ class _Exceedances:
             low = shifted + hs
             j_rows, j_cols, k_cols, start_k, reps = _tail_pairs(up, low)
             ends = np.cumsum(reps)
+            # per upper and per lower candidate (in their sorted orders): its entry and its deviation,
+            # gathered once; each crossed candidate then reads them by its position (the lower one's values
+            # from an array of the block's few lower candidates, in the cache, instead of a 2-D gather
+            # from the block's 512 x K deviations per candidate; issue 24, seventh pass)
+            k_rows = np.repeat(np.arange(up.shape[0]), np.diff(start_k, append=k_cols.size))
+            gj = j_cols if whole else cols[j_cols]  # entries (global columns)
+            gk = k_cols if whole else cols[k_cols]
+            yj = yc[j_rows, gj]
+            yk = yc[k_rows, gk]
             first = 0
             while first < j_rows.size:
                 base = 0 if first == 0 else int(ends[first - 1])
@@ -1006,29 +1016,36 @@ class _Exceedances:
                 rr = reps[first:last]
                 total = int(rr.sum())
                 if total:
-                    jj = np.repeat(j_cols[first:last], rr)
-                    bb = np.repeat(j_rows[first:last], rr)
-                    within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
-                    kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
+                    # candidate i of upper candidate u is lower candidate start_k[row u] + (i - its first)
+                    firsts = np.cumsum(rr) - rr
+                    lower = np.arange(total) + np.repeat(start_k[j_rows[first:last]] - firsts, rr)
+                    kk = gk[lower]
+                    if flat is None:
+                        pair_se = se[np.repeat(gj[first:last], rr), kk]
+                    else:  # one take at the flat positions: about half the time of the 2-D gather
+                        at = np.repeat(gj[first:last] * se.shape[1], rr)
+                        at += kk
+                        pair_se = flat.take(at)
                     # up_j >= low_k holds for nearly every candidate of the prefix, and the pair's mask
                     # for nearly every one too (99.7% on the mix of 5,000): the statistic of every
                     # candidate first, the mask read for the few that reach the level (one random gather
                     # of a K x K table per hit instead of per candidate; a pair outside the mask may have
                     # se = 0: inf or nan there, dropped by the mask or by nan >= level being False)
-                    lj, lk = jj, kk  # positions in cols
-                    if not whole:
-                        jj, kk = cols[jj], cols[kk]
                     with np.errstate(divide="ignore", invalid="ignore"):
-                        z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
+                        z = np.repeat(yj[first:last], rr)
+                        z -= yk[lower]
+                        z /= pair_se
                     hit = np.flatnonzero(z >= level)
-                    hit = hit[pairs_ok[lj[hit], lk[hit]]]
+                    upper_of = first + np.searchsorted(firsts, hit, side="right") - 1  # each hit's upper one
+                    keep = pairs_ok[j_cols[upper_of], k_cols[lower[hit]]]  # positions in cols
+                    hit, upper_of = hit[keep], upper_of[keep]
                     with lock:
                         counted[0] += hit.size
                         if counted[0] > _MAX_EXCEEDANCES:
                             raise _TooMany
-                    out_j.append(jj[hit])
+                    out_j.append(gj[upper_of])
                     out_k.append(kk[hit])
-                    out_b.append(bb[hit] + r0)
+                    out_b.append(j_rows[upper_of] + r0)
                     out_z.append(z[hit])
                 first = last
             return out_j, out_k, out_b, out_z

@@ -119,3 +119,96 @@ def test_the_plan_counts_the_same_candidates_on_any_threads(
         up, low = _near_ties(rng, max(rows, 7), 60)
         up, low = up[:rows], low[:rows]
         assert cr._sample_crossed(up, low) == int(cr._tail_pairs(up, low)[4].sum())
+
+
+def _previous_cross(
+    search: cr._Exceedances, part: cr._Part, level: float, sym: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The crossing as it was before the seventh pass (one row block after the other): every candidate's
+    entries repeated, its deviations gathered from the block and its standard error from the K x K
+    table by 2-D indices. The list it makes, in its order."""
+    y, se = search.y, search.se
+    cols = part.cols
+    whole = cols.size == y.shape[1]
+    pairs_ok = (part.mask & sym) if whole else (sym[np.ix_(cols, cols)] & part.mask)
+    h = level * part.gamma * (1 - 1e-9)
+    hs = h * part.sdv
+    got: list[list[np.ndarray]] = [[], [], [], []]
+    for r0 in range(0, y.shape[0], cr._ROW_BLOCK):
+        yc = y[r0 : r0 + cr._ROW_BLOCK]
+        shifted = yc if whole else yc[:, cols]
+        if part.ref >= 0:
+            shifted = shifted - yc[:, part.ref : part.ref + 1]
+        slack = 64 * np.finfo(float).eps * (1 + h) * float(np.abs(yc).max(initial=0.0))
+        j_rows, j_cols, k_cols, start_k, reps = cr._tail_pairs(shifted - (hs - slack), shifted + hs)
+        ends = np.cumsum(reps)
+        first = 0
+        while first < j_rows.size:
+            base = 0 if first == 0 else int(ends[first - 1])
+            last = max(int(np.searchsorted(ends, base + cr._CANDIDATE_CHUNK, side="right")), first + 1)
+            rr = reps[first:last]
+            total = int(rr.sum())
+            if total:
+                jj = np.repeat(j_cols[first:last], rr)
+                bb = np.repeat(j_rows[first:last], rr)
+                within = np.arange(total) - np.repeat(np.cumsum(rr) - rr, rr)
+                kk = k_cols[np.repeat(start_k[j_rows[first:last]], rr) + within]
+                lj, lk = jj, kk
+                if not whole:
+                    jj, kk = cols[jj], cols[kk]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    z = (yc[bb, jj] - yc[bb, kk]) / se[jj, kk]
+                hit = np.flatnonzero(z >= level)
+                hit = hit[pairs_ok[lj[hit], lk[hit]]]
+                for out, values in zip(got, (jj[hit], kk[hit], bb[hit] + r0, z[hit]), strict=True):
+                    out.append(values)
+            first = last
+    return tuple(np.concatenate(out) if out else np.empty(0) for out in got)  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("family", ["mix", "nested", "ties"])
+@pytest.mark.parametrize("chunk", [5, 1 << 21])
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_the_crossing_lists_what_it_listed_before_in_its_order(
+    monkeypatch: pytest.MonkeyPatch, family: str, chunk: int, threads: str
+) -> None:
+    """The crossing reads each candidate's deviations from per-candidate arrays and its standard error by
+    flat positions (seventh pass): the same (pair, resample, statistic) list, in the same order, as the
+    crossing before it, on whole and referenced parts, with chunks that split one upper candidate's
+    run, on 1 and 2 threads, and with a standard-error table that is not C-contiguous (2-D gathers); and
+    every listed statistic is at or above the level and every one left out of the part's pairs below it."""
+    from tests.benchmarks import families
+
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    monkeypatch.setattr(cr, "_ROW_BLOCK", 64)
+    monkeypatch.setattr(cr, "_CANDIDATE_CHUNK", chunk)
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
+    monkeypatch.setattr(cr, "_TAIL_COST", 0.0)
+    monkeypatch.setattr(cr, "_GROUP_MIN", 8)
+    theta, point = families.replicates(families.correctness(family, 300, 90, seed=1), 400, seed=1)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    for table in (se, np.asfortranarray(se)):  # symmetric: the same numbers, the other layout
+        search = cr._Exceedances(y, table, sd, order=np.argsort(point, kind="stable"))
+        level = 2.5
+        search._prepare(level)
+        assert search.parts
+        sym = np.triu(se > 0, 1)
+        sym |= sym.T
+        for part in search.parts:
+            lists: list[list[np.ndarray]] = [[], [], [], []]
+            search._cross(part, level, sym, 0, *lists)
+            got = [np.concatenate(out) if out else np.empty(0) for out in lists]
+            want = _previous_cross(search, part, level, sym)
+            for a, b in zip(got, want, strict=True):
+                assert a.dtype == b.dtype or a.size == 0
+                assert np.array_equal(a, b)
+            # against every statistic of the part's pairs
+            li, lk = np.nonzero(part.mask & sym[np.ix_(part.cols, part.cols)])
+            gj, gk = part.cols[li], part.cols[lk]
+            z = (y[:, gj] - y[:, gk]) / se[gj, gk]
+            rows, pairs = np.nonzero(z >= level)
+            assert sorted(zip(got[0].tolist(), got[1].tolist(), got[2].tolist(), strict=True)) == sorted(
+                zip(gj[pairs].tolist(), gk[pairs].tolist(), rows.tolist(), strict=True)
+            )
+            assert np.array_equal(np.sort(got[3]), np.sort(z[rows, pairs]))
