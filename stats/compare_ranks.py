@@ -1199,7 +1199,7 @@ def _critical_value(
     lists every pair, not only the active ones (the maxima still read the active ones): its list is what
     the next board with one more entry starts from, so that board rarely searches again.
     """
-    n_active = int(active.sum())
+    n_active = int(np.count_nonzero(active))  # the same count (a boolean sum: 13x slower at K = 10,000)
     if search is None or n_active <= max(_DENSE_MAX_PAIRS, _DENSE_PER_ENTRY * active.shape[0]):
         return float(np.quantile(_dense_maxima(y, se, active), confidence, method="higher"))
     guess = 0.95 * float(ndtri(1 - (1 - confidence) / (2 * max(n_active, 1))))
@@ -1441,8 +1441,8 @@ def _simultaneous(
     first: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray] | None
     first = None
     while True:
-        active = ~separated
-        active &= upper_pairs
+        # upper_pairs & ~separated in one pass over the K x K tables (booleans: u > s is u and not s)
+        active = np.greater(upper_pairs, separated)
         steps += 1
         if not active.any():
             break
