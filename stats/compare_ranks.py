@@ -469,6 +469,8 @@ _MAX_EXCEEDANCES = 1 << 24
 _CANDIDATE_CHUNK = 1 << 21
 #: Resamples handled per block by the pruned search.
 _ROW_BLOCK = 512
+#: Elements of a row block whose tails the pruned search finds at once (512 KiB of float64 in each array).
+_TAIL_PIECE = 1 << 16
 #: Rows of the standard-error matrix read per block when the pruned search is prepared.
 _PREPARE_ROWS = 128
 #: Resamples on which the prepared search counts the entries in the tails (to choose the dense pairs).
@@ -532,24 +534,54 @@ def _tail_pairs(up: FloatArray, low: FloatArray) -> tuple[IntArray, IntArray, In
     ``low_k <= up_j`` implies ``key_k <= key_j``: the prefix holds every true candidate, and the pairs are
     checked exactly afterwards.
     """
+    return _tail_merged([_tail_piece(up, low, 0)], up.shape[0])
+
+
+#: A candidate piece of :func:`_tail_piece`: the rows' ``lo`` and ``hi``, the upper candidates' rows, columns
+#: and values, the lower candidates' rows, columns and values (row-major, rows counted in the whole block).
+_Piece = tuple[FloatArray, FloatArray, IntArray, IntArray, FloatArray, IntArray, IntArray, FloatArray]
+
+
+def _tail_piece(up: FloatArray, low: FloatArray, row0: int) -> _Piece:
+    """The candidates of rows ``row0..`` of a block, its rows ``up`` and ``low``: what :func:`_tail_pairs`
+    finds in them before it keys and sorts them (its row-major order, so the pieces of consecutive rows,
+    concatenated, are the whole block's arrays element for element)."""
     lo = low.min(axis=1)
     hi = up.max(axis=1)
-    j_rows, j_cols = np.nonzero(up >= lo[:, None])
-    k_rows, k_cols = np.nonzero(low <= hi[:, None])
+    upper = up >= lo[:, None]
+    lower = low <= hi[:, None]
+    j_rows, j_cols = np.nonzero(upper)
+    k_rows, k_cols = np.nonzero(lower)
+    if row0:
+        j_rows += row0
+        k_rows += row0
+    return lo, hi, j_rows, j_cols, up[upper], k_rows, k_cols, low[lower]
+
+
+def _tail_merged(
+    pieces: list[_Piece], n_rows: int
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """:func:`_tail_pairs` of the block whose consecutive rows the pieces hold (:func:`_tail_piece`)."""
+    if len(pieces) == 1:
+        lo, hi, j_rows, j_cols, up_values, k_rows, k_cols, low_values = pieces[0]
+    else:
+        lo, hi, j_rows, j_cols, up_values, k_rows, k_cols, low_values = (
+            np.concatenate(arrays) for arrays in zip(*pieces, strict=True)
+        )
     span = hi - lo
     span[~(span > 0)] = 1.0  # one value (or no candidate at all) in the row
-    key_k = (low[k_rows, k_cols] - lo[k_rows]) / span[k_rows]
+    key_k = (low_values - lo[k_rows]) / span[k_rows]
     key_k += 2.0 * k_rows
     order = np.argsort(key_k)  # ties in any order: the prefix ends after all of them
     key_k = key_k[order]
     k_cols = k_cols[order]
-    key_j = (up[j_rows, j_cols] - lo[j_rows]) / span[j_rows]
+    key_j = (up_values - lo[j_rows]) / span[j_rows]
     key_j += 2.0 * j_rows
     # the upper candidates in the order of their keys too: a search for ascending keys resumes where the
     # last one ended (numpy's binary search keeps its bound), several times faster than in row-major order
     order = np.argsort(key_j)
     key_j, j_rows, j_cols = key_j[order], j_rows[order], j_cols[order]
-    n_k = np.bincount(k_rows, minlength=up.shape[0])
+    n_k = np.bincount(k_rows, minlength=n_rows)
     start = np.cumsum(n_k) - n_k
     reps = np.searchsorted(key_k, key_j, side="right") - start[j_rows]
     return j_rows, j_cols, k_cols, start, reps
@@ -981,6 +1013,7 @@ class _Exceedances:
         counted = [found]
         lock = threading.Lock()
         flat = se.reshape(-1) if se.flags.c_contiguous else None  # a view (never a copy of K x K)
+        piece_rows = max(1, _TAIL_PIECE // max(cols.size, 1))
 
         def rows(r0: int) -> tuple[list[IntArray], list[IntArray], list[IntArray], list[FloatArray]]:
             """The hits of resamples r0.. (one row block; blocks run on the board's threads)."""
@@ -989,21 +1022,27 @@ class _Exceedances:
             out_b: list[IntArray] = []
             out_z: list[FloatArray] = []
             yc = y[r0 : r0 + _ROW_BLOCK]
-            shifted = yc if whole else yc[:, cols]
-            if part.ref >= 0:
-                shifted = shifted - yc[:, part.ref : part.ref + 1]
             # the shift and the tails round: a margin of a few units in the last place of the largest
             # terms widens the candidates (each is then checked exactly)
             slack = 64 * np.finfo(float).eps * (1 + h) * self._block_max(r0)
-            up = shifted - (hs - slack)
-            low = shifted + hs
-            j_rows, j_cols, k_cols, start_k, reps = _tail_pairs(up, low)
+            pieces = []
+            # the tails found in pieces of rows that stay in the cache through their passes (the shift,
+            # the bounds, the comparisons), then keyed and sorted for the whole block: the same arrays as
+            # _tail_pairs of the whole block's up and low (issue 24, seventh pass: eight passes through
+            # memory over 512 x K values before)
+            for s0 in range(0, yc.shape[0], piece_rows):
+                ys = yc[s0 : s0 + piece_rows]
+                shifted = ys if whole else ys[:, cols]
+                if part.ref >= 0:
+                    shifted = shifted - ys[:, part.ref : part.ref + 1]
+                pieces.append(_tail_piece(shifted - (hs - slack), shifted + hs, s0))
+            j_rows, j_cols, k_cols, start_k, reps = _tail_merged(pieces, yc.shape[0])
             ends = np.cumsum(reps)
             # per upper and per lower candidate (in their sorted orders): its entry and its deviation,
             # gathered once; each crossed candidate then reads them by its position (the lower one's values
             # from an array of the block's few lower candidates, in the cache, instead of a 2-D gather
             # from the block's 512 x K deviations per candidate; issue 24, seventh pass)
-            k_rows = np.repeat(np.arange(up.shape[0]), np.diff(start_k, append=k_cols.size))
+            k_rows = np.repeat(np.arange(yc.shape[0]), np.diff(start_k, append=k_cols.size))
             gj = j_cols if whole else cols[j_cols]  # entries (global columns)
             gk = k_cols if whole else cols[k_cols]
             yj = yc[j_rows, gj]

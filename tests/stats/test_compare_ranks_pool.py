@@ -124,9 +124,10 @@ def test_the_plan_counts_the_same_candidates_on_any_threads(
 def _previous_cross(
     search: cr._Exceedances, part: cr._Part, level: float, sym: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The crossing as it was before the seventh pass (one row block after the other): every candidate's
-    entries repeated, its deviations gathered from the block and its standard error from the K x K
-    table by 2-D indices. The list it makes, in its order."""
+    """The crossing as it was before the seventh pass (one row block after the other, its tails found by
+    ``_tail_pairs`` on the whole block): every candidate's entries repeated, its deviations gathered from
+    the block and its standard error from the K x K table by 2-D indices. The list it makes, in its
+    order."""
     y, se = search.y, search.se
     cols = part.cols
     whole = cols.size == y.shape[1]
@@ -167,21 +168,23 @@ def _previous_cross(
 
 
 @pytest.mark.parametrize("family", ["mix", "nested", "ties"])
-@pytest.mark.parametrize("chunk", [5, 1 << 21])
+@pytest.mark.parametrize(("chunk", "piece"), [(5, 1), (1 << 21, 100), (5, 1 << 16)])
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_the_crossing_lists_what_it_listed_before_in_its_order(
-    monkeypatch: pytest.MonkeyPatch, family: str, chunk: int, threads: str
+    monkeypatch: pytest.MonkeyPatch, family: str, chunk: int, piece: int, threads: str
 ) -> None:
     """The crossing reads each candidate's deviations from per-candidate arrays and its standard error by
     flat positions (seventh pass): the same (pair, resample, statistic) list, in the same order, as the
     crossing before it, on whole and referenced parts, with chunks that split one upper candidate's
     run, on 1 and 2 threads, and with a standard-error table that is not C-contiguous (2-D gathers); and
-    every listed statistic is at or above the level and every one left out of the part's pairs below it."""
+    every listed statistic is at or above the level and every one left out of the part's pairs below it;
+    also with the tails found in pieces of one row or a few (then keyed for the whole block)."""
     from tests.benchmarks import families
 
     monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
     monkeypatch.setattr(cr, "_ROW_BLOCK", 64)
     monkeypatch.setattr(cr, "_CANDIDATE_CHUNK", chunk)
+    monkeypatch.setattr(cr, "_TAIL_PIECE", piece)  # the tails by one row, by one or two rows, by block
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
     monkeypatch.setattr(cr, "_TAIL_COST", 0.0)
     monkeypatch.setattr(cr, "_GROUP_MIN", 8)
