@@ -95,6 +95,7 @@ full (``tests/stats/test_board_state_shared.py``; the service stores it: ``leade
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import itertools
 import threading
@@ -106,7 +107,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stats._threads import in_blocks
+from stats._threads import board_threads, in_blocks
 from stats.board import (
     _SD_COLUMNS,
     Board,
@@ -148,6 +149,9 @@ __all__ = ["BoardCache"]
 _NOT_COMPARED = ("item_statistics", "runs", "jackknife")
 #: Elements counted per chunk by the incremental rank counts.
 _COUNT_CHUNK = 1 << 22
+#: Mixed entries (whose counts change otherwise than by a shift, :func:`_add_rank_column`) per group of the
+#: counts' update on the board's threads (each group's histogram: group x (K + 1) int64, 5 MB at K = 10,000).
+_MIXED_GROUP = 64
 #: Elements of the new pairs' statistics computed at once.
 _PAIR_CHUNK = 1 << 21
 #: Rows of a K x K table per block of the board's pool (``stats._threads.in_blocks``) in the update's
@@ -273,6 +277,12 @@ class _Parts:
         self.lowest: float | None = None
         self.extended = False
         self.verdict_blocks: tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]] | None = None
+        #: the rank table of the update path, whose probabilities are left out until the board's order is
+        #: known (:meth:`rank_probabilities`), and the resamples they divide by
+        self.deferred: tuple[RankDistribution, int] | None = None
+        #: the coming rank distribution's arguments (:meth:`expect_rank_distribution`) and its thread
+        self.expected: tuple[FloatArray, bool, float] | None = None
+        self.ahead: _Ahead | None = None
 
     # -- value intervals --------------------------------------------------------------------------
     def value_bounds(
@@ -370,7 +380,59 @@ class _Parts:
         return se, p
 
     # -- rank distribution ------------------------------------------------------------------------
+    def expect_rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> None:
+        """Keep the arguments of the coming :meth:`rank_distribution`: :meth:`simultaneous_ranks` starts it
+        on a thread of its own once the previous standard errors are gathered (:meth:`_start_ranks`)."""
+        self.expected = (theta, higher_is_better, confidence)
+
+    def _start_ranks(self) -> None:
+        """The expected rank distribution of the update path on a thread beside the max-t sets (issue 24:
+        the rank column and the counts' update, a quarter of a new entry's CPU at K = 10,000, fill the
+        stretches where the max-t sets keep one core busy). Started after the standard errors' gather, so
+        that the new ranks and counts are not held while both tables of standard errors are (the peak).
+        The two read the replicates only and write disjoint parts of the state; the counts are integers
+        and every other number is computed as on one thread, so the board is the same bits. One thread
+        (``LEADERBOARD_BLAS_THREADS=1``): nothing here, the table is counted after the max-t sets."""
+        prev, expected = self.previous, self.expected
+        if (
+            expected is None
+            or board_threads() < 2
+            or prev is None
+            or prev.ranks is None
+            or expected[0] is not self.theta
+            or prev.higher_is_better != expected[1]
+        ):
+            return
+        theta, higher, confidence = expected
+        self.ahead = _Ahead(
+            lambda: self._rank_distribution(theta, higher_is_better=higher, confidence=confidence)
+        )
+
+    def _wait_ranks(self) -> None:
+        """Wait for the rank distribution started beside (a failing build leaves no thread behind)."""
+        if self.ahead is not None:
+            self.ahead.wait()
+
     def rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> RankDistribution:
+        ahead, self.ahead = self.ahead, None
+        expected = self.expected
+        if (
+            ahead is not None
+            and expected is not None
+            and expected[0] is theta
+            and expected[1:] == (higher_is_better, confidence)
+        ):
+            result: RankDistribution = ahead.result()
+            return result
+        if ahead is not None:  # other arguments than those expected (not build_board's order): wait, redo
+            ahead.wait()
+        return self._rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
+
+    def _rank_distribution(
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
     ) -> RankDistribution:
         prev = self.previous
@@ -401,9 +463,19 @@ class _Parts:
             old=self.old,
             redo=redo,
             shifted=shifted,
+            probabilities=False,  # written in the board's order by rank_probabilities
         )
+        self.deferred = (table, b)
         self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
         return table
+
+    def rank_probabilities(self, rd: RankDistribution, order: Sequence[int]) -> FloatArray:
+        """The board's table of rank probabilities (rows in the board's ``order``): for the table of the
+        update path, the counts divided row by row into the board's order (:func:`_probabilities`: no
+        table divided and then permuted in place); else as :func:`stats.board.build_board` permutes it."""
+        if self.deferred is not None and self.deferred[0] is rd and self.counts is not None:
+            return _probabilities(self.counts, self.deferred[1], np.asarray(order, dtype=np.intp))
+        return _FullParts().rank_probabilities(rd, order)
 
     # -- max-t sets -------------------------------------------------------------------------------
     def simultaneous_ranks(
@@ -436,6 +508,7 @@ class _Parts:
             se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
             prev.se = None  # the previous board's table: free unless its caller still holds that board
             standard_errors = (se, np.sqrt(var))
+            self._start_ranks()
         else:
             if same and prev is not None and prev.gram is not None:  # a state exported before the se
                 gram, means = _extend_gram(prev.gram, y, self.old, self.new)
@@ -445,31 +518,37 @@ class _Parts:
             exponents = _gram_exponents(y)
             standard_errors = _standard_errors_from_gram(gram, means, b, in_place=True)
             se = standard_errors[0]
-        self.se, self.var, self.means, self.exponents = se, var, means, exponents
-        if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
-            preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
-        if same and prev is not None and prev.step_levels is not None and prev.step_bounds is not None:
-            # the previous board's separations kept: a step at one of its bounds is a pass over a uint8
-            # table (issue 24: no K x K pass of the statistics and no mirrored OR per step)
-            separate = _StepDown.extended(point, se, prev.step_levels, prev.step_bounds, self.old, self.new)
-            prev.step_levels = None
-            self.extended = True
-        else:
-            separate = _StepDown(point, se, None, [])  # records the table for the next board
-        result, state = _simultaneous(
-            theta,
-            point,
-            higher_is_better=higher_is_better,
-            confidence=confidence,
-            stepdown=stepdown,
-            standard_errors=standard_errors,
-            deviations=y,
-            preload=preload,
-            keep=True,
-            separate=separate,
-        )
-        self.step_levels, self.step_bounds = separate.levels, separate.bounds
-        self.sim, self.lowest = result, (float(separate.lowest) if separate.levels is not None else None)
+        try:
+            self.se, self.var, self.means, self.exponents = se, var, means, exponents
+            if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
+                preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
+            if same and prev is not None and prev.step_levels is not None and prev.step_bounds is not None:
+                # the previous board's separations kept: a step at one of its bounds is a pass over a uint8
+                # table (issue 24: no K x K pass of the statistics and no mirrored OR per step)
+                separate = _StepDown.extended(
+                    point, se, prev.step_levels, prev.step_bounds, self.old, self.new
+                )
+                prev.step_levels = None
+                self.extended = True
+            else:
+                separate = _StepDown(point, se, None, [])  # records the table for the next board
+            result, state = _simultaneous(
+                theta,
+                point,
+                higher_is_better=higher_is_better,
+                confidence=confidence,
+                stepdown=stepdown,
+                standard_errors=standard_errors,
+                deviations=y,
+                preload=preload,
+                keep=True,
+                separate=separate,
+            )
+            self.step_levels, self.step_bounds = separate.levels, separate.bounds
+            self.sim, self.lowest = result, (float(separate.lowest) if separate.levels is not None else None)
+        except BaseException:
+            self._wait_ranks()  # no thread left writing into the state of a failed build
+            raise
         self.maxt, self.maxt_key = state, key
         return result
 
@@ -512,6 +591,36 @@ class _Parts:
         if own:
             self.verdict_blocks = blocks
         return _verdicts(decisions, point, names, sign=sign, leader=leader, blocks=blocks)
+
+
+class _Ahead:
+    """A call on a thread of its own, at the caller's priority (:meth:`_Parts._start_ranks`): :meth:`result`
+    waits for it and returns its value or raises its exception in the caller's thread. It runs in a copy of
+    the caller's context (numpy's ``errstate`` is a context variable)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        context = contextvars.copy_context()
+
+        def run() -> None:
+            try:
+                self._value = context.run(fn)
+            except BaseException as error:  # handed to the caller by result()
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name="board-ranks", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self._value
 
 
 def _verdicts_extended(
@@ -772,45 +881,59 @@ def _add_rank_column(
     if counts is None:  # a restored state: the counts of the new ranks, recounted
         return _counts_from_ranks(out, b), out, np.ones(k1, dtype=bool), np.zeros(k1, dtype=bool)
     flip = moved > b // 2  # rows counted from the previous row shifted by one rank
-    result = np.zeros((k1, k1), dtype=counts.dtype)
-    if in_order:
-        result[:k, :k] = counts
-        if flip.any():
-            rows_f = np.flatnonzero(flip)
-            result[rows_f, 1:] = counts[rows_f]
-            result[rows_f, 0] = 0
-    else:
-        rows_n = np.flatnonzero(~flip)
-        rows_f = np.flatnonzero(flip)
-        result[old[rows_n], :k] = counts[rows_n]
-        result[old[rows_f], 1:] = counts[rows_f]
+    result = np.empty((k1, k1), dtype=counts.dtype)
+
+    def kept_rows(r0: int, r1: int) -> None:
+        """Rows ``old[r0:r1]`` of the counts: the previous rows, shifted by one rank for the rows ``flip``
+        (by row blocks on the board's threads: each block writes its own rows of the fresh table)."""
+        rows = result[old[r0:r1]] if not in_order else result[r0:r1]
+        f = flip[r0:r1]
+        rows[:, k] = 0
+        rows[:, :k] = counts[r0:r1]
+        if f.any():
+            rows[f, 1:] = counts[r0:r1][f]
+            rows[f, 0] = 0
+        if not in_order:
+            result[old[r0:r1]] = rows
+
+    _row_blocks(kept_rows, k)
     result[new] = np.bincount(new_rank, minlength=k1)
     if mixed.size:
         # the elements that move a count: per mixed entry, the resamples where it moves (or, for a row
         # shifted by a rank, where it does not), each at its previous rank R: R loses one, R + 1 gains one
-        # (the reverse for a shifted row)
-        sign = np.where(flip[mixed], 1, -1).astype(result.dtype)
-        target = old[mixed] * k1
+        # (the reverse for a shifted row). Groups of mixed entries on the board's threads, each over every
+        # resample: one bincount of (entry in the group, R) per group, its nonzero counts added to the
+        # group's own rows (integers: the same counts for any grouping or thread count; issue 24: the
+        # serial ``numpy.add.at`` of every element took 0.4 s of one thread at K = 10,000)
+        group = max(1, min(_MIXED_GROUP, -(-mixed.size // 2)))
+        mstep = max(1, _COUNT_CHUNK // group)
         flat = result.reshape(-1)
-        cols = old[mixed]
-        mstep = max(1, _COUNT_CHUNK // mixed.size)
-        flip_mixed = flip[mixed][None, :]
 
-        def elements(r0: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
-            previous = ranks[r0 : r0 + mstep][:, mixed]
-            now = out[r0 : r0 + mstep][:, cols]
-            select = now != previous  # moved in this resample
-            select ^= flip_mixed
-            bi, ci = np.nonzero(select)
-            return target[ci] + previous[bi, ci], ci
+        def moved_counts(g0: int) -> None:
+            mine = mixed[g0 : g0 + group]
+            cols = old[mine]
+            flip_g = flip[mine][None, :]
+            offsets = np.arange(mine.size, dtype=np.int64) * k1
+            found = []
+            for r0 in range(0, b, mstep):
+                previous = ranks[r0 : r0 + mstep][:, mine]
+                select = out[r0 : r0 + mstep][:, cols] != previous  # moved in this resample
+                select ^= flip_g
+                bi, ci = np.nonzero(select)
+                found.append(offsets[ci] + previous[bi, ci])
+            h = np.bincount(np.concatenate(found), minlength=mine.size * k1)
+            at = np.flatnonzero(h)  # (entry in the group, previous rank R), each once
+            v = h[at].astype(result.dtype)
+            g, r = np.divmod(at, k1)
+            at = cols[g] * k1 + r  # (its row of the counts, R); R + 1 <= k stays in the row
+            up = flip[mine][g]  # a shifted row gains at R and loses at R + 1, another the reverse
+            # the decreases first: every count stays within [-b, b] on the way (b < 2^15 for int16)
+            flat[at[up] + 1] -= v[up]
+            flat[at[~up]] -= v[~up]
+            flat[at[up]] += v[up]
+            flat[at[~up] + 1] += v[~up]
 
-        # the elements found on the board's threads, added here (integers: the same counts in any order),
-        # a few blocks at a time (their index arrays are held together)
-        starts = range(0, b, mstep)
-        for g0 in range(0, len(starts), 4):
-            for at, ci in in_blocks(elements, starts[g0 : g0 + 4]):
-                np.add.at(flat, at, sign[ci])
-                np.add.at(flat, at + 1, -sign[ci])
+        in_blocks(moved_counts, range(0, mixed.size, group))
     return result, out, redo, shifted
 
 
@@ -823,20 +946,17 @@ def _rank_table_update(
     old: npt.NDArray[np.intp],
     redo: npt.NDArray[np.bool_],
     shifted: npt.NDArray[np.bool_],
+    probabilities: bool = True,
 ) -> RankDistribution:
     """:func:`stats.compare_ranks._rank_table` of the counts, its bounds computed again only for the rows
     ``redo``: a row unchanged keeps its bounds, a row shifted by one rank (``shifted``) has both one rank
     lower (its cumulative counts start with a zero below either threshold, which is positive); the same
-    numbers as the full table's."""
+    numbers as the full table's. Without ``probabilities`` the table's probabilities are left out (a
+    K x 0 array): :func:`_probabilities` writes them in the board's order."""
     k1 = counts.shape[0]
     tail = (1 - confidence) / 2
     lo_at, hi_at = tail * b - 1e-9, (1 - tail) * b - 1e-9
-    probabilities = np.empty((k1, k1))
-
-    def divide(r0: int, r1: int) -> None:  # by row blocks, on the board's threads
-        np.divide(counts[r0:r1], b, out=probabilities[r0:r1])
-
-    _row_blocks(divide, k1)
+    table = _probabilities(counts, b) if probabilities else np.empty((k1, 0))
     low = np.empty(k1, dtype=np.int64)
     high = np.empty(k1, dtype=np.int64)
     redo = redo.copy()
@@ -863,7 +983,24 @@ def _rank_table_update(
         cumulative = np.cumsum(counts[at], axis=1, dtype=np.int64)
         low[at] = np.argmax(cumulative >= lo_at, axis=1) + 1
         high[at] = np.argmax(cumulative >= hi_at, axis=1) + 1
-    return RankDistribution(probabilities=probabilities, low=low, high=high, confidence=confidence)
+    return RankDistribution(probabilities=table, low=low, high=high, confidence=confidence)
+
+
+def _probabilities(
+    counts: npt.NDArray[np.integer], b: int, order: npt.NDArray[np.intp] | None = None
+) -> FloatArray:
+    """The rank probabilities ``counts / b`` (rows in ``order`` when given: the board's table written once,
+    already in its rows' order, instead of divided and then permuted in place), by row blocks on the
+    board's threads; each element is the same division as the full table's."""
+    k1 = counts.shape[0]
+    out = np.empty((k1, k1))
+
+    def divide(r0: int, r1: int) -> None:
+        rows = counts[r0:r1] if order is None else counts[order[r0:r1]]
+        np.divide(rows, b, out=out[r0:r1])
+
+    _row_blocks(divide, k1)
+    return out
 
 
 def _add_pairs(
