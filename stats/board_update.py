@@ -62,6 +62,13 @@ an integer count), so the board is the same bits for any thread count
 much of its time faulting in fresh K x K tables (0.8 GB each: the probabilities' division took 1.1 s of
 one thread's CPU against 0.3 s on the next update); two threads fault them in parallel.
 
+**Memory reuse** (seventh pass): a fresh 0.8 GB table cost 0.1-1.9 s of the kernel's time on the
+benchmark's VM (its freed memory goes back to the host, and comes back faulted in). The rank
+probabilities of a board built by the cache are written into a buffer with room for more entries, and the
+next update writes its standard errors into that buffer when the caller has dropped the board (see
+:class:`BoardCache`); the rank probabilities are divided straight into the board's row order, and the rank
+column is counted on a thread beside the max-t sets (two threads).
+
 An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
 built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
 used once (``_State.consumed``), and a build that fails leaves no state (the next one is a full rebuild).
@@ -98,6 +105,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import itertools
+import sys
 import threading
 import types
 from collections.abc import Callable, Sequence
@@ -149,6 +157,9 @@ __all__ = ["BoardCache"]
 _NOT_COMPARED = ("item_statistics", "runs", "jackknife")
 #: Elements counted per chunk by the incremental rank counts.
 _COUNT_CHUNK = 1 << 22
+#: Elements of the new pairs' differences held at once per thread (a tile of rows of a column chunk that
+#: stays in the cache, :func:`_add_pairs`).
+_PAIR_TILE = 1 << 16
 #: Mixed entries (whose counts change otherwise than by a shift, :func:`_add_rank_column`) per group of the
 #: counts' update on the board's threads (each group's histogram: group x (K + 1) int64, 5 MB at K = 10,000).
 _MIXED_GROUP = 64
@@ -158,6 +169,41 @@ _PAIR_CHUNK = 1 << 21
 #: elementwise passes and gathers: each block writes its own rows only, so any thread count gives the
 #: same bits.
 _POOL_ROWS = 256
+
+
+def _table(k1: int, spares: list[FloatArray]) -> FloatArray:
+    """A (k1, k1) float64 table for the update path's standard errors or rank probabilities: a view of the
+    last spare buffer taken from ``spares`` when it is wide enough and nothing else references it, else a
+    fresh buffer with room for more entries (:func:`_with_room`). Issue 24, seventh pass: a fresh 0.8 GB
+    table took 0.1-1.9 s of the kernel's time at K = 10,000 on a VM whose freed memory goes back to the
+    host, a buffer kept mapped takes none.
+
+    "Nothing else": ``sys.getrefcount`` counts only this function's variable and its own argument, so no
+    board holding a view of the buffer (nor any view a caller took of a board's table: every numpy view
+    holds a reference to the buffer it is a view of) is alive, and writing into it changes nothing anyone
+    can read. A spare not taken is dropped (its holders keep it)."""
+    while spares:
+        base = spares.pop()
+        if base.size >= k1 * k1 and sys.getrefcount(base) <= 2:
+            return base[: k1 * k1].reshape(k1, k1)
+        del base
+    return _with_room(k1)
+
+
+def _with_room(k1: int) -> FloatArray:
+    """A fresh (k1, k1) float64 table, the first elements of a flat buffer with room for a few percent
+    more entries (as the kept replicates' buffer): the next boards' tables fit in it."""
+    side = k1 + max(16, k1 // 32)
+    return np.empty(side * side)[: k1 * k1].reshape(k1, k1)
+
+
+def _spare(table: FloatArray | None) -> FloatArray | None:
+    """The flat buffer a table of :func:`_with_room` is a view of (None for another table: a full
+    rebuild's, which has no room for a larger board)."""
+    base = None if table is None else table.base
+    if isinstance(base, np.ndarray) and base.ndim == 1 and base.dtype == np.float64 and base.flags.writeable:
+        return base
+    return None
 
 
 def _row_blocks(fn: Callable[[int, int], None], n: int, rows: int | None = None) -> None:
@@ -228,6 +274,10 @@ class _State:
     verdict_worse: npt.NDArray[np.bool_] | None = None
     verdict_compared: npt.NDArray[np.intp] | None = None
     decided_lowest: float | None = None
+    #: the buffer of the board's rank probabilities (:func:`_with_room`), which the next update writes its
+    #: standard errors into when no one else references it by then (the board was dropped): no fresh
+    #: 0.8 GB table at K = 10,000 (:func:`_table`); not exported
+    spares: list[FloatArray] | None = None
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -280,6 +330,9 @@ class _Parts:
         #: the rank table of the update path, whose probabilities are left out until the board's order is
         #: known (:meth:`rank_probabilities`), and the resamples they divide by
         self.deferred: tuple[RankDistribution, int] | None = None
+        #: buffers the update may write its tables into when nothing outside the cache references them
+        #: (:func:`_table`): the previous board's rank probabilities, for the standard errors
+        self.spares: list[FloatArray] = []
         #: the coming rank distribution's arguments (:meth:`expect_rank_distribution`) and its thread
         self.expected: tuple[FloatArray, bool, float] | None = None
         self.ahead: _Ahead | None = None
@@ -445,9 +498,19 @@ class _Parts:
         ):
             full, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
             self.ranks, self.counts = ranks, full.astype(_count_dtype(b))
-            # the probabilities take the counts' memory, as in the full computation
+            # the bounds as in the full computation (its probabilities in the counts' memory, dropped
+            # here: the board's table is divided from the kept counts into a table with room for the next
+            # boards, :meth:`rank_probabilities`, the same quotients)
             table = _rank_table(full, b, confidence, in_place=True)
+            del full
             self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
+            table = RankDistribution(
+                probabilities=np.empty((table.low.size, 0)),
+                low=table.low,
+                high=table.high,
+                confidence=confidence,
+            )
+            self.deferred = (table, b)
             return table
         counts, ranks, redo, shifted = _add_rank_column(
             theta, prev.ranks, prev.counts, self.old, self.new, higher_is_better=higher_is_better
@@ -474,7 +537,9 @@ class _Parts:
         update path, the counts divided row by row into the board's order (:func:`_probabilities`: no
         table divided and then permuted in place); else as :func:`stats.board.build_board` permutes it."""
         if self.deferred is not None and self.deferred[0] is rd and self.counts is not None:
-            return _probabilities(self.counts, self.deferred[1], np.asarray(order, dtype=np.intp))
+            k1 = self.counts.shape[0]
+            out = _table(k1, self.spares)  # a buffer no one else holds, or a fresh one with room
+            return _probabilities(self.counts, self.deferred[1], np.asarray(order, dtype=np.intp), out=out)
         return _FullParts().rank_probabilities(rd, order)
 
     # -- max-t sets -------------------------------------------------------------------------------
@@ -505,8 +570,13 @@ class _Parts:
         if same and prev is not None and prev.se is not None and prev.exponents is not None:
             # the previous pairs' standard errors kept; the new entry's row and column from one column of
             # the Gram matrix (issue 24: no K x K Gram matrix extended, copied and turned into errors)
-            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
-            prev.se = None  # the previous board's table: free unless its caller still holds that board
+            out = _table(theta.shape[1], self.spares)
+            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new, out=out)
+            del out
+            # the previous board's table: free unless its caller still holds that board (not kept for the
+            # rank probabilities: held through the max-t sets and the rank column, it would add its 0.8 GB
+            # to the update's peak at K = 10,000)
+            prev.se = None
             standard_errors = (se, np.sqrt(var))
             self._start_ranks()
         else:
@@ -696,7 +766,7 @@ def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> t
 
 
 def _extend_standard_errors(
-    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int, out: FloatArray | None = None
 ) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
     """The pairs' standard errors of the board with column ``new`` added, from the previous board's (at
     ``old``), each entry's variance, the Gram operand's column means and exponents (all per column, so
@@ -734,7 +804,7 @@ def _extend_standard_errors(
     v[v <= 1e-10 * scale] = 0.0
     v[new] = 0.0
     np.sqrt(v, out=v)
-    se = np.empty((k1, k1))
+    se = np.empty((k1, k1)) if out is None else out  # every element written below
     source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
     source[old] = at
     # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
@@ -906,21 +976,30 @@ def _add_rank_column(
         # group's own rows (integers: the same counts for any grouping or thread count; issue 24: the
         # serial ``numpy.add.at`` of every element took 0.4 s of one thread at K = 10,000)
         group = max(1, min(_MIXED_GROUP, -(-mixed.size // 2)))
-        mstep = max(1, _COUNT_CHUNK // group)
         flat = result.reshape(-1)
 
         def moved_counts(g0: int) -> None:
             mine = mixed[g0 : g0 + group]
             cols = old[mine]
-            flip_g = flip[mine][None, :]
-            offsets = np.arange(mine.size, dtype=np.int64) * k1
+            # the group's span of previous columns (and of new ones: the same unless the new entry's column
+            # is inside), read as slices, not gathered column by column; the other columns in it masked out
+            a, z = int(mine[0]), int(mine[-1]) + 1
+            inside = np.zeros(z - a, dtype=bool)
+            inside[mine - a] = True
+            position = np.cumsum(inside) - 1  # a column of the span: its entry in the group
+            now_cols: slice | npt.NDArray[np.intp] = slice(int(old[a]), int(old[z - 1]) + 1)
+            if int(old[z - 1]) - int(old[a]) != z - 1 - a:
+                now_cols = old[a:z]
+            flip_g = flip[a:z][None, :]
+            mstep = max(1, _COUNT_CHUNK // (z - a))
             found = []
             for r0 in range(0, b, mstep):
-                previous = ranks[r0 : r0 + mstep][:, mine]
-                select = out[r0 : r0 + mstep][:, cols] != previous  # moved in this resample
+                previous = ranks[r0 : r0 + mstep, a:z]
+                select = out[r0 : r0 + mstep, now_cols] != previous  # moved in this resample
                 select ^= flip_g
+                select &= inside
                 bi, ci = np.nonzero(select)
-                found.append(offsets[ci] + previous[bi, ci])
+                found.append(position[ci] * k1 + previous[bi, ci])
             h = np.bincount(np.concatenate(found), minlength=mine.size * k1)
             at = np.flatnonzero(h)  # (entry in the group, previous rank R), each once
             v = h[at].astype(result.dtype)
@@ -987,13 +1066,17 @@ def _rank_table_update(
 
 
 def _probabilities(
-    counts: npt.NDArray[np.integer], b: int, order: npt.NDArray[np.intp] | None = None
+    counts: npt.NDArray[np.integer],
+    b: int,
+    order: npt.NDArray[np.intp] | None = None,
+    out: FloatArray | None = None,
 ) -> FloatArray:
     """The rank probabilities ``counts / b`` (rows in ``order`` when given: the board's table written once,
     already in its rows' order, instead of divided and then permuted in place), by row blocks on the
     board's threads; each element is the same division as the full table's."""
     k1 = counts.shape[0]
-    out = np.empty((k1, k1))
+    if out is None:
+        out = np.empty((k1, k1))
 
     def divide(r0: int, r1: int) -> None:
         rows = counts[r0:r1] if order is None else counts[order[r0:r1]]
@@ -1026,17 +1109,35 @@ def _add_pairs(
     bound = np.where(se_new > 0, level * se_new * (1 - 1e-12), np.inf)
 
     local = threading.local()  # one buffer per thread (a fresh one per chunk: its page faults)
+    rows = max(1, min(b, _PAIR_TILE // max(1, min(step, k1))))
 
     def chunk(c0: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
+        """The hits of columns c0.., in the order of ``numpy.nonzero`` over the (B, c) block (row-major),
+        found tile by tile of :data:`_PAIR_TILE` elements (in order: the same list) so that the passes
+        over the differences stay in the cache (issue 24: a (B, c) block of 16 MB went to memory and back
+        four times)."""
         c1 = min(k1, c0 + step)
         if getattr(local, "block", None) is None:
-            local.block = np.empty((b, min(step, k1)))
-        d = np.subtract(y[:, c0:c1], y_new, out=local.block[:, : c1 - c0])  # (B, c): rows of y
-        np.abs(d, out=d)
-        bi, pi = np.nonzero(d >= bound[c0:c1])
-        z = d[bi, pi] / se_new[c0 + pi]
-        hit = z >= level
-        return bi[hit], pi[hit] + c0, z[hit]
+            local.block = np.empty((rows, min(step, k1)))
+            local.mask = np.empty((rows, min(step, k1)), dtype=bool)
+        found_b, found_p, found_z = [], [], []
+        for r0 in range(0, b, rows):
+            r1 = min(b, r0 + rows)
+            d = np.subtract(y[r0:r1, c0:c1], y_new[r0:r1], out=local.block[: r1 - r0, : c1 - c0])
+            np.abs(d, out=d)
+            mask = np.greater_equal(d, bound[c0:c1], out=local.mask[: r1 - r0, : c1 - c0])
+            bi, pi = np.nonzero(mask)
+            if not bi.size:
+                continue
+            z = d[bi, pi] / se_new[c0 + pi]
+            hit = z >= level
+            found_b.append(bi[hit] + r0)
+            found_p.append(pi[hit] + c0)
+            found_z.append(z[hit])
+        if not found_b:
+            empty = np.empty(0, dtype=np.intp)
+            return empty, empty, np.empty(0)
+        return np.concatenate(found_b), np.concatenate(found_p), np.concatenate(found_z)
 
     # the column chunks on the board's threads, their hits in the chunks' order (the same list)
     for bi, pi, z in in_blocks(chunk, range(0, k1, step)):
@@ -1190,10 +1291,15 @@ class BoardCache:
     (B x K float64, in a buffer a few percent wider), their ranks (B x K, 16-bit), the rank counts (K x K,
     16-bit), the exceedance list, the step-down's table of levels (K x K uint8), and the board's own table
     of standard errors (K x K float64, read-only: shared with the board the last build returned); at
-    K = N = B = 10,000 about 2 GB traced.
+    K = N = B = 10,000 about 2 GB traced. It also keeps the buffer of the last board's rank probabilities
+    (shared with that board; when its caller drops the board, 0.8 GB more held by the cache at K = 10,000),
+    into which the next update writes its standard errors if, by then, nothing else references it (no
+    board, no view of a board's table alive: ``sys.getrefcount``): no fresh table faulted in per update.
+    A board a caller keeps is never written again.
 
     The board a build returns is the full rebuild's, except that its ``pair_standard_errors`` is read-only
-    (the cache reads it for the next board).
+    (the cache reads it for the next board) and that its two K x K float64 tables may be views of buffers
+    a few percent larger (room for the next boards' tables).
     """
 
     def __init__(self) -> None:
@@ -1237,6 +1343,8 @@ class BoardCache:
         parts = _Parts(previous, theta, old, new)
         buffer = self._state.theta_buffer if self._state is not None else None
         parts.scratch = buffer
+        if self._state is not None and self._state.spares:  # moved: the state holds no reference to them
+            parts.spares, self._state.spares = self._state.spares, None
         # the previous state is the parts' alone from here (its arrays are dropped as the new ones replace
         # them); a build that fails leaves no state: the next one is a full rebuild
         self._state = None
@@ -1297,6 +1405,7 @@ class BoardCache:
             verdict_worse=None if parts.verdict_blocks is None else parts.verdict_blocks[0],
             verdict_compared=None if parts.verdict_blocks is None else parts.verdict_blocks[1],
             decided_lowest=parts.lowest if parts.verdict_blocks is not None else None,
+            spares=[base for base in (_spare(board.rank_probabilities),) if base is not None],
             # a state of digests says whether its columns had a jackknife (the digests say which)
             jackknife_digest=None if digests is None or jack is None else "in the column digests",
         )

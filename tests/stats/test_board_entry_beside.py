@@ -150,3 +150,70 @@ def test_a_failing_update_leaves_no_thread_and_no_state(
     got = cache.build(**chain[2])
     assert cache.last == "full"
     _same(got, build_board(**chain[2]))
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
+    monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    """The standard errors of an update are written into the buffer of the previous board's rank
+    probabilities once that board is dropped (stale values in it are all overwritten: each board is the
+    full rebuild's), never into that of a board its caller keeps: the kept boards are unchanged after
+    every later update. The reuse occurs: fewer fresh tables than tables."""
+    import gc
+
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    fresh: list[int] = []
+    tables: list[int] = []
+    with_room, table = bu._with_room, bu._table
+
+    def counted_fresh(k1: int) -> Any:
+        fresh.append(k1)
+        return with_room(k1)
+
+    def counted(k1: int, spares: list[Any]) -> Any:
+        tables.append(k1)
+        return table(k1, spares)
+
+    monkeypatch.setattr(bu, "_with_room", counted_fresh)
+    monkeypatch.setattr(bu, "_table", counted)
+    chain = _chain(2, True, True, k=22)
+    cache = BoardCache()
+    kept: list[tuple[int, Any]] = []
+    for i, args in enumerate(chain):
+        got = cache.build(**args)
+        _same(got, build_board(**args))
+        if i % 4 == 2:
+            kept.append((i, got))  # the caller keeps this one
+        del got
+        gc.collect()
+    # the full build's rank probabilities, then each update's (the previous standard errors are freed,
+    # not kept for them: the update's peak); an update's standard errors take the previous board's rank
+    # probabilities' buffer, unless that board is kept (then a fresh table)
+    after_kept = sum(1 for i, _ in kept if i + 1 < len(chain))
+    assert len(tables) == 2 * len(chain) - 1
+    assert len(fresh) == len(chain) + after_kept
+    for i, got in kept:
+        _same(got, build_board(**chain[i]))
+
+
+def test_a_buffer_is_taken_only_when_nothing_else_references_it() -> None:
+    """``_table``: a view alive (a board's table, or a slice a caller took of it) keeps its buffer out of
+    reach; dropped, the buffer is reused; too small, it is not."""
+    table = bu._with_room(10)
+    base = bu._spare(table)
+    assert base is not None and base.size >= 11 * 11
+    spares = [base]
+    del base
+    assert bu._spare(bu._table(11, spares)) is not bu._spare(table)  # the table is alive: a fresh one
+    part = table[2:4]
+    spares = [bu._spare(table)]
+    del table
+    assert bu._spare(bu._table(11, spares)) is not part.base  # a slice of it is alive: a fresh one
+    spares = [part.base]
+    held = id(part.base)
+    del part
+    got = bu._table(11, spares)
+    assert id(got.base) == held and got.shape == (11, 11) and not spares  # reused
+    assert bu._spare(bu._table(40, [bu._spare(bu._with_room(10))])) is not None  # too small: a fresh one
+    assert bu._spare(np.empty((5, 5))) is None  # a full rebuild's table: no room, never a spare
