@@ -217,3 +217,15 @@ def test_a_buffer_is_taken_only_when_nothing_else_references_it() -> None:
     assert id(got.base) == held and got.shape == (11, 11) and not spares  # reused
     assert bu._spare(bu._table(40, [bu._spare(bu._with_room(10))])) is not None  # too small: a fresh one
     assert bu._spare(np.empty((5, 5))) is None  # a full rebuild's table: no room, never a spare
+
+
+def test_the_decisions_table_permuted_in_place() -> None:
+    """The board's ``better`` is the decisions' table permuted in place (no copy): the fancy index's values."""
+    from stats.board import _permute_in_place
+
+    rng = np.random.default_rng(8)
+    table = rng.random((300, 300)) < 0.3
+    order = rng.permutation(300)
+    want = table[np.ix_(order, order)]
+    got = _permute_in_place(table, order, columns=True)
+    assert got is table and got.dtype == bool and np.array_equal(got, want)
