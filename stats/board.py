@@ -836,6 +836,19 @@ def build_board(
         signature=signature,
     )
     order = sorted(range(iv.k), key=lambda i: (rows[i].rank, iv.names[i]))
+    # the K x K tables permuted in place (issue 24: not held twice at K = 10,000), or, for the rank
+    # probabilities of a new entry's board, written in the board's order (``BoardParts``); the decisions'
+    # table too, read by nothing after the board (seventh pass: its copy added 95 MiB to the peak at the end
+    # of a board of 10,000). The three are independent: side by side on the board's threads (each a
+    # serial pass over its rows and blocks of columns; the same values in any order)
+    se_table, probabilities, better = in_blocks(
+        lambda task: task(),
+        [
+            lambda: _permute_in_place(sim.standard_errors, order, columns=True),
+            lambda: iv.parts.rank_probabilities(rd, order),
+            lambda: _permute_in_place(np.asarray(verdicts.decisions.better, dtype=bool), order, columns=True),
+        ],
+    )
     return Board(
         rows=tuple(rows[i] for i in order),
         leader=iv.names[iv.leader],
@@ -849,14 +862,10 @@ def build_board(
         alpha=iv.alpha,
         power=iv.power,
         max_t_critical_value=float(verdicts.decisions.critical_value),
-        # the K x K tables permuted in place (issue 24: not held twice at K = 10,000), or, for the rank
-        # probabilities of a new entry's board, written in the board's order (``BoardParts``)
-        rank_probabilities=iv.parts.rank_probabilities(rd, order),
+        rank_probabilities=probabilities,
         signature=signature,
-        pair_standard_errors=_permute_in_place(sim.standard_errors, order, columns=True),
-        # permuted in place too: the decisions' table is read by nothing after the board (issue 24, seventh
-        # pass: a copy added 95 MiB to the peak at the end of the board at K = 10,000)
-        better=_permute_in_place(np.asarray(verdicts.decisions.better, dtype=bool), order, columns=True),
+        pair_standard_errors=se_table,
+        better=better,
         verdict_test=verdicts.decisions.test,
         verdict_warning=verdicts.decisions.warning,
         unit_scale=verdicts.decisions.unit_scale,

@@ -460,7 +460,8 @@ class _Parts:
             return
         theta, higher, confidence = expected
         self.ahead = _Ahead(
-            lambda: self._rank_distribution(theta, higher_is_better=higher, confidence=confidence)
+            lambda: self._rank_distribution(theta, higher_is_better=higher, confidence=confidence),
+            "board-ranks",
         )
 
     def _wait_ranks(self) -> None:
@@ -668,7 +669,7 @@ class _Ahead:
     waits for it and returns its value or raises its exception in the caller's thread. It runs in a copy of
     the caller's context (numpy's ``errstate`` is a context variable)."""
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    def __init__(self, fn: Callable[[], Any], name: str) -> None:
         self._value: Any = None
         self._error: BaseException | None = None
         context = contextvars.copy_context()
@@ -679,7 +680,7 @@ class _Ahead:
             except BaseException as error:  # handed to the caller by result()
                 self._error = error
 
-        self._thread = threading.Thread(target=run, name="board-ranks", daemon=True)
+        self._thread = threading.Thread(target=run, name=name, daemon=True)
         self._thread.start()
 
     def wait(self) -> None:
@@ -782,6 +783,38 @@ def _extend_standard_errors(
         at[:] = np.arange(old.size)
     else:
         at[prev.se_order] = np.arange(old.size)
+    k1 = y.shape[1]
+    se = np.empty((k1, k1)) if out is None else out  # every element written below
+    source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
+    source[old] = at
+    # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
+    # fancy index of 128 rows at K = 5,000, whose block left the cache), on the board's threads; with two
+    # threads the gather runs beside the Gram column below (seventh pass: independent, and the gather's
+    # row and column ``new`` are written after it)
+    previous = prev.se
+    gather = (
+        _Ahead(lambda: _gathered(previous, source, out=se), "board-gather") if board_threads() > 1 else None
+    )
+    try:
+        v, var, means, exponents = _new_errors(prev, y, old, new)
+    finally:
+        if gather is not None:
+            gather.wait()
+    if gather is None:
+        _gathered(previous, source, out=se)
+    else:
+        gather.result()
+    se[new, :] = v
+    se[:, new] = v
+    return se, var, means, exponents
+
+
+def _new_errors(
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
+) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
+    """The new entry's row of the pairs' standard errors, each entry's variance, the Gram operand's column
+    means and exponents (:func:`_extend_standard_errors`)."""
+    assert prev.var is not None and prev.means is not None and prev.exponents is not None
     b, k1 = y.shape
     exponents = np.empty(k1, dtype=prev.exponents.dtype)
     exponents[old] = prev.exponents
@@ -804,15 +837,7 @@ def _extend_standard_errors(
     v[v <= 1e-10 * scale] = 0.0
     v[new] = 0.0
     np.sqrt(v, out=v)
-    se = np.empty((k1, k1)) if out is None else out  # every element written below
-    source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
-    source[old] = at
-    # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
-    # fancy index of 128 rows at K = 5,000, whose block left the cache), on the board's threads
-    _gathered(prev.se, source, out=se)
-    se[new, :] = v
-    se[:, new] = v
-    return se, var, means, exponents
+    return v, var, means, exponents
 
 
 def _extend_gram(

@@ -61,14 +61,14 @@ def test_a_chain_with_the_ranks_beside_equals_the_full_rebuilds(
     monkeypatch.setattr(bu, "_MIXED_GROUP", group)
     monkeypatch.setattr(bu, "_POOL_ROWS", 5)
     monkeypatch.setattr(bu, "_COUNT_CHUNK", 300)  # several blocks of resamples per group
-    started: list[int] = []
-    ahead = bu._Ahead
+    started: list[str] = []
+    counts = bu._Parts._rank_distribution
 
-    def counted(fn: Any) -> Any:
-        started.append(1)
-        return ahead(fn)
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started.append(threading.current_thread().name)
+        return counts(self, *args, **kwargs)
 
-    monkeypatch.setattr(bu, "_Ahead", counted)
+    monkeypatch.setattr(bu._Parts, "_rank_distribution", counted)
     chain = _chain(seed, higher, ties)
     cache = BoardCache()
     kept = []
@@ -77,7 +77,8 @@ def test_a_chain_with_the_ranks_beside_equals_the_full_rebuilds(
         assert cache.last == ("full" if i == 0 else "incremental")
         _same(got, build_board(**args))
         kept.append(got)
-    assert len(started) == (len(chain) - 1 if threads == "2" else 0)
+    beside = ["board-ranks"] * (len(chain) - 1)  # the full build's on the caller's thread
+    assert started[1:] == (beside if threads == "2" else [threading.current_thread().name] * len(beside))
     for args, got in zip(chain, kept, strict=True):  # the earlier boards, after every later update
         _same(got, build_board(**args))
 
@@ -137,15 +138,15 @@ def test_a_failing_update_leaves_no_thread_and_no_state(
     threads: list[threading.Thread] = []
     ahead = bu._Ahead
 
-    def kept(fn: Any) -> Any:
-        a = ahead(fn)
+    def kept(fn: Any, name: str) -> Any:
+        a = ahead(fn, name)
         threads.append(a._thread)
         return a
 
     monkeypatch.setattr(bu, "_Ahead", kept)
     with pytest.raises(RuntimeError, match="broken on purpose"):
         cache.build(**chain[1])
-    assert len(threads) == 1 and not threads[0].is_alive()
+    assert threads and not any(thread.is_alive() for thread in threads)
     monkeypatch.setattr(bu, failing, original)
     got = cache.build(**chain[2])
     assert cache.last == "full"
