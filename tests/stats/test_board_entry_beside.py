@@ -230,3 +230,19 @@ def test_the_decisions_table_permuted_in_place() -> None:
     want = table[np.ix_(order, order)]
     got = _permute_in_place(table, order, columns=True)
     assert got is table and got.dtype == bool and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_the_previous_replicates_compared_by_spans(monkeypatch: pytest.MonkeyPatch, threads: str) -> None:
+    """``_same_rows`` (the previous replicates against the kept copy, by spans of row blocks on the pool):
+    one differing element anywhere, in the first, a middle or the last span, makes them differ."""
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    rng = np.random.default_rng(4)
+    a = rng.random((1500, 2000))  # blocks of 32 rows, spans of 512
+    b = a.copy()
+    assert bu._same_rows(a, b)
+    for row in (0, 700, 1499):
+        c = b.copy()
+        c[row, 1234] = np.nextafter(c[row, 1234], 2.0)
+        assert not bu._same_rows(a, c)
+    assert not bu._same_rows(a, b[:-1])
