@@ -528,6 +528,12 @@ class BoardParts(Protocol):
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
     ) -> RankDistribution: ...
 
+    def expect_rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> None:
+        """The arguments of the :meth:`rank_distribution` call that follows :meth:`simultaneous_ranks` (the
+        parts may compute it beside the max-t sets; the same result)."""
+
     def simultaneous_ranks(
         self,
         theta: FloatArray,
@@ -548,6 +554,8 @@ class BoardParts(Protocol):
     ) -> tuple[FloatArray, FloatArray]: ...
 
     def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]: ...
+
+    def rank_probabilities(self, rd: RankDistribution, order: Sequence[int]) -> FloatArray: ...
 
     def verdicts(
         self, decisions: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
@@ -572,6 +580,11 @@ class _FullParts:
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
     ) -> RankDistribution:
         return rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
+
+    def expect_rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> None:
+        """Nothing: the full board counts the ranks after the max-t sets (their memory is never held at once)."""
 
     def simultaneous_ranks(
         self,
@@ -610,6 +623,11 @@ class _FullParts:
     def degenerate(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
         """The columns whose replicates are all equal."""
         return np.asarray(np.ptp(theta, axis=0) == 0)
+
+    def rank_probabilities(self, rd: RankDistribution, order: Sequence[int]) -> FloatArray:
+        """The board's table of rank probabilities: the distribution's rows in the board's ``order``,
+        permuted in place (issue 24: not held twice at K = 10,000)."""
+        return _permute_in_place(rd.probabilities, order, columns=False)
 
     def verdicts(
         self, decisions: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
@@ -818,6 +836,19 @@ def build_board(
         signature=signature,
     )
     order = sorted(range(iv.k), key=lambda i: (rows[i].rank, iv.names[i]))
+    # the K x K tables permuted in place (issue 24: not held twice at K = 10,000), or, for the rank
+    # probabilities of a new entry's board, written in the board's order (``BoardParts``); the decisions'
+    # table too, read by nothing after the board (seventh pass: its copy added 95 MiB to the peak at the end
+    # of a board of 10,000). The three are independent: side by side on the board's threads (each a
+    # serial pass over its rows and blocks of columns; the same values in any order)
+    se_table, probabilities, better = in_blocks(
+        lambda task: task(),
+        [
+            lambda: _permute_in_place(sim.standard_errors, order, columns=True),
+            lambda: iv.parts.rank_probabilities(rd, order),
+            lambda: _permute_in_place(np.asarray(verdicts.decisions.better, dtype=bool), order, columns=True),
+        ],
+    )
     return Board(
         rows=tuple(rows[i] for i in order),
         leader=iv.names[iv.leader],
@@ -831,11 +862,10 @@ def build_board(
         alpha=iv.alpha,
         power=iv.power,
         max_t_critical_value=float(verdicts.decisions.critical_value),
-        # the K x K tables permuted in place (issue 24: not held twice at K = 10,000)
-        rank_probabilities=_permute_in_place(rd.probabilities, order, columns=False),
+        rank_probabilities=probabilities,
         signature=signature,
-        pair_standard_errors=_permute_in_place(sim.standard_errors, order, columns=True),
-        better=_permuted(np.asarray(verdicts.decisions.better, dtype=bool), order),
+        pair_standard_errors=se_table,
+        better=better,
         verdict_test=verdicts.decisions.test,
         verdict_warning=verdicts.decisions.warning,
         unit_scale=verdicts.decisions.unit_scale,
@@ -1250,7 +1280,9 @@ def _rank_sets(
     ``alpha`` (which decide the verdicts and the best set)."""
     ranks = min_ranks(iv.point, higher_is_better=iv.higher_is_better)
     # the max-t sets first: their deviations (B x K) are freed before the rank table (K x K) is counted, so
-    # the two are never held at once (issue 24: K = N = B = 10,000, 0.8 GB each)
+    # the two are never held at once (issue 24: K = N = B = 10,000, 0.8 GB each); a new entry's board
+    # (stats.board_update) may count its rank column beside them
+    iv.parts.expect_rank_distribution(theta, higher_is_better=iv.higher_is_better, confidence=iv.confidence)
     sim = iv.parts.simultaneous_ranks(
         theta,
         iv.point,

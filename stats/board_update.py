@@ -62,6 +62,13 @@ an integer count), so the board is the same bits for any thread count
 much of its time faulting in fresh K x K tables (0.8 GB each: the probabilities' division took 1.1 s of
 one thread's CPU against 0.3 s on the next update); two threads fault them in parallel.
 
+**Memory reuse** (seventh pass): a fresh 0.8 GB table cost 0.1-1.9 s of the kernel's time on the
+benchmark's VM (its freed memory goes back to the host, and comes back faulted in). The rank
+probabilities of a board built by the cache are written into a buffer with room for more entries, and the
+next update writes its standard errors into that buffer when the caller has dropped the board (see
+:class:`BoardCache`); the rank probabilities are divided straight into the board's row order, and the rank
+column is counted on a thread beside the max-t sets (two threads).
+
 An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
 built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
 used once (``_State.consumed``), and a build that fails leaves no state (the next one is a full rebuild).
@@ -95,8 +102,10 @@ full (``tests/stats/test_board_state_shared.py``; the service stores it: ``leade
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import itertools
+import sys
 import threading
 import types
 from collections.abc import Callable, Sequence
@@ -106,7 +115,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stats._threads import in_blocks
+from stats._threads import board_threads, in_blocks
 from stats.board import (
     _SD_COLUMNS,
     Board,
@@ -148,12 +157,53 @@ __all__ = ["BoardCache"]
 _NOT_COMPARED = ("item_statistics", "runs", "jackknife")
 #: Elements counted per chunk by the incremental rank counts.
 _COUNT_CHUNK = 1 << 22
+#: Elements of the new pairs' differences held at once per thread (a tile of rows of a column chunk that
+#: stays in the cache, :func:`_add_pairs`).
+_PAIR_TILE = 1 << 16
+#: Mixed entries (whose counts change otherwise than by a shift, :func:`_add_rank_column`) per group of the
+#: counts' update on the board's threads (each group's histogram: group x (K + 1) int64, 5 MB at K = 10,000).
+_MIXED_GROUP = 64
 #: Elements of the new pairs' statistics computed at once.
 _PAIR_CHUNK = 1 << 21
 #: Rows of a K x K table per block of the board's pool (``stats._threads.in_blocks``) in the update's
 #: elementwise passes and gathers: each block writes its own rows only, so any thread count gives the
 #: same bits.
 _POOL_ROWS = 256
+
+
+def _table(k1: int, spares: list[FloatArray]) -> FloatArray:
+    """A (k1, k1) float64 table for the update path's standard errors or rank probabilities: a view of the
+    last spare buffer taken from ``spares`` when it is wide enough and nothing else references it, else a
+    fresh buffer with room for more entries (:func:`_with_room`). Issue 24, seventh pass: a fresh 0.8 GB
+    table took 0.1-1.9 s of the kernel's time at K = 10,000 on a VM whose freed memory goes back to the
+    host, a buffer kept mapped takes none.
+
+    "Nothing else": ``sys.getrefcount`` counts only this function's variable and its own argument, so no
+    board holding a view of the buffer (nor any view a caller took of a board's table: every numpy view
+    holds a reference to the buffer it is a view of) is alive, and writing into it changes nothing anyone
+    can read. A spare not taken is dropped (its holders keep it)."""
+    while spares:
+        base = spares.pop()
+        if base.size >= k1 * k1 and sys.getrefcount(base) <= 2:
+            return base[: k1 * k1].reshape(k1, k1)
+        del base
+    return _with_room(k1)
+
+
+def _with_room(k1: int) -> FloatArray:
+    """A fresh (k1, k1) float64 table, the first elements of a flat buffer with room for about 1% more
+    entries (at least 8): the next boards' tables fit in it (K = 10,000: 12 MiB more than the table)."""
+    side = k1 + max(8, k1 // 128)
+    return np.empty(side * side)[: k1 * k1].reshape(k1, k1)
+
+
+def _spare(table: FloatArray | None) -> FloatArray | None:
+    """The flat buffer a table of :func:`_with_room` is a view of (None for another table: a full
+    rebuild's, which has no room for a larger board)."""
+    base = None if table is None else table.base
+    if isinstance(base, np.ndarray) and base.ndim == 1 and base.dtype == np.float64 and base.flags.writeable:
+        return base
+    return None
 
 
 def _row_blocks(fn: Callable[[int, int], None], n: int, rows: int | None = None) -> None:
@@ -224,6 +274,10 @@ class _State:
     verdict_worse: npt.NDArray[np.bool_] | None = None
     verdict_compared: npt.NDArray[np.intp] | None = None
     decided_lowest: float | None = None
+    #: the buffer of the board's rank probabilities (:func:`_with_room`), which the next update writes its
+    #: standard errors into when no one else references it by then (the board was dropped): no fresh
+    #: 0.8 GB table at K = 10,000 (:func:`_table`); not exported
+    spares: list[FloatArray] | None = None
 
 
 def _same_option(a: Any, b: Any) -> bool:
@@ -273,6 +327,15 @@ class _Parts:
         self.lowest: float | None = None
         self.extended = False
         self.verdict_blocks: tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]] | None = None
+        #: the rank table of the update path, whose probabilities are left out until the board's order is
+        #: known (:meth:`rank_probabilities`), and the resamples they divide by
+        self.deferred: tuple[RankDistribution, int] | None = None
+        #: buffers the update may write its tables into when nothing outside the cache references them
+        #: (:func:`_table`): the previous board's rank probabilities, for the standard errors
+        self.spares: list[FloatArray] = []
+        #: the coming rank distribution's arguments (:meth:`expect_rank_distribution`) and its thread
+        self.expected: tuple[FloatArray, bool, float] | None = None
+        self.ahead: _Ahead | None = None
 
     # -- value intervals --------------------------------------------------------------------------
     def value_bounds(
@@ -370,7 +433,60 @@ class _Parts:
         return se, p
 
     # -- rank distribution ------------------------------------------------------------------------
+    def expect_rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> None:
+        """Keep the arguments of the coming :meth:`rank_distribution`: :meth:`simultaneous_ranks` starts it
+        on a thread of its own once the previous standard errors are gathered (:meth:`_start_ranks`)."""
+        self.expected = (theta, higher_is_better, confidence)
+
+    def _start_ranks(self) -> None:
+        """The expected rank distribution of the update path on a thread beside the max-t sets (issue 24:
+        the rank column and the counts' update, a quarter of a new entry's CPU at K = 10,000, fill the
+        stretches where the max-t sets keep one core busy). Started after the standard errors' gather, so
+        that the new ranks and counts are not held while both tables of standard errors are (the peak).
+        The two read the replicates only and write disjoint parts of the state; the counts are integers
+        and every other number is computed as on one thread, so the board is the same bits. One thread
+        (``LEADERBOARD_BLAS_THREADS=1``): nothing here, the table is counted after the max-t sets."""
+        prev, expected = self.previous, self.expected
+        if (
+            expected is None
+            or board_threads() < 2
+            or prev is None
+            or prev.ranks is None
+            or expected[0] is not self.theta
+            or prev.higher_is_better != expected[1]
+        ):
+            return
+        theta, higher, confidence = expected
+        self.ahead = _Ahead(
+            lambda: self._rank_distribution(theta, higher_is_better=higher, confidence=confidence),
+            "board-ranks",
+        )
+
+    def _wait_ranks(self) -> None:
+        """Wait for the rank distribution started beside (a failing build leaves no thread behind)."""
+        if self.ahead is not None:
+            self.ahead.wait()
+
     def rank_distribution(
+        self, theta: FloatArray, *, higher_is_better: bool, confidence: float
+    ) -> RankDistribution:
+        ahead, self.ahead = self.ahead, None
+        expected = self.expected
+        if (
+            ahead is not None
+            and expected is not None
+            and expected[0] is theta
+            and expected[1:] == (higher_is_better, confidence)
+        ):
+            result: RankDistribution = ahead.result()
+            return result
+        if ahead is not None:  # other arguments than those expected (not build_board's order): wait, redo
+            ahead.wait()
+        return self._rank_distribution(theta, higher_is_better=higher_is_better, confidence=confidence)
+
+    def _rank_distribution(
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
     ) -> RankDistribution:
         prev = self.previous
@@ -383,9 +499,19 @@ class _Parts:
         ):
             full, ranks = _rank_counts(theta, higher_is_better=higher_is_better, keep=True)
             self.ranks, self.counts = ranks, full.astype(_count_dtype(b))
-            # the probabilities take the counts' memory, as in the full computation
+            # the bounds as in the full computation (its probabilities in the counts' memory, dropped
+            # here: the board's table is divided from the kept counts into a table with room for the next
+            # boards, :meth:`rank_probabilities`, the same quotients)
             table = _rank_table(full, b, confidence, in_place=True)
+            del full
             self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
+            table = RankDistribution(
+                probabilities=np.empty((table.low.size, 0)),
+                low=table.low,
+                high=table.high,
+                confidence=confidence,
+            )
+            self.deferred = (table, b)
             return table
         counts, ranks, redo, shifted = _add_rank_column(
             theta, prev.ranks, prev.counts, self.old, self.new, higher_is_better=higher_is_better
@@ -401,9 +527,21 @@ class _Parts:
             old=self.old,
             redo=redo,
             shifted=shifted,
+            probabilities=False,  # written in the board's order by rank_probabilities
         )
+        self.deferred = (table, b)
         self.rank_low, self.rank_high, self.rank_confidence = table.low, table.high, confidence
         return table
+
+    def rank_probabilities(self, rd: RankDistribution, order: Sequence[int]) -> FloatArray:
+        """The board's table of rank probabilities (rows in the board's ``order``): for the table of the
+        update path, the counts divided row by row into the board's order (:func:`_probabilities`: no
+        table divided and then permuted in place); else as :func:`stats.board.build_board` permutes it."""
+        if self.deferred is not None and self.deferred[0] is rd and self.counts is not None:
+            k1 = self.counts.shape[0]
+            out = _table(k1, self.spares)  # a buffer no one else holds, or a fresh one with room
+            return _probabilities(self.counts, self.deferred[1], np.asarray(order, dtype=np.intp), out=out)
+        return _FullParts().rank_probabilities(rd, order)
 
     # -- max-t sets -------------------------------------------------------------------------------
     def simultaneous_ranks(
@@ -433,9 +571,15 @@ class _Parts:
         if same and prev is not None and prev.se is not None and prev.exponents is not None:
             # the previous pairs' standard errors kept; the new entry's row and column from one column of
             # the Gram matrix (issue 24: no K x K Gram matrix extended, copied and turned into errors)
-            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
-            prev.se = None  # the previous board's table: free unless its caller still holds that board
+            out = _table(theta.shape[1], self.spares)
+            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new, out=out)
+            del out
+            # the previous board's table: free unless its caller still holds that board (not kept for the
+            # rank probabilities: held through the max-t sets and the rank column, it would add its 0.8 GB
+            # to the update's peak at K = 10,000)
+            prev.se = None
             standard_errors = (se, np.sqrt(var))
+            self._start_ranks()
         else:
             if same and prev is not None and prev.gram is not None:  # a state exported before the se
                 gram, means = _extend_gram(prev.gram, y, self.old, self.new)
@@ -445,31 +589,37 @@ class _Parts:
             exponents = _gram_exponents(y)
             standard_errors = _standard_errors_from_gram(gram, means, b, in_place=True)
             se = standard_errors[0]
-        self.se, self.var, self.means, self.exponents = se, var, means, exponents
-        if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
-            preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
-        if same and prev is not None and prev.step_levels is not None and prev.step_bounds is not None:
-            # the previous board's separations kept: a step at one of its bounds is a pass over a uint8
-            # table (issue 24: no K x K pass of the statistics and no mirrored OR per step)
-            separate = _StepDown.extended(point, se, prev.step_levels, prev.step_bounds, self.old, self.new)
-            prev.step_levels = None
-            self.extended = True
-        else:
-            separate = _StepDown(point, se, None, [])  # records the table for the next board
-        result, state = _simultaneous(
-            theta,
-            point,
-            higher_is_better=higher_is_better,
-            confidence=confidence,
-            stepdown=stepdown,
-            standard_errors=standard_errors,
-            deviations=y,
-            preload=preload,
-            keep=True,
-            separate=separate,
-        )
-        self.step_levels, self.step_bounds = separate.levels, separate.bounds
-        self.sim, self.lowest = result, (float(separate.lowest) if separate.levels is not None else None)
+        try:
+            self.se, self.var, self.means, self.exponents = se, var, means, exponents
+            if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
+                preload = _add_pairs(prev.maxt, y, se, self.old, self.new)
+            if same and prev is not None and prev.step_levels is not None and prev.step_bounds is not None:
+                # the previous board's separations kept: a step at one of its bounds is a pass over a uint8
+                # table (issue 24: no K x K pass of the statistics and no mirrored OR per step)
+                separate = _StepDown.extended(
+                    point, se, prev.step_levels, prev.step_bounds, self.old, self.new
+                )
+                prev.step_levels = None
+                self.extended = True
+            else:
+                separate = _StepDown(point, se, None, [])  # records the table for the next board
+            result, state = _simultaneous(
+                theta,
+                point,
+                higher_is_better=higher_is_better,
+                confidence=confidence,
+                stepdown=stepdown,
+                standard_errors=standard_errors,
+                deviations=y,
+                preload=preload,
+                keep=True,
+                separate=separate,
+            )
+            self.step_levels, self.step_bounds = separate.levels, separate.bounds
+            self.sim, self.lowest = result, (float(separate.lowest) if separate.levels is not None else None)
+        except BaseException:
+            self._wait_ranks()  # no thread left writing into the state of a failed build
+            raise
         self.maxt, self.maxt_key = state, key
         return result
 
@@ -512,6 +662,36 @@ class _Parts:
         if own:
             self.verdict_blocks = blocks
         return _verdicts(decisions, point, names, sign=sign, leader=leader, blocks=blocks)
+
+
+class _Ahead:
+    """A call on a thread of its own, at the caller's priority (:meth:`_Parts._start_ranks`): :meth:`result`
+    waits for it and returns its value or raises its exception in the caller's thread. It runs in a copy of
+    the caller's context (numpy's ``errstate`` is a context variable)."""
+
+    def __init__(self, fn: Callable[[], Any], name: str) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        context = contextvars.copy_context()
+
+        def run() -> None:
+            try:
+                self._value = context.run(fn)
+            except BaseException as error:  # handed to the caller by result()
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name=name, daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self._value
 
 
 def _verdicts_extended(
@@ -587,7 +767,7 @@ def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> t
 
 
 def _extend_standard_errors(
-    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int, out: FloatArray | None = None
 ) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
     """The pairs' standard errors of the board with column ``new`` added, from the previous board's (at
     ``old``), each entry's variance, the Gram operand's column means and exponents (all per column, so
@@ -603,6 +783,38 @@ def _extend_standard_errors(
         at[:] = np.arange(old.size)
     else:
         at[prev.se_order] = np.arange(old.size)
+    k1 = y.shape[1]
+    se = np.empty((k1, k1)) if out is None else out  # every element written below
+    source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
+    source[old] = at
+    # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
+    # fancy index of 128 rows at K = 5,000, whose block left the cache), on the board's threads; with two
+    # threads the gather runs beside the Gram column below (seventh pass: independent, and the gather's
+    # row and column ``new`` are written after it)
+    previous = prev.se
+    gather = (
+        _Ahead(lambda: _gathered(previous, source, out=se), "board-gather") if board_threads() > 1 else None
+    )
+    try:
+        v, var, means, exponents = _new_errors(prev, y, old, new)
+    finally:
+        if gather is not None:
+            gather.wait()
+    if gather is None:
+        _gathered(previous, source, out=se)
+    else:
+        gather.result()
+    se[new, :] = v
+    se[:, new] = v
+    return se, var, means, exponents
+
+
+def _new_errors(
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
+) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
+    """The new entry's row of the pairs' standard errors, each entry's variance, the Gram operand's column
+    means and exponents (:func:`_extend_standard_errors`)."""
+    assert prev.var is not None and prev.means is not None and prev.exponents is not None
     b, k1 = y.shape
     exponents = np.empty(k1, dtype=prev.exponents.dtype)
     exponents[old] = prev.exponents
@@ -625,15 +837,7 @@ def _extend_standard_errors(
     v[v <= 1e-10 * scale] = 0.0
     v[new] = 0.0
     np.sqrt(v, out=v)
-    se = np.empty((k1, k1))
-    source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
-    source[old] = at
-    # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
-    # fancy index of 128 rows at K = 5,000, whose block left the cache), on the board's threads
-    _gathered(prev.se, source, out=se)
-    se[new, :] = v
-    se[:, new] = v
-    return se, var, means, exponents
+    return v, var, means, exponents
 
 
 def _extend_gram(
@@ -670,11 +874,21 @@ def _row_major(a: npt.NDArray[Any] | None) -> bool:
 
 def _same_rows(a: FloatArray, b: FloatArray) -> bool:
     """``numpy.array_equal`` of two (B, K) arrays, by blocks of rows (no B x K boolean temporary; K =
-    10,000: 95 MiB)."""
+    10,000: 95 MiB), spans of blocks on the board's threads (seventh pass: 0.1 s of one thread at
+    K = 10,000)."""
     if a.shape != b.shape:
         return False
     step = max(1, (1 << 16) // max(a.shape[1], 1))
-    return all(np.array_equal(a[r0 : r0 + step], b[r0 : r0 + step]) for r0 in range(0, a.shape[0], step))
+    span = step * 16
+
+    def same(s0: int) -> bool:
+        stop = min(a.shape[0], s0 + span)
+        return all(
+            np.array_equal(a[r0 : min(stop, r0 + step)], b[r0 : min(stop, r0 + step)])
+            for r0 in range(s0, stop, step)
+        )
+
+    return all(in_blocks(same, range(0, a.shape[0], span)))
 
 
 def _blocks_to_redo(old: npt.NDArray[np.intp], new: int, k1: int) -> list[int]:
@@ -772,45 +986,68 @@ def _add_rank_column(
     if counts is None:  # a restored state: the counts of the new ranks, recounted
         return _counts_from_ranks(out, b), out, np.ones(k1, dtype=bool), np.zeros(k1, dtype=bool)
     flip = moved > b // 2  # rows counted from the previous row shifted by one rank
-    result = np.zeros((k1, k1), dtype=counts.dtype)
-    if in_order:
-        result[:k, :k] = counts
-        if flip.any():
-            rows_f = np.flatnonzero(flip)
-            result[rows_f, 1:] = counts[rows_f]
-            result[rows_f, 0] = 0
-    else:
-        rows_n = np.flatnonzero(~flip)
-        rows_f = np.flatnonzero(flip)
-        result[old[rows_n], :k] = counts[rows_n]
-        result[old[rows_f], 1:] = counts[rows_f]
+    result = np.empty((k1, k1), dtype=counts.dtype)
+
+    def kept_rows(r0: int, r1: int) -> None:
+        """Rows ``old[r0:r1]`` of the counts: the previous rows, shifted by one rank for the rows ``flip``
+        (by row blocks on the board's threads: each block writes its own rows of the fresh table)."""
+        rows = result[old[r0:r1]] if not in_order else result[r0:r1]
+        f = flip[r0:r1]
+        rows[:, k] = 0
+        rows[:, :k] = counts[r0:r1]
+        if f.any():
+            rows[f, 1:] = counts[r0:r1][f]
+            rows[f, 0] = 0
+        if not in_order:
+            result[old[r0:r1]] = rows
+
+    _row_blocks(kept_rows, k)
     result[new] = np.bincount(new_rank, minlength=k1)
     if mixed.size:
         # the elements that move a count: per mixed entry, the resamples where it moves (or, for a row
         # shifted by a rank, where it does not), each at its previous rank R: R loses one, R + 1 gains one
-        # (the reverse for a shifted row)
-        sign = np.where(flip[mixed], 1, -1).astype(result.dtype)
-        target = old[mixed] * k1
+        # (the reverse for a shifted row). Groups of mixed entries on the board's threads, each over every
+        # resample: one bincount of (entry in the group, R) per group, its nonzero counts added to the
+        # group's own rows (integers: the same counts for any grouping or thread count; issue 24: the
+        # serial ``numpy.add.at`` of every element took 0.4 s of one thread at K = 10,000)
+        group = max(1, min(_MIXED_GROUP, -(-mixed.size // 2)))
         flat = result.reshape(-1)
-        cols = old[mixed]
-        mstep = max(1, _COUNT_CHUNK // mixed.size)
-        flip_mixed = flip[mixed][None, :]
 
-        def elements(r0: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
-            previous = ranks[r0 : r0 + mstep][:, mixed]
-            now = out[r0 : r0 + mstep][:, cols]
-            select = now != previous  # moved in this resample
-            select ^= flip_mixed
-            bi, ci = np.nonzero(select)
-            return target[ci] + previous[bi, ci], ci
+        def moved_counts(g0: int) -> None:
+            mine = mixed[g0 : g0 + group]
+            cols = old[mine]
+            # the group's span of previous columns (and of new ones: the same unless the new entry's column
+            # is inside), read as slices, not gathered column by column; the other columns in it masked out
+            a, z = int(mine[0]), int(mine[-1]) + 1
+            inside = np.zeros(z - a, dtype=bool)
+            inside[mine - a] = True
+            position = np.cumsum(inside) - 1  # a column of the span: its entry in the group
+            now_cols: slice | npt.NDArray[np.intp] = slice(int(old[a]), int(old[z - 1]) + 1)
+            if int(old[z - 1]) - int(old[a]) != z - 1 - a:
+                now_cols = old[a:z]
+            flip_g = flip[a:z][None, :]
+            mstep = max(1, _COUNT_CHUNK // (z - a))
+            found = []
+            for r0 in range(0, b, mstep):
+                previous = ranks[r0 : r0 + mstep, a:z]
+                select = out[r0 : r0 + mstep, now_cols] != previous  # moved in this resample
+                select ^= flip_g
+                select &= inside
+                bi, ci = np.nonzero(select)
+                found.append(position[ci] * k1 + previous[bi, ci])
+            h = np.bincount(np.concatenate(found), minlength=mine.size * k1)
+            at = np.flatnonzero(h)  # (entry in the group, previous rank R), each once
+            v = h[at].astype(result.dtype)
+            g, r = np.divmod(at, k1)
+            at = cols[g] * k1 + r  # (its row of the counts, R); R + 1 <= k stays in the row
+            up = flip[mine][g]  # a shifted row gains at R and loses at R + 1, another the reverse
+            # the decreases first: every count stays within [-b, b] on the way (b < 2^15 for int16)
+            flat[at[up] + 1] -= v[up]
+            flat[at[~up]] -= v[~up]
+            flat[at[up]] += v[up]
+            flat[at[~up] + 1] += v[~up]
 
-        # the elements found on the board's threads, added here (integers: the same counts in any order),
-        # a few blocks at a time (their index arrays are held together)
-        starts = range(0, b, mstep)
-        for g0 in range(0, len(starts), 4):
-            for at, ci in in_blocks(elements, starts[g0 : g0 + 4]):
-                np.add.at(flat, at, sign[ci])
-                np.add.at(flat, at + 1, -sign[ci])
+        in_blocks(moved_counts, range(0, mixed.size, group))
     return result, out, redo, shifted
 
 
@@ -823,20 +1060,17 @@ def _rank_table_update(
     old: npt.NDArray[np.intp],
     redo: npt.NDArray[np.bool_],
     shifted: npt.NDArray[np.bool_],
+    probabilities: bool = True,
 ) -> RankDistribution:
     """:func:`stats.compare_ranks._rank_table` of the counts, its bounds computed again only for the rows
     ``redo``: a row unchanged keeps its bounds, a row shifted by one rank (``shifted``) has both one rank
     lower (its cumulative counts start with a zero below either threshold, which is positive); the same
-    numbers as the full table's."""
+    numbers as the full table's. Without ``probabilities`` the table's probabilities are left out (a
+    K x 0 array): :func:`_probabilities` writes them in the board's order."""
     k1 = counts.shape[0]
     tail = (1 - confidence) / 2
     lo_at, hi_at = tail * b - 1e-9, (1 - tail) * b - 1e-9
-    probabilities = np.empty((k1, k1))
-
-    def divide(r0: int, r1: int) -> None:  # by row blocks, on the board's threads
-        np.divide(counts[r0:r1], b, out=probabilities[r0:r1])
-
-    _row_blocks(divide, k1)
+    table = _probabilities(counts, b) if probabilities else np.empty((k1, 0))
     low = np.empty(k1, dtype=np.int64)
     high = np.empty(k1, dtype=np.int64)
     redo = redo.copy()
@@ -863,7 +1097,28 @@ def _rank_table_update(
         cumulative = np.cumsum(counts[at], axis=1, dtype=np.int64)
         low[at] = np.argmax(cumulative >= lo_at, axis=1) + 1
         high[at] = np.argmax(cumulative >= hi_at, axis=1) + 1
-    return RankDistribution(probabilities=probabilities, low=low, high=high, confidence=confidence)
+    return RankDistribution(probabilities=table, low=low, high=high, confidence=confidence)
+
+
+def _probabilities(
+    counts: npt.NDArray[np.integer],
+    b: int,
+    order: npt.NDArray[np.intp] | None = None,
+    out: FloatArray | None = None,
+) -> FloatArray:
+    """The rank probabilities ``counts / b`` (rows in ``order`` when given: the board's table written once,
+    already in its rows' order, instead of divided and then permuted in place), by row blocks on the
+    board's threads; each element is the same division as the full table's."""
+    k1 = counts.shape[0]
+    if out is None:
+        out = np.empty((k1, k1))
+
+    def divide(r0: int, r1: int) -> None:
+        rows = counts[r0:r1] if order is None else counts[order[r0:r1]]
+        np.divide(rows, b, out=out[r0:r1])
+
+    _row_blocks(divide, k1)
+    return out
 
 
 def _add_pairs(
@@ -889,17 +1144,35 @@ def _add_pairs(
     bound = np.where(se_new > 0, level * se_new * (1 - 1e-12), np.inf)
 
     local = threading.local()  # one buffer per thread (a fresh one per chunk: its page faults)
+    rows = max(1, min(b, _PAIR_TILE // max(1, min(step, k1))))
 
     def chunk(c0: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
+        """The hits of columns c0.., in the order of ``numpy.nonzero`` over the (B, c) block (row-major),
+        found tile by tile of :data:`_PAIR_TILE` elements (in order: the same list) so that the passes
+        over the differences stay in the cache (issue 24: a (B, c) block of 16 MB went to memory and back
+        four times)."""
         c1 = min(k1, c0 + step)
         if getattr(local, "block", None) is None:
-            local.block = np.empty((b, min(step, k1)))
-        d = np.subtract(y[:, c0:c1], y_new, out=local.block[:, : c1 - c0])  # (B, c): rows of y
-        np.abs(d, out=d)
-        bi, pi = np.nonzero(d >= bound[c0:c1])
-        z = d[bi, pi] / se_new[c0 + pi]
-        hit = z >= level
-        return bi[hit], pi[hit] + c0, z[hit]
+            local.block = np.empty((rows, min(step, k1)))
+            local.mask = np.empty((rows, min(step, k1)), dtype=bool)
+        found_b, found_p, found_z = [], [], []
+        for r0 in range(0, b, rows):
+            r1 = min(b, r0 + rows)
+            d = np.subtract(y[r0:r1, c0:c1], y_new[r0:r1], out=local.block[: r1 - r0, : c1 - c0])
+            np.abs(d, out=d)
+            mask = np.greater_equal(d, bound[c0:c1], out=local.mask[: r1 - r0, : c1 - c0])
+            bi, pi = np.nonzero(mask)
+            if not bi.size:
+                continue
+            z = d[bi, pi] / se_new[c0 + pi]
+            hit = z >= level
+            found_b.append(bi[hit] + r0)
+            found_p.append(pi[hit] + c0)
+            found_z.append(z[hit])
+        if not found_b:
+            empty = np.empty(0, dtype=np.intp)
+            return empty, empty, np.empty(0)
+        return np.concatenate(found_b), np.concatenate(found_p), np.concatenate(found_z)
 
     # the column chunks on the board's threads, their hits in the chunks' order (the same list)
     for bi, pi, z in in_blocks(chunk, range(0, k1, step)):
@@ -1053,10 +1326,15 @@ class BoardCache:
     (B x K float64, in a buffer a few percent wider), their ranks (B x K, 16-bit), the rank counts (K x K,
     16-bit), the exceedance list, the step-down's table of levels (K x K uint8), and the board's own table
     of standard errors (K x K float64, read-only: shared with the board the last build returned); at
-    K = N = B = 10,000 about 2 GB traced.
+    K = N = B = 10,000 about 2 GB traced. It also keeps the buffer of the last board's rank probabilities
+    (shared with that board; when its caller drops the board, 0.8 GB more held by the cache at K = 10,000),
+    into which the next update writes its standard errors if, by then, nothing else references it (no
+    board, no view of a board's table alive: ``sys.getrefcount``): no fresh table faulted in per update.
+    A board a caller keeps is never written again.
 
     The board a build returns is the full rebuild's, except that its ``pair_standard_errors`` is read-only
-    (the cache reads it for the next board).
+    (the cache reads it for the next board) and that its two K x K float64 tables may be views of buffers
+    about 1% larger (room for the next boards' tables).
     """
 
     def __init__(self) -> None:
@@ -1100,6 +1378,8 @@ class BoardCache:
         parts = _Parts(previous, theta, old, new)
         buffer = self._state.theta_buffer if self._state is not None else None
         parts.scratch = buffer
+        if self._state is not None and self._state.spares:  # moved: the state holds no reference to them
+            parts.spares, self._state.spares = self._state.spares, None
         # the previous state is the parts' alone from here (its arrays are dropped as the new ones replace
         # them); a build that fails leaves no state: the next one is a full rebuild
         self._state = None
@@ -1160,6 +1440,7 @@ class BoardCache:
             verdict_worse=None if parts.verdict_blocks is None else parts.verdict_blocks[0],
             verdict_compared=None if parts.verdict_blocks is None else parts.verdict_blocks[1],
             decided_lowest=parts.lowest if parts.verdict_blocks is not None else None,
+            spares=[base for base in (_spare(board.rank_probabilities),) if base is not None],
             # a state of digests says whether its columns had a jackknife (the digests say which)
             jackknife_digest=None if digests is None or jack is None else "in the column digests",
         )
