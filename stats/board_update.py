@@ -62,12 +62,22 @@ an integer count), so the board is the same bits for any thread count
 much of its time faulting in fresh K x K tables (0.8 GB each: the probabilities' division took 1.1 s of
 one thread's CPU against 0.3 s on the next update); two threads fault them in parallel.
 
-**Memory reuse** (seventh pass): a fresh 0.8 GB table cost 0.1-1.9 s of the kernel's time on the
-benchmark's VM (its freed memory goes back to the host, and comes back faulted in). The rank
-probabilities of a board built by the cache are written into a buffer with room for more entries, and the
-next update writes its standard errors into that buffer when the caller has dropped the board (see
-:class:`BoardCache`); the rank probabilities are divided straight into the board's row order, and the rank
-column is counted on a thread beside the max-t sets (two threads).
+**Seventh pass** (issue 24; ``tests/stats/test_board_entry_beside.py``):
+
+- *Memory reuse.* A fresh 0.8 GB table cost 0.1-1.9 s of the kernel's time on the benchmark's VM (its
+  freed memory goes back to the host and comes back faulted in; 0.1 s when reused at once). The rank
+  probabilities of a board built by the cache are written into a buffer with room for more entries, and
+  the next update writes its standard errors into that buffer when the caller has dropped the board (see
+  :class:`BoardCache`). The previous standard errors are freed after their gather, not kept for the next
+  rank probabilities: kept through the max-t sets and the rank column they would add 0.8 GB to the peak.
+- *Fewer passes.* The rank probabilities are divided straight into the board's row order
+  (:meth:`_Parts.rank_probabilities`); the new pairs' exceedances by cache-sized tiles; the counts'
+  update by groups of the entries the new one passes in some resamples, on the pool (no serial
+  ``numpy.add.at``), each group's span of columns read as slices.
+- *Side by side* (two threads): the rank distribution on a thread of its own once the standard errors
+  are gathered (:meth:`_Parts._start_ranks`), the gather beside the new Gram column, and the board's three
+  K x K tables permuted side by side (``stats.board.build_board``). Each writes its own arrays: the same
+  bits.
 
 An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
 built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
@@ -178,13 +188,16 @@ def _table(k1: int, spares: list[FloatArray]) -> FloatArray:
     table took 0.1-1.9 s of the kernel's time at K = 10,000 on a VM whose freed memory goes back to the
     host, a buffer kept mapped takes none.
 
-    "Nothing else": ``sys.getrefcount`` counts only this function's variable and its own argument, so no
-    board holding a view of the buffer (nor any view a caller took of a board's table: every numpy view
-    holds a reference to the buffer it is a view of) is alive, and writing into it changes nothing anyone
-    can read. A spare not taken is dropped (its holders keep it)."""
+    "Nothing else": ``sys.getrefcount`` of the buffer is that of an array held by a local variable only
+    (measured alike on a probe, so that an interpreter that counts a borrowed argument differently is
+    still right), so no board holding a view of the buffer (nor any view a caller took of a board's table:
+    every numpy view holds a reference to the buffer it is a view of) is alive, and writing into it
+    changes nothing anyone can read. A spare not taken is dropped (its holders keep it)."""
+    probe = np.empty(0)
+    sole = sys.getrefcount(probe)  # a local variable's array: 2 on CPython 3.11 (the variable, the argument)
     while spares:
         base = spares.pop()
-        if base.size >= k1 * k1 and sys.getrefcount(base) <= 2:
+        if base.size >= k1 * k1 and sys.getrefcount(base) <= sole:
             return base[: k1 * k1].reshape(k1, k1)
         del base
     return _with_room(k1)
