@@ -747,6 +747,8 @@ class _Exceedances:
         self.first_level = np.inf
         self.covered: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
         self._block_maxima: dict[int, float] | None = None
+        #: the plans' gathered standard errors, one buffer for every plan of a preparation (see _plan)
+        self._plan_buffer: FloatArray | None = None
 
     def _block_max(self, r0: int) -> float:
         """``max |y|`` over the resamples r0..r0 + _ROW_BLOCK (exact), computed once for every part and
@@ -773,7 +775,16 @@ class _Exceedances:
         c = cols.size
         tiny = np.finfo(float).tiny
         sdv = sd[cols] if ref < 0 else se[cols, ref]
-        sub = _gathered(se, cols) if c < se.shape[0] else se
+        if c < se.shape[0]:
+            # into one buffer for all the plans of the preparation: each referenced plan gathered a fresh
+            # array (K = 10,000: ten of 48-191 MiB, about 1.4 GB of new pages, each zeroed by the kernel
+            # on its first touch, which took as long as the gather itself on this machine; issue 24)
+            if self._plan_buffer is None or self._plan_buffer.size < c * c:
+                self._plan_buffer = None  # the smaller one freed first
+                self._plan_buffer = np.empty(c * c, dtype=se.dtype)
+            sub = _gathered(se, cols, out=self._plan_buffer[: c * c].reshape(c, c))
+        else:
+            sub = se
         edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 31)])
         hist = np.zeros(edges.size, dtype=np.int64)
         gamma_min = np.inf
@@ -932,6 +943,7 @@ class _Exceedances:
         self.special_k = np.concatenate(plan[2])
         self.dense_all = not self.parts
         self.prepared = True
+        self._plan_buffer = None  # not held through the search
 
     def preload(
         self, level: float, pair_j: IntArray, pair_k: IntArray, rows: IntArray, z: FloatArray
@@ -1357,8 +1369,9 @@ class MaxTState:
     z: FloatArray
 
 
-def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
-    """``|t_jk| > bound`` for every pair, in row blocks (no K x K float array; K = 10,000: 0.8 GB).
+def _separated_by(p: FloatArray, se: FloatArray, bound: float, out: BoolArray | None = None) -> BoolArray:
+    """``|t_jk| > bound`` for every pair, in row blocks (no K x K float array; K = 10,000: 0.8 GB), into
+    ``out`` (K x K booleans, every element written) when given.
 
     ``|t| = |d| / se`` with ``d = p_j - p_k``, which is ``|d / se|`` to the bit (and ``|sign d| = |d|``);
     a zero ``se`` gives inf for ``d != 0`` and ``0/0 = nan``, read as 0, for ``d == 0``. The signed
@@ -1366,7 +1379,8 @@ def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
     for a lower-is-better metric), exactly.
     """
     k = p.size
-    out = np.empty((k, k), dtype=bool)
+    if out is None:
+        out = np.empty((k, k), dtype=bool)
 
     def rows(r0: int) -> None:  # one block of rows (on the board's threads)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -1479,16 +1493,20 @@ def _simultaneous(
     steps = 0
     first: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray] | None
     first = None
+    # the step's K x K boolean tables, written again by every step: one allocation each for all the steps
+    # (95 MiB each at K = 10,000: fresh pages, zeroed by the kernel on their first touch, every step)
+    active = np.empty((k, k), dtype=bool)
+    newly: BoolArray | None = None
     while True:
         # upper_pairs & ~separated in one pass over the K x K tables (booleans: u > s is u and not s)
-        active = np.greater(upper_pairs, separated)
+        np.greater(upper_pairs, separated, out=active)
         steps += 1
         if not active.any():
             break
         critical = _critical_value(y, se, active, confidence, search, upper_pairs)
         moved = None if separate is None else separate(separated, critical * (1 + _TIE))
         if moved is None:
-            newly = _separated_by(p, se, critical * (1 + _TIE))
+            newly = _separated_by(p, se, critical * (1 + _TIE), out=newly)
             newly &= active
             moved = bool(newly.any())
             if moved:

@@ -215,3 +215,22 @@ def test_the_crossing_lists_what_it_listed_before_in_its_order(
                 zip(gj[pairs].tolist(), gk[pairs].tolist(), rows.tolist(), strict=True)
             )
             assert np.array_equal(np.sort(got[3]), np.sort(z[rows, pairs]))
+
+
+def test_the_separations_into_a_used_table_are_the_fresh_ones() -> None:
+    """``_separated_by`` into the step-down's reused table (``out``, left as a previous step wrote it, here
+    all True or all False) writes every element: the fresh table's, with zero standard errors (inf and
+    NaN statistics) and several row blocks."""
+    rng = np.random.default_rng(29)
+    k = 600
+    p = np.round(rng.normal(size=k), 2)
+    se = np.abs(rng.normal(size=(k, k)))
+    se = np.triu(se, 1) + np.triu(se, 1).T
+    se[:5, :5] = 0.0  # equal and unequal values with a zero standard error
+    p[1] = p[0]
+    want = cr._separated_by(p, se, 1.5)
+    for fill in (True, False):
+        used = np.full((k, k), fill)
+        got = cr._separated_by(p, se, 1.5, out=used)
+        assert got is used
+        assert np.array_equal(got, want)
