@@ -478,8 +478,11 @@ _PREPARE_SAMPLE = 128
 #: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
 #: computation (the candidate is generated, gathered and filtered by fancy indexing; about 40x at K = 1,000).
 _CANDIDATE_COST = 40.0
-#: Statistics of the pairs computed densely per block (256 KiB of float64).
-_SPECIAL_CHUNK = 1 << 15
+#: Statistics of the pairs computed densely per block (1 MiB of float64: 13 pairs at B = 10,000). Each
+#: block is a dozen numpy calls that hold the GIL between them: with 3 pairs per block (256 KiB) the two
+#: threads of a mix board of 10,000 kept 1.3 cores busy, 2.2-2.3 s against 1.3 s now, the same list (the
+#: hits are listed by pair and then resample whatever the block; issue 24, seventh pass).
+_SPECIAL_CHUNK = 1 << 17
 #: Resamples of the deviations transposed per task of the board's threads for the dense pairs.
 _TRANSPOSE_SPAN = 1024
 #: Blocks of dense pairs per task of the board's thread pool (:func:`stats._threads.in_blocks`).

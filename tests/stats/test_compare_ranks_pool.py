@@ -237,18 +237,20 @@ def test_the_separations_into_a_used_table_are_the_fresh_ones() -> None:
 
 
 @pytest.mark.parametrize("span", [1, 64, 130, 1024])
+@pytest.mark.parametrize("chunk", [3000, 1 << 17])
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_the_dense_pairs_list_every_statistic_whatever_the_transposed_spans(
-    monkeypatch: pytest.MonkeyPatch, span: int, threads: str
+    monkeypatch: pytest.MonkeyPatch, span: int, chunk: int, threads: str
 ) -> None:
     """The dense pairs' deviations transposed by spans of resamples (seventh pass; 128 at a time within a
-    span, spans not a multiple of it) on 1 and 2 threads: every active dense pair's statistic at or above
-    the level, in the pairs' order and then the resamples', as the whole transposed deviations give it."""
+    span, spans not a multiple of it) on 1 and 2 threads, with small and large blocks of pairs: every
+    active dense pair's statistic at or above the level, in the pairs' order and then the resamples', as
+    the whole transposed deviations give it."""
     from tests.benchmarks import families
 
     monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
     monkeypatch.setattr(cr, "_TRANSPOSE_SPAN", span)
-    monkeypatch.setattr(cr, "_SPECIAL_CHUNK", 3000)
+    monkeypatch.setattr(cr, "_SPECIAL_CHUNK", chunk)  # 9 or 393 pairs per block
     monkeypatch.setattr(cr, "_SPECIAL_SPAN", 2)
     theta, point = families.replicates(families.correctness("near_duplicates", 300, 70, seed=4), 333, seed=4)
     y = theta - point
