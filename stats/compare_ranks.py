@@ -478,10 +478,12 @@ _PREPARE_SAMPLE = 128
 #: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
 #: computation (the candidate is generated, gathered and filtered by fancy indexing; about 40x at K = 1,000).
 _CANDIDATE_COST = 40.0
-#: Statistics of the pairs computed densely per block (256 KiB of float64).
-_SPECIAL_CHUNK = 1 << 15
-#: Columns of the deviations transposed per task of the board's threads for the dense pairs (a multiple
-#: of 64).
+#: Statistics of the pairs computed densely per block (1 MiB of float64: 13 pairs at B = 10,000). Each
+#: block is a dozen numpy calls that hold the GIL between them: with 3 pairs per block (256 KiB) the two
+#: threads of a mix board of 10,000 kept 1.3 cores busy, 2.2-2.3 s against 1.3 s now, the same list (the
+#: hits are listed by pair and then resample whatever the block; issue 24, seventh pass).
+_SPECIAL_CHUNK = 1 << 17
+#: Resamples of the deviations transposed per task of the board's threads for the dense pairs.
 _TRANSPOSE_SPAN = 1024
 #: Blocks of dense pairs per task of the board's thread pool (:func:`stats._threads.in_blocks`).
 _SPECIAL_SPAN = 256
@@ -747,6 +749,8 @@ class _Exceedances:
         self.first_level = np.inf
         self.covered: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
         self._block_maxima: dict[int, float] | None = None
+        #: the plans' gathered standard errors, one buffer for every plan of a preparation (see _plan)
+        self._plan_buffer: FloatArray | None = None
 
     def _block_max(self, r0: int) -> float:
         """``max |y|`` over the resamples r0..r0 + _ROW_BLOCK (exact), computed once for every part and
@@ -773,7 +777,16 @@ class _Exceedances:
         c = cols.size
         tiny = np.finfo(float).tiny
         sdv = sd[cols] if ref < 0 else se[cols, ref]
-        sub = _gathered(se, cols) if c < se.shape[0] else se
+        if c < se.shape[0]:
+            # into one buffer for all the plans of the preparation: each referenced plan gathered a fresh
+            # array (K = 10,000: ten of 48-191 MiB, about 1.4 GB of new pages, each zeroed by the kernel
+            # on its first touch, which took as long as the gather itself on this machine; issue 24)
+            if self._plan_buffer is None or self._plan_buffer.size < c * c:
+                self._plan_buffer = None  # the smaller one freed first
+                self._plan_buffer = np.empty(c * c, dtype=se.dtype)
+            sub = _gathered(se, cols, out=self._plan_buffer[: c * c].reshape(c, c))
+        else:
+            sub = se
         edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 31)])
         hist = np.zeros(edges.size, dtype=np.int64)
         gamma_min = np.inf
@@ -932,6 +945,7 @@ class _Exceedances:
         self.special_k = np.concatenate(plan[2])
         self.dense_all = not self.parts
         self.prepared = True
+        self._plan_buffer = None  # not held through the search
 
     def preload(
         self, level: float, pair_j: IntArray, pair_k: IntArray, rows: IntArray, z: FloatArray
@@ -1112,15 +1126,18 @@ class _Exceedances:
         position = np.cumsum(involved) - 1
         yt = np.empty((columns.size, b))
 
-        def transposed(c0: int) -> None:
-            """Rows c0.. of ``yt`` (written by this span alone; on the board's threads): 64 columns of ``y``
-            gathered and transposed at a time, not the whole B x C gather and then its transposed copy
-            (one thread, and two arrays of 763 MiB at once at K = N = B = 10,000 when most entries are
-            involved, as on the near-duplicates' board)."""
-            for c in range(c0, min(columns.size, c0 + _TRANSPOSE_SPAN), 64):
-                yt[c : c + 64] = np.take(y, columns[c : c + 64], axis=1).T
+        def transposed(r0: int) -> None:
+            """Columns r0.. of ``yt`` (written by this span alone; on the board's threads): the involved
+            entries of 128 resamples gathered and transposed at a time, each row of ``y`` read once (issue
+            24, seventh pass: 64 entries at a time read a cache line of every row per entry, 0.50 s against
+            0.21 s of one thread for the mix's 3,728 entries at K = N = B = 10,000); not the whole B x C
+            gather and then its transposed copy (one thread, and two arrays of 763 MiB at once when most
+            entries are involved, as on the near-duplicates' board)."""
+            end = min(b, r0 + _TRANSPOSE_SPAN)
+            for r in range(r0, end, 128):
+                yt[:, r : min(end, r + 128)] = np.take(y[r : min(end, r + 128)], columns, axis=1).T
 
-        in_blocks(transposed, range(0, columns.size, _TRANSPOSE_SPAN))
+        in_blocks(transposed, range(0, b, _TRANSPOSE_SPAN))
         step = max(1, _SPECIAL_CHUNK // b)  # pairs per block: a block stays in the cache through its passes
         counted = [0]
         lock = threading.Lock()
@@ -1357,8 +1374,9 @@ class MaxTState:
     z: FloatArray
 
 
-def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
-    """``|t_jk| > bound`` for every pair, in row blocks (no K x K float array; K = 10,000: 0.8 GB).
+def _separated_by(p: FloatArray, se: FloatArray, bound: float, out: BoolArray | None = None) -> BoolArray:
+    """``|t_jk| > bound`` for every pair, in row blocks (no K x K float array; K = 10,000: 0.8 GB), into
+    ``out`` (K x K booleans, every element written) when given.
 
     ``|t| = |d| / se`` with ``d = p_j - p_k``, which is ``|d / se|`` to the bit (and ``|sign d| = |d|``);
     a zero ``se`` gives inf for ``d != 0`` and ``0/0 = nan``, read as 0, for ``d == 0``. The signed
@@ -1366,7 +1384,8 @@ def _separated_by(p: FloatArray, se: FloatArray, bound: float) -> BoolArray:
     for a lower-is-better metric), exactly.
     """
     k = p.size
-    out = np.empty((k, k), dtype=bool)
+    if out is None:
+        out = np.empty((k, k), dtype=bool)
 
     def rows(r0: int) -> None:  # one block of rows (on the board's threads)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -1479,16 +1498,20 @@ def _simultaneous(
     steps = 0
     first: tuple[float, npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray] | None
     first = None
+    # the step's K x K boolean tables, written again by every step: one allocation each for all the steps
+    # (95 MiB each at K = 10,000: fresh pages, zeroed by the kernel on their first touch, every step)
+    active = np.empty((k, k), dtype=bool)
+    newly: BoolArray | None = None
     while True:
         # upper_pairs & ~separated in one pass over the K x K tables (booleans: u > s is u and not s)
-        active = np.greater(upper_pairs, separated)
+        np.greater(upper_pairs, separated, out=active)
         steps += 1
         if not active.any():
             break
         critical = _critical_value(y, se, active, confidence, search, upper_pairs)
         moved = None if separate is None else separate(separated, critical * (1 + _TIE))
         if moved is None:
-            newly = _separated_by(p, se, critical * (1 + _TIE))
+            newly = _separated_by(p, se, critical * (1 + _TIE), out=newly)
             newly &= active
             moved = bool(newly.any())
             if moved:

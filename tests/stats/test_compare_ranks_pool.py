@@ -215,3 +215,58 @@ def test_the_crossing_lists_what_it_listed_before_in_its_order(
                 zip(gj[pairs].tolist(), gk[pairs].tolist(), rows.tolist(), strict=True)
             )
             assert np.array_equal(np.sort(got[3]), np.sort(z[rows, pairs]))
+
+
+def test_the_separations_into_a_used_table_are_the_fresh_ones() -> None:
+    """``_separated_by`` into the step-down's reused table (``out``, left as a previous step wrote it, here
+    all True or all False) writes every element: the fresh table's, with zero standard errors (inf and
+    NaN statistics) and several row blocks."""
+    rng = np.random.default_rng(29)
+    k = 600
+    p = np.round(rng.normal(size=k), 2)
+    se = np.abs(rng.normal(size=(k, k)))
+    se = np.triu(se, 1) + np.triu(se, 1).T
+    se[:5, :5] = 0.0  # equal and unequal values with a zero standard error
+    p[1] = p[0]
+    want = cr._separated_by(p, se, 1.5)
+    for fill in (True, False):
+        used = np.full((k, k), fill)
+        got = cr._separated_by(p, se, 1.5, out=used)
+        assert got is used
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("span", [1, 64, 130, 1024])
+@pytest.mark.parametrize("chunk", [3000, 1 << 17])
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_the_dense_pairs_list_every_statistic_whatever_the_transposed_spans(
+    monkeypatch: pytest.MonkeyPatch, span: int, chunk: int, threads: str
+) -> None:
+    """The dense pairs' deviations transposed by spans of resamples (seventh pass; 128 at a time within a
+    span, spans not a multiple of it) on 1 and 2 threads, with small and large blocks of pairs: every
+    active dense pair's statistic at or above the level, in the pairs' order and then the resamples', as
+    the whole transposed deviations give it."""
+    from tests.benchmarks import families
+
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    monkeypatch.setattr(cr, "_TRANSPOSE_SPAN", span)
+    monkeypatch.setattr(cr, "_SPECIAL_CHUNK", chunk)  # 9 or 393 pairs per block
+    monkeypatch.setattr(cr, "_SPECIAL_SPAN", 2)
+    theta, point = families.replicates(families.correctness("near_duplicates", 300, 70, seed=4), 333, seed=4)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    search = cr._Exceedances(y, se, sd)
+    rng = np.random.default_rng(4)
+    pairs = np.array([(j, k) for j in range(70) for k in range(j + 1, 70) if se[j, k] > 0])
+    pick = pairs[np.sort(rng.choice(len(pairs), 300, replace=False))]
+    search.special_j, search.special_k = pick[:, 0], pick[:, 1]
+    active = np.triu(rng.random((70, 70)) < 0.8, 1)
+    level = 1.5
+    _, pj, pk, rows, z = search._dense_special(level, active)
+    on = active[pick[:, 0], pick[:, 1]]
+    sj, sk = pick[on, 0], pick[on, 1]
+    stats = np.abs(y[:, sj] - y[:, sk]).T / se[sj, sk][:, None]  # pairs x resamples
+    wp, wb = np.nonzero(stats >= level)
+    assert np.array_equal(pj, sj[wp]) and np.array_equal(pk, sk[wp])
+    assert np.array_equal(rows, wb)
+    assert np.array_equal(z, stats[wp, wb])
