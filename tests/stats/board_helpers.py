@@ -45,3 +45,20 @@ def family_options() -> dict[str, Any]:
         "test": "bootstrap",
         "n_items": 300,
     }
+
+
+def rank_column_case(
+    seed: int, k: int, b: int, where: int, *, higher: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A new entry's rank column on coarse, tied values: the replicates ``x`` (b, k + 1) of k + 1 close
+    entries, the old entries' columns (all but ``where``), and the old board's rank counts and ranks
+    (``compare_ranks._rank_counts`` of the old columns, the counts as ``board_update`` keeps them: int16).
+    ``seed`` seeds both directions' draws alike when the caller passes the same one."""
+    from stats.compare_ranks import _rank_counts
+
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.normal(np.linspace(0, 1, k + 1), 0.4, size=(b, k + 1)), 1)
+    old = np.array([i for i in range(k + 1) if i != where], dtype=np.intp)
+    counts, ranks = _rank_counts(np.ascontiguousarray(x[:, old]), higher_is_better=higher, keep=True)
+    assert ranks is not None
+    return x, old, counts, ranks

@@ -17,6 +17,7 @@ from stats.board import build_board
 from stats.board_update import BoardCache, _add_rank_column, _probabilities
 from stats.compare_ranks import _rank_counts
 from tests.stats.board_helpers import noisy_board as _board
+from tests.stats.board_helpers import rank_column_case
 from tests.stats.board_helpers import same_board as _same
 
 OPTIONS: dict[str, Any] = {
@@ -92,15 +93,9 @@ def test_the_counts_update_by_groups_equals_a_full_count(
     ties) are a full count's, for any group of the mixed entries and either direction."""
     monkeypatch.setattr(bu, "_MIXED_GROUP", group)
     monkeypatch.setattr(bu, "_COUNT_CHUNK", 500)
-    rng = np.random.default_rng(where)
     k, b = 30, 300
     for higher in (True, False):
-        x = np.round(rng.normal(np.linspace(0, 1, k + 1), 0.4, size=(b, k + 1)), 1)
-        old = np.array([i for i in range(k + 1) if i != where], dtype=np.intp)
-        prev_counts, prev_ranks = _rank_counts(
-            np.ascontiguousarray(x[:, old]), higher_is_better=higher, keep=True
-        )
-        assert prev_ranks is not None
+        x, old, prev_counts, prev_ranks = rank_column_case(where + 100 * higher, k, b, where, higher=higher)
         counts, ranks, redo, shifted = _add_rank_column(
             x, prev_ranks, prev_counts.astype(np.int16), old, where, higher_is_better=higher
         )

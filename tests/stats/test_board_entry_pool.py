@@ -14,6 +14,7 @@ import stats.board_update as bu
 from stats.board import build_board
 from stats.board_update import BoardCache
 from tests.stats.board_helpers import noisy_board as _board
+from tests.stats.board_helpers import rank_column_case
 from tests.stats.board_helpers import same_board as _same
 
 
@@ -64,17 +65,11 @@ def test_rank_bounds_of_the_entries_the_new_one_passes(confidence: float, where:
     not all) come from their previous bounds (each the previous one or one rank lower): the full table's,
     with ties (a coarse grid of values), for either direction."""
     from stats.board_update import _add_rank_column, _rank_table_update
-    from stats.compare_ranks import _rank_counts, _rank_table
+    from stats.compare_ranks import _rank_table
 
-    rng = np.random.default_rng(where)
     k, b = 40, 400
     for higher in (True, False):
-        x = np.round(rng.normal(np.linspace(0, 1, k + 1), 0.4, size=(b, k + 1)), 1)
-        old = np.array([i for i in range(k + 1) if i != where], dtype=np.intp)
-        prev_counts, prev_ranks = _rank_counts(
-            np.ascontiguousarray(x[:, old]), higher_is_better=higher, keep=True
-        )
-        assert prev_ranks is not None
+        x, old, prev_counts, prev_ranks = rank_column_case(where + 100 * higher, k, b, where, higher=higher)
         prev = _rank_table(prev_counts.copy(), b, confidence)
         counts, _, redo, shifted = _add_rank_column(
             x, prev_ranks, prev_counts.astype(np.int16), old, where, higher_is_better=higher
