@@ -93,7 +93,9 @@ _BESIDE_NICE = 10
 class Beside:
     """A result computed by :func:`beside` (on a thread, or at once): :meth:`result` waits for it."""
 
-    def __init__(self, fn: Callable[[], R], threaded: bool) -> None:
+    def __init__(
+        self, fn: Callable[[], R], threaded: bool, *, nicer: bool = True, name: str = "board-beside"
+    ) -> None:
         self._result: Any = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -103,15 +105,22 @@ class Beside:
         context = contextvars.copy_context()  # numpy's error state and the like, as in the caller
 
         def run() -> None:
-            with contextlib.suppress(OSError):  # a platform without per-thread priorities: as it is
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _nicer())
+            if nicer:
+                with contextlib.suppress(OSError):  # a platform without per-thread priorities: as it is
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _nicer())
             try:
                 self._result = context.run(fn)
             except BaseException as error:  # handed to the caller by result()
                 self._error = error
 
-        self._thread = threading.Thread(target=run, name="board-beside", daemon=True)
+        self._thread = threading.Thread(target=run, name=name, daemon=True)
         self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for the function to end, without its value or exception (a caller that is failing already
+        and must leave no thread writing into what it drops)."""
+        if self._thread is not None:
+            self._thread.join()
 
     def result(self) -> Any:
         """The function's value (its exception raised here, in the caller's thread)."""

@@ -112,7 +112,6 @@ full (``tests/stats/test_board_state_shared.py``; the service stores it: ``leade
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import itertools
 import sys
@@ -125,7 +124,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from stats._threads import board_threads, in_blocks
+from stats._threads import Beside, board_threads, in_blocks
 from stats.board import (
     _SD_COLUMNS,
     Board,
@@ -348,7 +347,7 @@ class _Parts:
         self.spares: list[FloatArray] = []
         #: the coming rank distribution's arguments (:meth:`expect_rank_distribution`) and its thread
         self.expected: tuple[FloatArray, bool, float] | None = None
-        self.ahead: _Ahead | None = None
+        self.ahead: Beside | None = None
 
     # -- value intervals --------------------------------------------------------------------------
     def value_bounds(
@@ -472,7 +471,7 @@ class _Parts:
         ):
             return
         theta, higher, confidence = expected
-        self.ahead = _Ahead(
+        self.ahead = _ahead(
             lambda: self._rank_distribution(theta, higher_is_better=higher, confidence=confidence),
             "board-ranks",
         )
@@ -677,34 +676,11 @@ class _Parts:
         return _verdicts(decisions, point, names, sign=sign, leader=leader, blocks=blocks)
 
 
-class _Ahead:
-    """A call on a thread of its own, at the caller's priority (:meth:`_Parts._start_ranks`): :meth:`result`
-    waits for it and returns its value or raises its exception in the caller's thread. It runs in a copy of
-    the caller's context (numpy's ``errstate`` is a context variable)."""
-
-    def __init__(self, fn: Callable[[], Any], name: str) -> None:
-        self._value: Any = None
-        self._error: BaseException | None = None
-        context = contextvars.copy_context()
-
-        def run() -> None:
-            try:
-                self._value = context.run(fn)
-            except BaseException as error:  # handed to the caller by result()
-                self._error = error
-
-        self._thread = threading.Thread(target=run, name=name, daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        return self._value
+def _ahead(fn: Callable[[], Any], name: str) -> Beside:
+    """``fn()`` on a thread of its own at the caller's priority (:class:`stats._threads.Beside`, not made
+    nicer: its work is on the update's critical path, :meth:`_Parts._start_ranks`, the standard errors'
+    gather); ``.result()`` waits and returns its value or raises its exception, ``.wait()`` only waits."""
+    return Beside(fn, threaded=True, nicer=False, name=name)
 
 
 def _verdicts_extended(
@@ -806,7 +782,7 @@ def _extend_standard_errors(
     # row and column ``new`` are written after it)
     previous = prev.se
     gather = (
-        _Ahead(lambda: _gathered(previous, source, out=se), "board-gather") if board_threads() > 1 else None
+        _ahead(lambda: _gathered(previous, source, out=se), "board-gather") if board_threads() > 1 else None
     )
     try:
         v, var, means, exponents = _new_errors(prev, y, old, new)

@@ -131,14 +131,14 @@ def test_a_failing_update_leaves_no_thread_and_no_state(
 
     monkeypatch.setattr(bu, failing, broken)
     threads: list[threading.Thread] = []
-    ahead = bu._Ahead
+    ahead = bu._ahead
 
     def kept(fn: Any, name: str) -> Any:
         a = ahead(fn, name)
         threads.append(a._thread)
         return a
 
-    monkeypatch.setattr(bu, "_Ahead", kept)
+    monkeypatch.setattr(bu, "_ahead", kept)
     with pytest.raises(RuntimeError, match="broken on purpose"):
         cache.build(**chain[1])
     assert threads and not any(thread.is_alive() for thread in threads)
