@@ -54,7 +54,6 @@ from stats.compare import (
 from stats.compare_ranks import (
     RankDistribution,
     SimultaneousRanks,
-    _gathered,
     min_ranks,
     rank_distribution,
     simultaneous_ranks,
@@ -1650,11 +1649,6 @@ _GATHER_ROWS = 32
 #: Rows per task of the column gathers of :func:`_permute_in_place` on the board's threads (a multiple of
 #: :data:`_GATHER_ROWS`).
 _GATHER_SPAN = 1024
-
-
-def _permuted(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:
-    """``a[np.ix_(order, order)]``: :func:`stats.compare_ranks._gathered`."""
-    return _gathered(a, order)
 
 
 def _permute_in_place(a: npt.NDArray[Any], order: Sequence[int], *, columns: bool) -> npt.NDArray[Any]:

@@ -86,7 +86,7 @@ def test_blocked_parts_equal_the_whole_array_forms(seed: int, k: int, higher: bo
     assert np.array_equal(board_module._column_sd(theta), theta.std(axis=0, ddof=1))
     order = np.random.default_rng(seed).permutation(k)
     se_like = np.random.default_rng(seed).random((k, k))
-    assert np.array_equal(board_module._permuted(se_like, order), se_like[np.ix_(order, order)])
+    assert np.array_equal(cr._gathered(se_like, order), se_like[np.ix_(order, order)])
     probs = np.stack([np.full(k, 0.025), np.full(k, 0.975)])
     assert np.array_equal(_quantiles(theta, probs), _quantiles_whole(theta, probs))
     varied = probs + np.random.default_rng(seed).uniform(-0.02, 0.02, probs.shape)
