@@ -572,12 +572,16 @@ class _Parts:
         same = prev is not None and theta is self.theta
         reuse = same and prev is not None and prev.maxt_key == key
         scratch = self.scratch
-        if scratch is not None and scratch.shape[0] == b and scratch.shape[1] >= theta.shape[1]:
-            # the deviations in the kept replicates' buffer, idle until the board is built (the previous
-            # replicates were compared already): no fresh B x K array (K = 10,000: 0.8 GB)
-            y = np.subtract(theta, point, out=scratch[:, : theta.shape[1]])
-        else:
-            y = theta - point  # the deviations, as the full computation forms them
+        if scratch is None or scratch.shape[0] != b or scratch.shape[1] < theta.shape[1]:
+            # a buffer with room for more entries, kept by the cache after the board (issue 24, eighth
+            # pass): the next board's deviations, or the kept copy of the replicates, are written into it
+            # instead of a fresh B x K array (K = 10,000: 0.8 GB, 0.3-1.9 s of page faults on a VM whose
+            # freed memory goes back to the host)
+            scratch = self.scratch = _with_columns(b, theta.shape[1])
+        # the deviations in that buffer (for a cache without column digests, the kept replicates' copy,
+        # idle until the board is built: the previous replicates were compared already), the same
+        # elementwise subtraction as the full computation's ``theta - point``
+        y = np.subtract(theta, point, out=scratch[:, : theta.shape[1]])
         # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
         # formed block by block from y, as the full computation does (no second B x K array)
         if same and prev is not None and prev.se is not None and prev.exponents is not None:
@@ -888,13 +892,19 @@ def _blocks_to_redo(old: npt.NDArray[np.intp], new: int, k1: int) -> list[int]:
     return sorted({(i // _SD_COLUMNS) * _SD_COLUMNS for i in positions})
 
 
+def _with_columns(b: int, k: int) -> FloatArray:
+    """A fresh (b, k + room) float64 buffer: room for about 3% more entries (at least 16 columns), so that
+    the next boards' B x K arrays fit in its first columns."""
+    return np.empty((b, k + max(16, k // 32)))
+
+
 def _kept_replicates(theta: FloatArray, buffer: FloatArray | None) -> tuple[FloatArray, FloatArray]:
-    """The replicates copied into the first columns of ``buffer`` (the previous board's, when it is as
-    tall and wide enough; else a new one with room for more entries): the kept copy needs no fresh B x K
-    array per board (K = 10,000: 0.8 GB of page faults). Returns the buffer and the copy (a view)."""
+    """The replicates copied into the first columns of ``buffer`` (the board's deviations' buffer, when it
+    is as tall and wide enough; else a new one with room for more entries): the kept copy needs no fresh
+    B x K array per board (K = 10,000: 0.8 GB of page faults). Returns the buffer and the copy (a view)."""
     b, k = theta.shape
     if buffer is None or buffer.shape[0] != b or buffer.shape[1] < k:
-        buffer = np.empty((b, k + max(16, k // 32)))
+        buffer = _with_columns(b, k)
     kept = buffer[:, :k]
 
     def copy(r0: int, r1: int) -> None:
@@ -1384,8 +1394,13 @@ class BoardCache:
             and not _new_columns_match(digests, theta, jack, range(len(names_t)))
         ):
             digests = None  # a full build whose digests are not its columns': kept as without digests
-        # the caller's digests stand for the columns (it keeps the arrays): no copy of the replicates kept
-        buffer, kept = (None, None) if digests is not None else _kept_replicates(theta, buffer)
+        # the buffer of this board's deviations (free now) is kept for the next board's: with the caller's
+        # digests, which stand for the columns (it keeps the arrays), as it is, for the next deviations;
+        # without, holding the copy of the replicates the next board compares its columns with
+        buffer = parts.scratch
+        kept = None
+        if digests is None:
+            buffer, kept = _kept_replicates(theta, buffer)
         # the pairs' standard errors the state keeps are the board's table (it took the sim's, permuted in
         # place), read-only so that the next board's are gathered from what this board holds: no second
         # K x K table (K = 10,000: 0.8 GB)

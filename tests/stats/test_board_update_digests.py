@@ -102,3 +102,40 @@ def test_the_jackknife_is_part_of_the_digest() -> None:
     assert BoardCache.column_digest(x, None) != BoardCache.column_digest(x, np.zeros(3))
     assert BoardCache.column_digest(x, np.zeros(3)) != BoardCache.column_digest(x, np.zeros(3) + 1e-300)
     assert BoardCache.column_digest(x, None) == BoardCache.column_digest(x.copy(), None)
+
+
+@pytest.mark.parametrize("with_digests", [True, False])
+def test_the_deviations_buffer_is_kept_and_written_again(with_digests: bool) -> None:
+    """Issue 24, eighth pass: the cache keeps the buffer of a board's deviations (with room for more
+    entries) and the next board writes its deviations into it, with or without column digests (without,
+    it holds the kept copy of the replicates in between); every board is still the full rebuild's."""
+    rng, args, digests = _board(3)
+    k = 40
+    current = list(range(k))
+    cache = BoardCache()
+
+    def build(cols: list[int]) -> Any:
+        extra = {"column_digests": [digests[i] for i in cols]} if with_digests else {}
+        return cache.build(**args(cols), **extra)
+
+    build(current)
+    assert cache._state is not None and cache._state.theta_buffer is not None
+    buffer = cache._state.theta_buffer
+    assert buffer.shape[0] == 300 and buffer.shape[1] > k  # room for more entries
+    if not with_digests:  # the copy of the replicates, in the deviations' buffer
+        assert cache._state.theta is not None and np.shares_memory(cache._state.theta, buffer)
+        assert np.array_equal(cache._state.theta, args(current)["replicates"])
+    for new in range(k, k + 3):
+        where = int(rng.integers(0, len(current) + 1))
+        current = [*current[:where], new, *current[where:]]
+        got = build(current)
+        assert cache.last == "incremental"
+        _same(got, build_board(**args(current)))
+        assert cache._state is not None and cache._state.theta_buffer is buffer  # the same memory
+    # a board of a different number of resamples: a fresh buffer, of its own height
+    cache.clear()
+    theta = args(current)["replicates"][:200]
+    options = {key: value for key, value in args(current).items() if key != "replicates"}
+    cache.build(**options, replicates=theta)
+    assert cache._state is not None and cache._state.theta_buffer is not None
+    assert cache._state.theta_buffer.shape[0] == 200

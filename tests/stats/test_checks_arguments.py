@@ -123,3 +123,20 @@ def test_the_public_functions_give_the_same_message_for_the_same_mistake() -> No
             call()
     with pytest.raises(ValueError, match="`rule` must be one of percentile, basic, bca, got 'wilson'"):
         bootstrap_p_values(theta, [0, 0], rule="wilson")
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("where", [(0, 0), (700, 3), (1199, 1023)])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_large_replicates_are_checked_block_by_block(
+    monkeypatch: pytest.MonkeyPatch, threads: str, where: tuple[int, int], bad: float
+) -> None:
+    """Above a million elements the finiteness check runs by blocks of rows on the board's threads (issue
+    24, eighth pass): one bad element in the first, a middle or the last block is still refused, and a
+    finite array still passes."""
+    monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    theta = np.random.default_rng(0).random((1200, 1024))
+    assert check_replicates(theta) is not None
+    theta[where] = bad
+    with pytest.raises(ValueError, match="must be finite"):
+        check_replicates(theta)
