@@ -21,7 +21,10 @@ large K).
 
 5. (issue 24) the board on every **family** of boards (``tests/benchmarks/families.py``: spread accuracies,
    nested errors as in the load test, near-duplicate entries, many exact ties, a mix): ``build_board``'s
-   time (the first call on it, without tracemalloc) and peak traced memory (a second, traced call), a new entry on it (``BoardCache``) and whether it equals the full rebuild,
+   time (the first call on it, without tracemalloc) and peak traced memory (a second, traced call), new
+   entries on it (``BoardCache``: the first after the cache's full build, then ``--chain`` more, each on the
+   previous one's board), on both of its paths (the previous columns compared element by element, and by
+   the column digests the service passes), and whether the first and the last equal the full rebuilds,
    beside the max-t search of before issue 24 (``tests.benchmarks._baseline_v2``) on the same board in the
    same run (up to ``--baseline-max`` entries: it took 175 s on the nested board of 1,000). The worst
    family's time is the figure that counts. ``--families all`` (default) or a comma-separated list,
@@ -185,8 +188,10 @@ def _one_family(
     baseline_max: int,
     check: bool,
     trace_entry: bool = False,
-) -> tuple[str, float, float, float]:
-    """One line of section 5: (family, build_board's time, peak MiB, the new entry's time)."""
+    chain: int = 4,
+) -> tuple[str, float, float, float, float]:
+    """One line of section 5: (family, build_board's time, peak MiB, the first new entry's time (the slower
+    path), the median of the next ``chain`` entries' (the slower path))."""
     options = _board_options(n, seed)
     start = time.perf_counter()
     theta_all, point_all = families.replicates(families.correctness(family, n, k + 1, seed=seed), b, seed)
@@ -215,42 +220,97 @@ def _one_family(
             f"{old_board.as_dict() == got.as_dict()})"
         )
     del got
-    cache = BoardCache()
-    entry_peak = ""
-    if trace_entry:  # the cache and the update together, traced (the new entry's time then includes it)
-        gc.collect()
-        tracemalloc.start()
-    try:
-        cache.build(names=entry_names[:k], values=point, replicates=theta, **options)
-        if trace_entry:
-            held = tracemalloc.get_traced_memory()[0] / 2**20
-            tracemalloc.reset_peak()
-        t_new, new_board = _timed(
-            lambda: cache.build(names=entry_names, values=point_all, replicates=theta_all, **options)
+    # the new entries: the first on the board of K (the cache's first update after its full build), then a
+    # chain of ``chain`` more, each on the previous one's board (a board that keeps receiving entries, the
+    # service's steady state: the buffers kept by the cache are warm). Their columns are drawn after the
+    # board's (the same resamples W), so the board of K and the first new entry are unchanged.
+    chained = [f"e{j:05d}" for j in range(k + 1, k + 1 + chain)]
+    if chain:
+        extra, extra_point = families.replicates(
+            families.correctness(family, n, chain, seed=seed + 1), b, seed
         )
-        if trace_entry:
-            peak_entry = tracemalloc.get_traced_memory()[1] / 2**20
-            entry_peak = f", traced: cache {held:.0f} MiB, peak with the update {peak_entry:.0f} MiB"
-    finally:
-        if trace_entry:
-            tracemalloc.stop()
-    cpu_new = _CPU[0]
+        theta_all, point_all = np.hstack([theta_all, extra]), np.concatenate([point_all, extra_point])
+        del extra
+    names_all = entry_names + chained
+    digests = [BoardCache.column_digest(theta_all[:, j], None) for j in range(theta_all.shape[1])]
+    lines, firsts, steady, boards = [], [], [], []
+    for path in ("columns compared", "column digests"):
+        with_digests = path == "column digests"
+
+        def build(m: int, cache: BoardCache, with_digests: bool = with_digests) -> Any:
+            extra_args = {"column_digests": digests[:m]} if with_digests else {}
+            return cache.build(
+                names=names_all[:m],
+                values=point_all[:m],
+                replicates=theta_all[:, :m],
+                **extra_args,
+                **options,
+            )
+
+        cache = BoardCache()
+        entry_peak = ""
+        trace = trace_entry
+        if trace:  # the cache and the update together, traced (the new entry's time then includes it)
+            gc.collect()
+            tracemalloc.start()
+        try:
+            build(k, cache)
+            if trace:
+                held = tracemalloc.get_traced_memory()[0] / 2**20
+                tracemalloc.reset_peak()
+            t_first, first_board = _timed(lambda cache=cache: build(k + 1, cache))  # type: ignore[misc]
+            if trace:
+                peak_entry = tracemalloc.get_traced_memory()[1] / 2**20
+                entry_peak = f"; traced: cache {held:.0f} MiB, peak with the update {peak_entry:.0f} MiB"
+        finally:
+            if trace:
+                tracemalloc.stop()
+        cpu_first, last = _CPU[0], cache.last
+        if check:
+            boards.append((k + 1, first_board))
+        del first_board
+        times, cpus, kinds = [], [], set()
+        chain_board = None
+        for m in range(k + 2, k + 2 + chain):
+            del chain_board
+            t, chain_board = _timed(lambda m=m, cache=cache: build(m, cache))  # type: ignore[misc]
+            times.append(t)
+            cpus.append(_CPU[0])
+            kinds.add(cache.last)
+        if check and chain:
+            boards.append((k + 1 + chain, chain_board))
+        cache.clear()  # its memory free before the next cache's board
+        del chain_board
+        firsts.append(t_first)
+        chain_text = ""
+        if times:
+            steady.append(float(np.median(times)))
+            chain_text = (
+                f", the next {chain}: median {np.median(times):.2f} s (min {min(times):.2f}, max {max(times):.2f};"
+                f" CPU median {np.median(cpus):.2f} s; {'/'.join(sorted(kinds))})"
+            )
+        lines.append(f"{path}: first {t_first:.2f} s (CPU {cpu_first:.2f} s, {last}{entry_peak}){chain_text}")
     same = "not checked"
-    if check:
-        full = board(theta_all, point_all)
+    if check:  # the first new entry's board and the chain's last against the full rebuilds
+        fulls = {
+            m: build_board(names=names_all[:m], values=point_all[:m], replicates=theta_all[:, :m], **options)
+            for m in sorted({m for m, _ in boards})
+        }
         same = str(
-            full.as_dict() == new_board.as_dict()
-            and full.max_t_critical_value == new_board.max_t_critical_value
-            and bool(np.array_equal(full.pair_standard_errors, new_board.pair_standard_errors))
+            all(
+                fulls[m].as_dict() == got.as_dict()
+                and fulls[m].max_t_critical_value == got.max_t_critical_value
+                and bool(np.array_equal(fulls[m].pair_standard_errors, got.pair_standard_errors))
+                for m, got in boards
+            )
         )
     print(
         f"   {family:16s} setup {setup:6.1f} s | build_board {t_board:8.2f} s (CPU {cpu_board:7.2f} s"
         f"; traced call {t_traced:.2f} s), peak {peak:7.0f} MiB | before issue 24: {old} | "
-        f"new entry {t_new:6.2f} s (CPU {cpu_new:6.2f} s, {cache.last}{entry_peak}; same as the full rebuild: "
-        f"{same})",
+        f"new entry, {'; '.join(lines)}; the boards of the first and the last the full rebuilds': {same}",
         flush=True,
     )
-    return family, t_board, peak, t_new
+    return family, t_board, peak, max(firsts), max(steady) if steady else max(firsts)
 
 
 def families_section(
@@ -264,8 +324,9 @@ def families_section(
     check: bool,
     baseline_on: list[str] | None = None,
     trace_entry: bool = False,
+    chain: int = 4,
 ) -> None:
-    """Section 5: the board, its memory and a new entry on every family, beside the search of before
+    """Section 5: the board, its memory and new entries on every family, beside the search of before
     issue 24 on the same board."""
     print(f"5. the board on every family of boards (K={k:,}, N={n:,}, B={b:,}; tests/benchmarks/families.py)")
     print(f"   load average {os.getloadavg()[0]:.1f} at the start of the section")
@@ -279,6 +340,7 @@ def families_section(
             baseline_max=baseline_max if baseline_on is None or family in baseline_on else 0,
             check=check,
             trace_entry=trace_entry,
+            chain=chain,
         )
         for family in names
     ]
@@ -287,7 +349,8 @@ def families_section(
     worst = max(table, key=lambda row: row[1])
     print(
         f"   worst family: {worst[0]} {worst[1]:.2f} s (targets at K = 10,000: < 30 s), peak memory "
-        f"{max(row[2] for row in table):.0f} MiB (< 3 GB), new entry {max(row[3] for row in table):.2f} s "
+        f"{max(row[2] for row in table):.0f} MiB (< 3 GB), new entry: the first {max(row[3] for row in table):.2f} s, "
+        f"then median {max(row[4] for row in table):.2f} s "
         f"(< 2 s); load average {os.getloadavg()[0]:.1f} at the end of the section"
     )
 
@@ -307,7 +370,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--trace-entry",
         action="store_true",
-        help="section 5: trace the memory of the cache and the new entry (its time then includes tracing)",
+        help="section 5: trace the memory of each cache and its first new entry (that time then includes tracing)",
+    )
+    parser.add_argument(
+        "--chain",
+        type=int,
+        default=4,
+        help="section 5: new entries timed after the first, each on the previous one's board (default 4)",
     )
     parser.add_argument(
         "--baseline-families",
@@ -358,6 +427,7 @@ def main(argv: list[str] | None = None) -> None:
             check=check,
             baseline_on=baseline_on,
             trace_entry=args.trace_entry,
+            chain=args.chain,
         )
         return
 
@@ -610,6 +680,7 @@ def main(argv: list[str] | None = None) -> None:
             check=check,
             baseline_on=baseline_on,
             trace_entry=args.trace_entry,
+            chain=args.chain,
         )
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 

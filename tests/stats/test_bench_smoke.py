@@ -21,7 +21,8 @@ def test_bench_compare_runs_every_family_beside_the_search_of_before_issue_24(
     bench_compare.main(["--family", "nested", "--entries", "70", "--items", "300", "--resamples", "300"])
     out = capsys.readouterr().out
     assert out.count("same board: True") == 1
-    assert "same as the full rebuild: True" in out and "incremental" in out
+    assert "the boards of the first and the last the full rebuilds': True" in out and "incremental" in out
+    assert "column digests: first" in out and "the next 4: median" in out
     bench_compare.main(
         ["--families", "ties,mix", "--entries", "2001", "--items", "60", "--resamples", "30", "--check", "no"]
     )
