@@ -580,8 +580,10 @@ class _Parts:
             scratch = self.scratch = _with_columns(b, theta.shape[1])
         # the deviations in that buffer (for a cache without column digests, the kept replicates' copy,
         # idle until the board is built: the previous replicates were compared already), the same
-        # elementwise subtraction as the full computation's ``theta - point``
-        y = np.subtract(theta, point, out=scratch[:, : theta.shape[1]])
+        # elementwise subtraction as the full computation's ``theta - point``, by row blocks on the board's
+        # threads (K = 10,000: 0.08 s on one)
+        y = scratch[:, : theta.shape[1]]
+        _row_blocks(lambda r0, r1: np.subtract(theta[r0:r1], point, out=y[r0:r1]), b)
         # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
         # formed block by block from y, as the full computation does (no second B x K array)
         if same and prev is not None and prev.se is not None and prev.exponents is not None:

@@ -225,26 +225,33 @@ def _one_family(
     # service's steady state: the buffers kept by the cache are warm). Their columns are drawn after the
     # board's (the same resamples W), so the board of K and the first new entry are unchanged.
     chained = [f"e{j:05d}" for j in range(k + 1, k + 1 + chain)]
+    extra, extra_point = np.empty((b, 0)), np.empty(0)
     if chain:
         extra, extra_point = families.replicates(
             families.correctness(family, n, chain, seed=seed + 1), b, seed
         )
-        theta_all, point_all = np.hstack([theta_all, extra]), np.concatenate([point_all, extra_point])
-        del extra
     names_all = entry_names + chained
-    digests = [BoardCache.column_digest(theta_all[:, j], None) for j in range(theta_all.shape[1])]
+    point_chain = np.concatenate([point_all, extra_point])
+    digests = [BoardCache.column_digest(theta_all[:, j], None) for j in range(k + 1)]
+    digests += [BoardCache.column_digest(extra[:, j], None) for j in range(chain)]
+
+    def columns(m: int) -> np.ndarray:
+        """The first m columns, row-major as the service stacks them, made before a timed build (a view
+        of the first columns of a wider array would be copied inside ``BoardCache.build``: 0.8 GB)."""
+        if m <= k + 1:
+            return theta_all if m == k + 1 else theta
+        return np.hstack([theta_all, extra[:, : m - k - 1]])
+
     lines, firsts, steady, boards = [], [], [], []
     for path in ("columns compared", "column digests"):
         with_digests = path == "column digests"
 
-        def build(m: int, cache: BoardCache, with_digests: bool = with_digests) -> Any:
+        def build(
+            m: int, cache: BoardCache, replicates: np.ndarray, with_digests: bool = with_digests
+        ) -> Any:
             extra_args = {"column_digests": digests[:m]} if with_digests else {}
             return cache.build(
-                names=names_all[:m],
-                values=point_all[:m],
-                replicates=theta_all[:, :m],
-                **extra_args,
-                **options,
+                names=names_all[:m], values=point_chain[:m], replicates=replicates, **extra_args, **options
             )
 
         cache = BoardCache()
@@ -254,11 +261,11 @@ def _one_family(
             gc.collect()
             tracemalloc.start()
         try:
-            build(k, cache)
+            build(k, cache, theta)
             if trace:
                 held = tracemalloc.get_traced_memory()[0] / 2**20
                 tracemalloc.reset_peak()
-            t_first, first_board = _timed(lambda cache=cache: build(k + 1, cache))  # type: ignore[misc]
+            t_first, first_board = _timed(lambda cache=cache: build(k + 1, cache, theta_all))  # type: ignore[misc]
             if trace:
                 peak_entry = tracemalloc.get_traced_memory()[1] / 2**20
                 entry_peak = f"; traced: cache {held:.0f} MiB, peak with the update {peak_entry:.0f} MiB"
@@ -273,7 +280,11 @@ def _one_family(
         chain_board = None
         for m in range(k + 2, k + 2 + chain):
             del chain_board
-            t, chain_board = _timed(lambda m=m, cache=cache: build(m, cache))  # type: ignore[misc]
+            replicates = columns(m)
+            t, chain_board = _timed(
+                lambda m=m, cache=cache, replicates=replicates: build(m, cache, replicates)  # type: ignore[misc]
+            )
+            del replicates
             times.append(t)
             cpus.append(_CPU[0])
             kinds.add(cache.last)
@@ -293,7 +304,7 @@ def _one_family(
     same = "not checked"
     if check:  # the first new entry's board and the chain's last against the full rebuilds
         fulls = {
-            m: build_board(names=names_all[:m], values=point_all[:m], replicates=theta_all[:, :m], **options)
+            m: build_board(names=names_all[:m], values=point_chain[:m], replicates=columns(m), **options)
             for m in sorted({m for m, _ in boards})
         }
         same = str(
