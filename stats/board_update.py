@@ -583,7 +583,11 @@ class _Parts:
         # elementwise subtraction as the full computation's ``theta - point``, by row blocks on the board's
         # threads (K = 10,000: 0.08 s on one)
         y = scratch[:, : theta.shape[1]]
-        _row_blocks(lambda r0, r1: np.subtract(theta[r0:r1], point, out=y[r0:r1]), b)
+
+        def subtract(r0: int, r1: int) -> None:
+            np.subtract(theta[r0:r1], point, out=y[r0:r1])
+
+        _row_blocks(subtract, b)
         # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
         # formed block by block from y, as the full computation does (no second B x K array)
         if same and prev is not None and prev.se is not None and prev.exponents is not None:
