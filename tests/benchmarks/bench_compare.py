@@ -256,21 +256,20 @@ def _one_family(
 
         cache = BoardCache()
         entry_peak = ""
-        trace = trace_entry
-        if trace:  # the cache and the update together, traced (the new entry's time then includes it)
+        if trace_entry:  # the cache and the update together, traced (the new entry's time then includes it)
             gc.collect()
             tracemalloc.start()
         try:
             build(k, cache, theta)
-            if trace:
+            if trace_entry:
                 held = tracemalloc.get_traced_memory()[0] / 2**20
                 tracemalloc.reset_peak()
             t_first, first_board = _timed(lambda cache=cache: build(k + 1, cache, theta_all))  # type: ignore[misc]
-            if trace:
+            if trace_entry:
                 peak_entry = tracemalloc.get_traced_memory()[1] / 2**20
                 entry_peak = f"; traced: cache {held:.0f} MiB, peak with the update {peak_entry:.0f} MiB"
         finally:
-            if trace:
+            if trace_entry:
                 tracemalloc.stop()
         cpu_first, last = _CPU[0], cache.last
         if check:
