@@ -263,8 +263,9 @@ class _State:
     leader_se: FloatArray | None = None
     leader_p: FloatArray | None = None
     degenerate: npt.NDArray[np.bool_] | None = None
-    #: the buffer whose first columns ``theta`` is (the next board's replicates are copied into it when it
-    #: is wide enough: no fresh B x K array per board)
+    #: a B x K buffer with room for more entries, which the next board writes its deviations into: no fresh
+    #: B x K array per board. Without column digests its first columns are ``theta`` (the kept copy of the
+    #: replicates, compared before the deviations overwrite it); with digests it is idle between boards
     theta_buffer: FloatArray | None = None
     se: FloatArray | None = None
     #: ``se`` is the board's own table (read-only), in its rows' order: row i is entry ``se_order[i]`` of
@@ -321,7 +322,8 @@ class _Parts:
         self.maxt_key: tuple[float, bool] | None = None
         self.gram: FloatArray | None = None
         self.se: FloatArray | None = None
-        #: memory the deviations may take (the kept replicates' buffer, rewritten after the board)
+        #: memory the deviations may take (the state's ``theta_buffer``; with the kept replicates' copy, rewritten
+        #: after the board), or the fresh buffer with room they were written into
         self.scratch: FloatArray | None = None
         self.sd: FloatArray | None = None
         self.leader: int | None = None
