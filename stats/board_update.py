@@ -13,7 +13,9 @@ at any position, reuses them:
   resamples where it is strictly better, and its own rank is the count of entries strictly better than it
   (ties share the smallest rank, as in the full count). Only the entries it beats in some resamples but
   not all change their counts otherwise than by a shift of one rank, and only those resamples are counted
-  (:func:`_add_rank_column`; issue 24: no full recount), so the counts are the same integers; the rank
+  (:func:`_add_rank_column`; issue 24: no full recount), so the counts are the same integers (an
+  appended entry's ranks and counts are written into the previous ones' buffers, which have room for
+  more entries: ninth pass); the rank
   bounds of those rows are the previous ones or one rank lower, told by two prefix sums of the row
   (an old entry's rank in a resample is its previous one or one lower), the new entry's are computed;
 - **max-t sets**: the per-resample maxima of the first step come from the previous board's list of
@@ -200,6 +202,27 @@ def _table(k1: int, spares: list[FloatArray]) -> FloatArray:
             return base[: k1 * k1].reshape(k1, k1)
         del base
     return _with_room(k1)
+
+
+def _carved_tables(
+    spares: list[FloatArray], k1: int
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
+    """Two (k1, k1) boolean tables in the memory of the last spare buffer of ``spares`` when nothing else
+    references that buffer (the rule of :func:`_table`; the buffer stays in ``spares``), else None. For
+    the step-down's first tables (:func:`stats.compare_ranks._simultaneous`'s ``tables``): every element is
+    written before it is read, and the views are dropped before the buffer is taken again."""
+    if not spares:
+        return None
+    probe = np.empty(0)
+    sole = sys.getrefcount(probe)
+    base = spares.pop()
+    try:
+        if base.nbytes < 2 * k1 * k1 or sys.getrefcount(base) > sole:
+            return None
+        flat = base.view(np.bool_)
+        return flat[: k1 * k1].reshape(k1, k1), flat[k1 * k1 : 2 * k1 * k1].reshape(k1, k1)
+    finally:
+        spares.append(base)
 
 
 def _with_room(k1: int) -> FloatArray:
@@ -573,6 +596,7 @@ class _Parts:
         b = theta.shape[0]
         same = prev is not None and theta is self.theta
         reuse = same and prev is not None and prev.maxt_key == key
+        tables: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None = None
         scratch = self.scratch
         if scratch is None or scratch.shape[0] != b or scratch.shape[1] < theta.shape[1]:
             # a buffer with room for more entries, kept by the cache after the board (issue 24, eighth
@@ -598,10 +622,20 @@ class _Parts:
             out = _table(theta.shape[1], self.spares)
             se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new, out=out)
             del out
-            # the previous board's table: free unless its caller still holds that board (not kept for the
-            # rank probabilities: held through the max-t sets and the rank column, it would add its 0.8 GB
-            # to the update's peak at K = 10,000)
+            # the previous board's table: when its caller no longer holds that board, its buffer is
+            # kept for this board's rank probabilities (``_table`` at the end checks it is free then) and,
+            # until then, holds the step-down's two first K x K boolean tables (:func:`_carved_tables`).
+            # Issue 24, ninth pass: freed here, 0.8 GB of fresh pages were faulted in again at the end of
+            # every update and 0.2 GB in the middle (on this VM a fifth of a new entry's CPU went to the
+            # kernel's page zeroing, 9% to the rank probabilities' division alone); the memory it adds to
+            # the middle of the update is about the ranks' and counts' second generation, which are now
+            # updated in place (:func:`_add_rank_column`)
+            spare = _spare(prev.se)
             prev.se = None
+            if spare is not None:
+                self.spares.append(spare)
+            del spare
+            tables = _carved_tables(self.spares, theta.shape[1])
             standard_errors = (se, np.sqrt(var))
             self._start_ranks()
         else:
@@ -638,7 +672,9 @@ class _Parts:
                 preload=preload,
                 keep=True,
                 separate=separate,
+                tables=tables,
             )
+            del tables  # their buffer is free for the rank probabilities again
             self.step_levels, self.step_bounds = separate.levels, separate.bounds
             self.sim, self.lowest = result, (float(separate.lowest) if separate.levels is not None else None)
         except BaseException:
@@ -960,11 +996,22 @@ def _add_rank_column(
     K = 10,000). The counts are the same integers as a full count of the ranks."""
     b, k1 = theta.shape
     k = k1 - 1
-    out = np.empty((b, k1), dtype=_rank_dtype(k1))
+    in_order = bool(np.array_equal(old, np.arange(k)))
+    # appended (the service's case): the ranks and the counts updated in the previous ones' buffers when
+    # they have room for the new column (issue 24, ninth pass: at K = 10,000 two fresh 0.2 GB tables per
+    # update, their page faults, and both generations held at once); else fresh buffers with room, for the
+    # next update
+    ranks_base = _room_for(ranks, b, k1, _rank_dtype(k1)) if in_order and counts is not None else None
+    counts_base = _room_for(counts, k1, k1, counts.dtype) if counts is not None and in_order else None
+    if ranks_base is None or counts_base is None:
+        ranks_base = counts_base = None
+    out = _with_room_2d(b, k1, _rank_dtype(k1), square=False) if ranks_base is None else ranks_base[:b, :k1]
     moved = np.zeros(k, dtype=np.int64)  # per old entry: the resamples in which the new entry beats it
     new_rank = np.empty(b, dtype=np.int64)
     step = max(1, _COUNT_CHUNK // k1)
-    in_order = bool(np.array_equal(old, np.arange(k)))
+    # in place, the previous ranks are gone once written: which elements moved (the new entry strictly
+    # better) is kept as bits for the counts' update below (B x K / 8 bytes: 12.5 MB at K = 10,000)
+    beaten_bits = np.empty((b, (k + 7) // 8), dtype=np.uint8) if ranks_base is not None else None
 
     def rank_rows(r0: int) -> npt.NDArray[np.intp]:  # one block of resamples: its rows of out and new_rank
         rows = theta[r0 : r0 + step]
@@ -973,10 +1020,12 @@ def _add_rank_column(
         beaten = others < mine if higher_is_better else others > mine  # the new entry strictly better
         ahead = others > mine if higher_is_better else others < mine  # strictly better than the new entry
         block = out[r0 : r0 + step]
-        if in_order:  # the previous ranks plus one where beaten, written in place
+        if in_order:  # the previous ranks plus one where beaten (in place: the same memory)
             np.add(ranks[r0 : r0 + step], beaten, out=block[:, :k], dtype=out.dtype)
         else:
             block[:, old] = ranks[r0 : r0 + step] + beaten.astype(out.dtype)
+        if beaten_bits is not None:
+            beaten_bits[r0 : r0 + step] = np.packbits(beaten, axis=1)
         new_rank[r0 : r0 + step] = np.count_nonzero(ahead, axis=1)
         block[:, new] = new_rank[r0 : r0 + step]
         return np.count_nonzero(beaten, axis=0)
@@ -993,18 +1042,26 @@ def _add_rank_column(
     if counts is None:  # a restored state: the counts of the new ranks, recounted
         return _counts_from_ranks(out, b), out, np.ones(k1, dtype=bool), np.zeros(k1, dtype=bool)
     flip = moved > b // 2  # rows counted from the previous row shifted by one rank
-    result = np.empty((k1, k1), dtype=counts.dtype)
+    result = (
+        _with_room_2d(k1, k1, counts.dtype, square=True) if counts_base is None else counts_base[:k1, :k1]
+    )
+    # the counts as one flat array and the length of a row in it (a buffer's rows are wider than K + 1)
+    flat_base = result.base if counts_base is None else counts_base
+    assert isinstance(flat_base, np.ndarray) and flat_base.flags.c_contiguous
+    flat, row_length = flat_base.reshape(-1), int(flat_base.shape[1])
 
     def kept_rows(r0: int, r1: int) -> None:
         """Rows ``old[r0:r1]`` of the counts: the previous rows, shifted by one rank for the rows ``flip``
-        (by row blocks on the board's threads: each block writes its own rows of the fresh table)."""
+        (by row blocks on the board's threads: each block writes its own rows; in place, the previous rows
+        are these rows already)."""
         rows = result[old[r0:r1]] if not in_order else result[r0:r1]
         f = flip[r0:r1]
-        rows[:, k] = 0
-        rows[:, :k] = counts[r0:r1]
+        if counts_base is None:
+            rows[:, :k] = counts[r0:r1]
         if f.any():
-            rows[f, 1:] = counts[r0:r1][f]
+            rows[f, 1:] = rows[f, :k]  # a fancy index on the right: copied before the rows are written
             rows[f, 0] = 0
+        rows[~f, k] = 0
         if not in_order:
             result[old[r0:r1]] = rows
 
@@ -1018,7 +1075,6 @@ def _add_rank_column(
         # group's own rows (integers: the same counts for any grouping or thread count; issue 24: the
         # serial ``numpy.add.at`` of every element took 0.4 s of one thread at K = 10,000)
         group = max(1, min(_MIXED_GROUP, -(-mixed.size // 2)))
-        flat = result.reshape(-1)
 
         def moved_counts(g0: int) -> None:
             mine = mixed[g0 : g0 + group]
@@ -1036,8 +1092,13 @@ def _add_rank_column(
             mstep = max(1, _COUNT_CHUNK // (z - a))
             found = []
             for r0 in range(0, b, mstep):
-                previous = ranks[r0 : r0 + mstep, a:z]
-                select = out[r0 : r0 + mstep, now_cols] != previous  # moved in this resample
+                if beaten_bits is None:
+                    previous = ranks[r0 : r0 + mstep, a:z]
+                    select = out[r0 : r0 + mstep, now_cols] != previous  # moved in this resample
+                else:  # in place: moved where beaten, and its previous rank is one less than its rank now
+                    bits = np.unpackbits(beaten_bits[r0 : r0 + mstep, a // 8 : (z + 7) // 8], axis=1)
+                    select = bits[:, a % 8 : a % 8 + (z - a)].view(bool)
+                    previous = out[r0 : r0 + mstep, a:z] - select
                 select ^= flip_g
                 select &= inside
                 bi, ci = np.nonzero(select)
@@ -1046,7 +1107,7 @@ def _add_rank_column(
             at = np.flatnonzero(h)  # (entry in the group, previous rank R), each once
             v = h[at].astype(result.dtype)
             g, r = np.divmod(at, k1)
-            at = cols[g] * k1 + r  # (its row of the counts, R); R + 1 <= k stays in the row
+            at = cols[g] * row_length + r  # (its row of the counts, R); R + 1 <= k stays in the row
             up = flip[mine][g]  # a shifted row gains at R and loses at R + 1, another the reverse
             # the decreases first: every count stays within [-b, b] on the way (b < 2^15 for int16)
             flat[at[up] + 1] -= v[up]
@@ -1056,6 +1117,28 @@ def _add_rank_column(
 
         in_blocks(moved_counts, range(0, mixed.size, group))
     return result, out, redo, shifted
+
+
+def _with_room_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> npt.NDArray[Any]:
+    """A fresh buffer of ``dtype`` for the ranks (B x K: ``rows`` kept) or the counts (``square``, K x K:
+    as many more rows) with about 3% more columns (at least 16): the next boards' tables are updated in
+    it (:func:`_add_rank_column`). Returns the (rows, columns) view of its first rows and columns."""
+    room = max(16, columns // 32)
+    return np.empty((rows + room if square else rows, columns + room), dtype=dtype)[:rows, :columns]
+
+
+def _room_for(a: npt.NDArray[Any] | None, rows: int, columns: int, dtype: Any) -> npt.NDArray[Any] | None:
+    """The buffer ``a`` is the first rows and columns of (:func:`_with_room_2d`), when ``a`` starts it,
+    has ``dtype`` and the buffer is at least (rows, columns): the table grown by one entry is then its
+    ``[:rows, :columns]``, the previous elements in place. Else None."""
+    base = None if a is None else a.base
+    if a is None or not isinstance(base, np.ndarray) or base.ndim != 2 or base.dtype != dtype:
+        return None
+    if not base.flags.c_contiguous or base.shape[0] < rows or base.shape[1] < columns:
+        return None
+    if a.strides != base.strides or a.__array_interface__["data"][0] != base.__array_interface__["data"][0]:
+        return None
+    return base
 
 
 def _rank_table_update(
@@ -1336,8 +1419,10 @@ class BoardCache:
     K = N = B = 10,000 about 2 GB traced. It also keeps the buffer of the last board's rank probabilities
     (shared with that board; when its caller drops the board, 0.8 GB more held by the cache at K = 10,000),
     into which the next update writes its standard errors if, by then, nothing else references it (no
-    board, no view of a board's table alive: ``sys.getrefcount``): no fresh table faulted in per update.
-    A board a caller keeps is never written again.
+    board, no view of a board's table alive: ``sys.getrefcount``); the next update's rank probabilities
+    (and, before them, its step-down's two boolean tables) go, by the same rule, into the buffer of the
+    last board's standard errors once they are gathered: no fresh K x K table faulted in per update when
+    the caller drops each board before the next build. A board a caller keeps is never written again.
 
     The board a build returns is the full rebuild's, except that its ``pair_standard_errors`` is read-only
     (the cache reads it for the next board) and that its two K x K float64 tables may be views of buffers

@@ -1398,16 +1398,19 @@ def _separated_by(p: FloatArray, se: FloatArray, bound: float, out: BoolArray | 
     return out
 
 
-def _pair_tables(p: FloatArray, se: FloatArray) -> tuple[BoolArray, BoolArray, int]:
+def _pair_tables(
+    p: FloatArray, se: FloatArray, upper_out: BoolArray | None = None
+) -> tuple[BoolArray, BoolArray, int]:
     """The step-down's first tables: the pairs ``j < k`` with ``se > 0``, the pairs with ``se == 0``
     between different values (symmetric, off the diagonal), and the number of the first.
 
     One pass over ``se`` by blocks of 256 rows on the board's threads (each block writes its own rows):
     the same elements as ``se > 0`` with its lower triangle cleared and ``(se == 0) & (p_j != p_k)`` with
     its diagonal cleared, without the K x K temporary of ``p_j != p_k`` nor a second pass over the
-    0.8 GB of ``se`` (issue 24: 1.1 s of one thread per board of 10,000)."""
+    0.8 GB of ``se`` (issue 24: 1.1 s of one thread per board of 10,000). The first table is written into
+    ``upper_out`` when given (every element)."""
     k = p.size
-    upper_pairs = np.empty((k, k), dtype=bool)
+    upper_pairs = np.empty((k, k), dtype=bool) if upper_out is None else upper_out
     zero = np.empty((k, k), dtype=bool)
 
     def rows(r0: int) -> int:
@@ -1461,6 +1464,7 @@ def _simultaneous(
     | None = None,
     keep: bool = False,
     separate: Callable[[BoolArray, float], bool | None] | None = None,
+    tables: tuple[BoolArray, BoolArray] | None = None,
 ) -> tuple[SimultaneousRanks, MaxTState | None]:
     """:func:`simultaneous_ranks` on checked arrays; with ``keep`` also the state for the next board.
 
@@ -1469,7 +1473,10 @@ def _simultaneous(
     replace their computation; neither changes a number. ``separate(separated, bound)`` (issue 24, a new
     entry: :class:`stats.board_update._StepDown`) may take a step's separation: it sets ``separated`` to
     every pair with ``|t| > bound`` (with the pairs separated by a zero standard error), exactly what the
-    step gives, and returns whether that added a pair; None: the step is computed here.
+    step gives, and returns whether that added a pair; None: the step is computed here. ``tables``: two
+    (K, K) boolean buffers for the step-down's table of the pairs ``j < k`` with a positive standard error
+    and its table of the active pairs (every element written before it is read; neither is returned nor
+    kept), instead of fresh ones (issue 24: a new entry's board writes them into a buffer it keeps).
     """
     k = x.shape[1]
     # the statistics are computed and the critical value decided in float64 (in float32 the decision
@@ -1486,7 +1493,7 @@ def _simultaneous(
     # the Gram matrix of the deviations' operand is formed block by block (:func:`_exact_gram`: the operand
     # is never a second B x K array, K = N = B = 10,000: 0.8 GB)
     se, sd = standard_errors if standard_errors is not None else _pair_standard_errors(y)
-    upper_pairs, zero, n_upper = _pair_tables(p, se)
+    upper_pairs, zero, n_upper = _pair_tables(p, se, None if tables is None else tables[0])
     search = (
         None if n_upper <= _DENSE_MAX_PAIRS else _Exceedances(y, se, sd, order=np.argsort(p, kind="stable"))
     )
@@ -1500,7 +1507,7 @@ def _simultaneous(
     first = None
     # the step's K x K boolean tables, written again by every step: one allocation each for all the steps
     # (95 MiB each at K = 10,000: fresh pages, zeroed by the kernel on their first touch, every step)
-    active = np.empty((k, k), dtype=bool)
+    active = np.empty((k, k), dtype=bool) if tables is None else tables[1]
     newly: BoolArray | None = None
     while True:
         # upper_pairs & ~separated in one pass over the K x K tables (booleans: u > s is u and not s)

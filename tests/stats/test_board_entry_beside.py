@@ -105,6 +105,56 @@ def test_the_counts_update_by_groups_equals_a_full_count(
         assert np.array_equal(ranks, want_ranks)
 
 
+@pytest.mark.parametrize("group", [1, 3, 64])
+def test_appended_entries_update_the_ranks_and_counts_in_place(
+    monkeypatch: pytest.MonkeyPatch, group: int
+) -> None:
+    """Issue 24, ninth pass: entries appended one after another update the ranks and the counts in the
+    previous ones' buffers (the first update takes buffers with room, the next ones write into them until
+    the room is used up, then fresh buffers again); the moved elements come from the new entry's bits, not
+    from the overwritten ranks. Every step's counts and ranks are a full count's, in either direction, for
+    any group of the mixed entries (groups that start at any bit of a byte), on coarse tied values; an
+    entry inserted elsewhere than at the end takes fresh buffers and is right too."""
+    monkeypatch.setattr(bu, "_MIXED_GROUP", group)
+    monkeypatch.setattr(bu, "_COUNT_CHUNK", 700)
+    k, b, appended = 30, 300, 20
+    for higher in (True, False):
+        rng = np.random.default_rng(7 + higher)
+        x = np.round(rng.normal(np.linspace(0, 1, k + appended + 1), 0.4, size=(b, k + appended + 1)), 1)
+        x[:, 3] = x[:, 2]  # two equal entries: ties in every resample
+        x[:, 0] = -10.0 if higher else 10.0  # the last in every resample: a row shifted by every new entry
+        counts, ranks = _rank_counts(np.ascontiguousarray(x[:, :k]), higher_is_better=higher, keep=True)
+        assert ranks is not None
+        counts = counts.astype(np.int16)
+        bases, mixed, shifted_rows = [], 0, 0
+        for m in range(k, k + appended):
+            theta = np.ascontiguousarray(x[:, : m + 1])
+            old = np.arange(m, dtype=np.intp)
+            counts, ranks, redo, shifted = _add_rank_column(
+                theta, ranks, counts, old, m, higher_is_better=higher
+            )
+            want_counts, want_ranks = _rank_counts(theta, higher_is_better=higher, keep=True)
+            assert np.array_equal(counts, want_counts) and np.array_equal(ranks, want_ranks)
+            assert counts.shape == (m + 1, m + 1) and ranks.shape == (b, m + 1)
+            bases.append((ranks.base, counts.base))
+            mixed, shifted_rows = mixed + int(redo[old].sum()), shifted_rows + int(shifted.sum())
+        assert mixed > 50 and shifted_rows > 5  # the moved elements' counts and the shifted rows both ran
+        # the first update's buffers (room for 16 more entries) hold the next 16 updates, then new ones
+        assert all(r is bases[0][0] and c is bases[0][1] for r, c in bases[:17])
+        assert bases[17][0] is not bases[0][0] and bases[17][1] is not bases[0][1]
+        assert all(r is bases[17][0] for r, _ in bases[17:])
+        # an entry inserted in the middle of a board whose tables have room: fresh buffers, a full count's
+        where = 5
+        theta = np.ascontiguousarray(np.insert(x[:, : k + appended], where, x[:, k + appended], axis=1))
+        old = np.array([i for i in range(k + appended + 1) if i != where], dtype=np.intp)
+        got_counts, got_ranks, _, _ = _add_rank_column(
+            theta, ranks, counts, old, where, higher_is_better=higher
+        )
+        want_counts, want_ranks = _rank_counts(theta, higher_is_better=higher, keep=True)
+        assert np.array_equal(got_counts, want_counts) and np.array_equal(got_ranks, want_ranks)
+        assert got_ranks.base is not ranks.base and got_counts.base is not counts.base
+
+
 def test_the_probabilities_in_the_boards_order() -> None:
     """Rows gathered into an order and divided: the division of the whole table, then permuted."""
     rng = np.random.default_rng(5)
@@ -153,9 +203,11 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
     monkeypatch: pytest.MonkeyPatch, threads: str
 ) -> None:
     """The standard errors of an update are written into the buffer of the previous board's rank
-    probabilities once that board is dropped (stale values in it are all overwritten: each board is the
-    full rebuild's), never into that of a board its caller keeps: the kept boards are unchanged after
-    every later update. The reuse occurs: fewer fresh tables than tables."""
+    probabilities, and its rank probabilities (and before them the step-down's boolean tables) into that
+    of the previous board's standard errors, once that board is dropped (stale values in them are all
+    overwritten: each board is the full rebuild's), never into those of a board its caller keeps: the
+    kept boards are unchanged after every later update. The reuse occurs: two fresh tables per kept
+    board, none per dropped one."""
     import gc
 
     monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
@@ -171,8 +223,17 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
         tables.append(k1)
         return table(k1, spares)
 
+    carved: list[bool] = []
+    carve = bu._carved_tables
+
+    def counted_carve(spares: list[Any], k1: int) -> Any:
+        got = carve(spares, k1)
+        carved.append(got is not None)
+        return got
+
     monkeypatch.setattr(bu, "_with_room", counted_fresh)
     monkeypatch.setattr(bu, "_table", counted)
+    monkeypatch.setattr(bu, "_carved_tables", counted_carve)
     chain = _chain(2, True, True, k=22)
     cache = BoardCache()
     kept: list[tuple[int, Any]] = []
@@ -183,12 +244,17 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
             kept.append((i, got))  # the caller keeps this one
         del got
         gc.collect()
-    # the full build's rank probabilities, then each update's (the previous standard errors are freed,
-    # not kept for them: the update's peak); an update's standard errors take the previous board's rank
-    # probabilities' buffer, unless that board is kept (then a fresh table)
+    # the full build's rank probabilities, then each update's. An update's standard errors take the
+    # previous board's rank probabilities' buffer and its rank probabilities the previous board's standard
+    # errors' buffer (ninth pass), unless that board is kept (then two fresh tables). Fresh: the full
+    # build's rank probabilities, and the first update's (the full build's standard errors are a table
+    # without room), then two after each kept board
     after_kept = sum(1 for i, _ in kept if i + 1 < len(chain))
     assert len(tables) == 2 * len(chain) - 1
-    assert len(fresh) == len(chain) + after_kept
+    assert len(fresh) == 2 + 2 * after_kept
+    # the step-down's boolean tables in the previous standard errors' buffer: not after the full build
+    # (its table has no room), nor after a kept board
+    assert carved == [i > 1 and not any(j == i - 1 for j, _ in kept) for i in range(1, len(chain))]
     for i, got in kept:
         _same(got, build_board(**chain[i]))
 
