@@ -28,6 +28,11 @@ def test_bench_compare_runs_every_family_beside_the_search_of_before_issue_24(
     )
     out = capsys.readouterr().out
     assert "worst family:" in out and out.count("not checked") == 2 and "before issue 24: not run" in out
+    # the summary names the new entry's figure on both paths, the service's first
+    summary = out[out.index("worst family:") :]
+    assert summary.index("column digests (the service's path): the first") < summary.index(
+        "columns compared: the first"
+    )
 
 
 def test_bench_scale_prints_three_sizes_each(capsys: pytest.CaptureFixture[str]) -> None:
