@@ -1659,7 +1659,8 @@ class BoardCache:
             "theta_digest": theta_digest,
             "jackknife_digest": jack_digest,
             "bounds": [[m, float(c), bool(j), lo, hi] for (m, c, j), (lo, hi) in st.bounds.items()],
-            "ranks": st.ranks,
+            # a copy: the next appended entry updates the state's ranks in place (a caller may keep this)
+            "ranks": None if st.ranks is None else np.array(st.ranks),
             "higher_is_better": st.higher_is_better,
             "maxt": None
             if maxt is None

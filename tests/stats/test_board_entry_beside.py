@@ -307,3 +307,32 @@ def test_the_previous_replicates_compared_by_spans(monkeypatch: pytest.MonkeyPat
         c[row, 1234] = np.nextafter(c[row, 1234], 2.0)
         assert not bu._same_rows(a, c)
     assert not bu._same_rows(a, b[:-1])
+
+
+def test_an_export_is_not_changed_by_the_next_builds() -> None:
+    """The ranks are updated in place for appended entries, so an export hands out a copy of them: a state
+    exported and then restored after the cache has built more boards is still the board it was."""
+    theta, point = _board(1, 12, 200, ties=False)
+    names = [f"n{j:03d}" for j in range(12)]
+
+    def args(m: int) -> dict[str, Any]:
+        return {
+            "names": names[:m],
+            "values": point[:m],
+            "replicates": np.ascontiguousarray(theta[:, :m]),
+            "higher_is_better": True,
+            **OPTIONS,
+        }
+
+    cache = BoardCache()
+    for m in range(8, 11):  # a full build, then two appended entries: the ranks in a buffer with room
+        cache.build(**args(m))
+    exported = cache.export()
+    assert exported is not None
+    ranks = np.array(exported["ranks"])
+    cache.build(**args(11))
+    assert cache.last == "incremental"
+    assert np.array_equal(exported["ranks"], ranks)
+    restored = BoardCache.restore(exported)
+    _same(restored.build(**args(11)), build_board(**args(11)))
+    assert restored.last == "incremental"
