@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from stats._threads import beside, in_blocks, with_blas_threads
+from stats._threads import Beside, beside, board_threads, in_blocks, with_blas_threads
 from stats.checks import (
     FEW_CLUSTERS,
     check_choice,
@@ -54,6 +55,7 @@ from stats.compare import (
 from stats.compare_ranks import (
     RankDistribution,
     SimultaneousRanks,
+    _gathered,
     min_ranks,
     rank_distribution,
     simultaneous_ranks,
@@ -323,9 +325,18 @@ class Board:
         ``1..K``; for plots.
     signature : Signature
     pair_standard_errors : numpy.ndarray, shape (K, K)
-        Bootstrap standard errors of every paired difference, rows and columns in the order of ``rows``.
+        Bootstrap standard errors of every paired difference, rows and columns in the order of ``rows``
+        (read-only; a property: :attr:`standard_errors_by_input` permuted on first read).
     better : numpy.ndarray of bool, shape (K, K)
-        ``better[i, j]``: row ``i`` is significantly better than row ``j`` (max-t, level ``alpha``).
+        ``better[i, j]``: row ``i`` is significantly better than row ``j`` (max-t, level ``alpha``; read-only,
+        a property: :attr:`better_by_input` permuted on first read).
+    standard_errors_by_input, better_by_input : numpy.ndarray, shape (K, K)
+        The same two tables with rows and columns in the order of :func:`build_board`'s input (entry ``i`` of
+        ``names``), as the board computed them: the board never permutes them (issue 24, tenth pass: at
+        K = 10,000 two in-place permutes of 0.8 GB and 0.1 GB, 0.4-0.6 s of every new entry's board, for
+        tables the service never reads in the rows' order).
+    input_order : numpy.ndarray of int, shape (K,)
+        Row ``r`` of the board is entry ``input_order[r]`` of the input.
     verdict_test : str
         How the verdicts were decided (:data:`VERDICT_TESTS`). With a randomization max-t the difference
         intervals are ``difference +- max_t_critical_value`` in the metric's units (the permutation
@@ -351,8 +362,11 @@ class Board:
     max_t_critical_value: float
     rank_probabilities: FloatArray = field(repr=False)
     signature: Signature = field(repr=False)
-    pair_standard_errors: FloatArray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
-    better: npt.NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    standard_errors_by_input: FloatArray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
+    better_by_input: npt.NDArray[np.bool_] = field(
+        repr=False, default_factory=lambda: np.zeros((0, 0), dtype=bool)
+    )
+    input_order: npt.NDArray[np.intp] = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.intp))
     verdict_test: str = BOOTSTRAP_MAX_T
     verdict_warning: str | None = None
     unit_scale: bool = field(repr=False, default=False)
@@ -360,6 +374,16 @@ class Board:
     #: the leader's, of the replicates the board used (0 for the leader); ``stats.power.board_resolution``
     #: takes them instead of computing them again (an O(B K) pass).
     leader_difference_sd: FloatArray = field(repr=False, default_factory=lambda: np.zeros(0))
+
+    @cached_property
+    def pair_standard_errors(self) -> FloatArray:
+        """The pairs' standard errors, rows and columns in the order of ``rows`` (read-only)."""
+        return _in_row_order(self.standard_errors_by_input, self.input_order)
+
+    @cached_property
+    def better(self) -> npt.NDArray[np.bool_]:
+        """``better[i, j]``: row ``i`` is significantly better than row ``j`` (read-only)."""
+        return _in_row_order(self.better_by_input, self.input_order)
 
     def row(self, name: str) -> BoardRow:
         """The row of entry ``name``."""
@@ -626,7 +650,7 @@ class _FullParts:
     def rank_probabilities(self, rd: RankDistribution, order: Sequence[int]) -> FloatArray:
         """The board's table of rank probabilities: the distribution's rows in the board's ``order``,
         permuted in place (issue 24: not held twice at K = 10,000)."""
-        return _permute_in_place(rd.probabilities, order, columns=False)
+        return _permute_in_place(rd.probabilities, order)
 
     def verdicts(
         self, decisions: Any, point: FloatArray, names: Sequence[str], *, sign: float, leader: int
@@ -822,32 +846,41 @@ def build_board(
     verdicts = _verdict_stage(iv, _decisions(iv, sim, p), adjusted)
     needed = _items_needed(iv, leader_diffs, counts)
     signature = _signature(iv, test_name, verdicts.decisions.test)
-    rows = _rows(
-        iv,
-        ranks=ranks,
-        value_intervals=value_intervals,
-        rd=rd,
-        verdicts=verdicts,
-        p=p,
-        adjusted=adjusted,
-        needed=needed,
-        test_set_sd=test_set_sd,
-        signature=signature,
+    # the rows' order: by rank (each row's ``rank``), then name
+    rank_list = ranks.tolist()
+    order = sorted(range(iv.k), key=lambda i: (int(rank_list[i]), iv.names[i]))
+    # the rank probabilities' rows permuted in place (issue 24: not held twice at K = 10,000), or, for a new
+    # entry's board, written in the board's order (``BoardParts``), on a thread beside the rows (Python
+    # objects, which hold the GIL: tenth pass, 0.1 s each at K = 10,000). The standard errors' and the
+    # decisions' K x K tables stay in the input's order (the board permutes them on first read:
+    # ``Board.better``): issue 24, tenth pass, their in-place permutes were 0.4-0.6 s of a new entry's 2 s
+    # at K = 10,000, the longest stretch of its end, for tables the service never reads in the rows' order
+    table = Beside(
+        lambda: iv.parts.rank_probabilities(rd, order),
+        threaded=board_threads() > 1,
+        nicer=False,
+        name="board-probabilities",
     )
-    order = sorted(range(iv.k), key=lambda i: (rows[i].rank, iv.names[i]))
-    # the K x K tables permuted in place (issue 24: not held twice at K = 10,000), or, for the rank
-    # probabilities of a new entry's board, written in the board's order (``BoardParts``); the decisions'
-    # table too, read by nothing after the board (seventh pass: its copy added 95 MiB to the peak at the end
-    # of a board of 10,000). The three are independent: side by side on the board's threads (each a
-    # serial pass over its rows and blocks of columns; the same values in any order)
-    se_table, probabilities, better = in_blocks(
-        lambda task: task(),
-        [
-            lambda: _permute_in_place(sim.standard_errors, order, columns=True),
-            lambda: iv.parts.rank_probabilities(rd, order),
-            lambda: _permute_in_place(np.asarray(verdicts.decisions.better, dtype=bool), order, columns=True),
-        ],
-    )
+    try:
+        rows = _rows(
+            iv,
+            ranks=ranks,
+            value_intervals=value_intervals,
+            rd=rd,
+            verdicts=verdicts,
+            p=p,
+            adjusted=adjusted,
+            needed=needed,
+            test_set_sd=test_set_sd,
+            signature=signature,
+        )
+    finally:
+        table.wait()  # no thread left writing the table when the rows fail
+    probabilities = table.result()
+    se_table = sim.standard_errors
+    se_table.flags.writeable = False
+    better = np.asarray(verdicts.decisions.better, dtype=bool)
+    better.flags.writeable = False
     return Board(
         rows=tuple(rows[i] for i in order),
         leader=iv.names[iv.leader],
@@ -863,8 +896,9 @@ def build_board(
         max_t_critical_value=float(verdicts.decisions.critical_value),
         rank_probabilities=probabilities,
         signature=signature,
-        pair_standard_errors=se_table,
-        better=better,
+        standard_errors_by_input=se_table,
+        better_by_input=better,
+        input_order=np.array(order, dtype=np.intp),
         verdict_test=verdicts.decisions.test,
         verdict_warning=verdicts.decisions.warning,
         unit_scale=verdicts.decisions.unit_scale,
@@ -1643,19 +1677,19 @@ def discordant_counts(item_statistics: Sequence[npt.ArrayLike]) -> npt.NDArray[n
     return np.asarray((correct[:, :, None] & ~correct[:, None, :]).sum(axis=0), dtype=np.int64)
 
 
-#: Rows per block of :func:`_permute_in_place`'s column gathers (``numpy.take`` on a block that stays in the
-#: cache: K = 5,000, 0.05 s against 0.28-0.45 s for a fancy index of 128 rows).
-_GATHER_ROWS = 32
-#: Rows per task of the column gathers of :func:`_permute_in_place` on the board's threads (a multiple of
-#: :data:`_GATHER_ROWS`).
-_GATHER_SPAN = 1024
+def _in_row_order(table: npt.NDArray[Any], order: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
+    """A board's K x K table of the input's order in the order of its rows (read-only): the table itself
+    when the rows are in the input's order, else a gathered copy (:func:`stats.compare_ranks._gathered`,
+    on the board's threads)."""
+    out = table.view() if np.array_equal(order, np.arange(order.size)) else _gathered(table, order)
+    out.flags.writeable = False
+    return out
 
 
-def _permute_in_place(a: npt.NDArray[Any], order: Sequence[int], *, columns: bool) -> npt.NDArray[Any]:
-    """``a[order]`` (and ``[:, order]`` with ``columns``) in ``a`` itself: the board's K x K tables are
-    not held twice (issue 24: K = 10,000, 0.8 GB each). Rows follow the cycles of the permutation (one
-    row copied aside per cycle), columns are gathered :data:`_GATHER_ROWS` rows at a time into a small
-    buffer; the same values as the copy."""
+def _permute_in_place(a: npt.NDArray[Any], order: Sequence[int]) -> npt.NDArray[Any]:
+    """``a[order]`` in ``a`` itself: the board's K x K rank probabilities are not held twice (issue 24:
+    K = 10,000, 0.8 GB). Rows follow the cycles of the permutation (one row copied aside per cycle); the
+    same values as the copy."""
     index = np.asarray(order, dtype=np.intp)
     done = np.zeros(index.size, dtype=bool)
     for start in range(index.size):
@@ -1671,18 +1705,6 @@ def _permute_in_place(a: npt.NDArray[Any], order: Sequence[int], *, columns: boo
                 break
             a[i] = a[j]
             i = j
-    if columns:
-
-        def span(s0: int) -> None:
-            """Rows s0.. (:data:`_GATHER_SPAN` of them, read and written by this span alone, through its own
-            buffer: the spans run on the board's threads)."""
-            block = np.empty((min(_GATHER_ROWS, index.size), index.size), dtype=a.dtype)
-            for r0 in range(s0, min(index.size, s0 + _GATHER_SPAN), _GATHER_ROWS):
-                rows = a[r0 : r0 + _GATHER_ROWS]
-                np.take(rows, index, axis=1, out=block[: rows.shape[0]])
-                rows[...] = block[: rows.shape[0]]
-
-        in_blocks(span, range(0, index.size, _GATHER_SPAN))
     return a
 
 

@@ -37,7 +37,8 @@ at any position, reuses them:
   kept (the board's own array, made read-only, no second K x K table) with each entry's variance and the
   Gram operand's column means and exponents; the new entry's row and column come from one column of the
   Gram matrix (O(B K), :func:`_gram_column`) with the full computation's operations on each element
-  (:func:`_extend_standard_errors`), the rest is gathered from the previous table;
+  (:func:`_extend_standard_errors`), the rest is the previous table's: for an entry appended after the
+  previous ones, in the same buffer (tenth pass, below), else gathered;
 - **per-column summaries**: each entry's replicate standard deviation, whether its replicates are all
   equal, and, while the leader stays, its difference to the leader's standard error and bootstrap
   p-value are kept; the blocks of columns whose bits may differ (the new entry's, a block of one column,
@@ -45,7 +46,7 @@ at any position, reuses them:
 
 What the full rebuild computes in O(B K) otherwise (the differences to a new leader, their tests) is
 computed again; so is what is O(K^2) elementwise past the standard errors (the step-down's active pairs
-per step, the decisions' table, the board's permuted tables). At K = 10,000, N = B = 10,000 the update
+per step, the decisions' table). At K = 10,000, N = B = 10,000 the update
 took about 5 s of CPU after the fifth pass (docs/benchmarks.md, "K = 10,000: a new entry (fifth pass)"),
 about 4 s after the sixth; at K = 1,000 0.33-0.43 s
 against 0.94 s for the full rebuild (before the fifth pass). The test against the
@@ -80,6 +81,14 @@ one thread's CPU against 0.3 s on the next update); two threads fault them in pa
   are gathered (:meth:`_Parts._start_ranks`), the gather beside the new Gram column, and the board's three
   K x K tables permuted side by side (``stats.board.build_board``). Each writes its own arrays: the same
   bits.
+
+**Tenth pass** (issue 24): the board keeps its standard errors' and decisions' tables in the input's
+order (``stats.board.Board.standard_errors_by_input``; ``pair_standard_errors`` and ``better`` permute
+them on first read), and the state keeps that table: an entry appended after the previous ones (the
+service's case) writes only its row and column, in the buffer with room the previous table is the first
+rows and columns of (:func:`_se_room`). No K x K gather at the start of the update and no permute at its
+end (at K = 10,000 0.4-0.6 s of a new entry's 2 s were the end's permute alone), and, with no second table
+of standard errors held, the rank distribution starts first, beside the deviations.
 
 An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
 built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
@@ -183,7 +192,7 @@ _POOL_ROWS = 256
 
 
 def _table(k1: int, spares: list[FloatArray]) -> FloatArray:
-    """A (k1, k1) float64 table for the update path's standard errors or rank probabilities: a view of the
+    """A (k1, k1) float64 table for the update path's rank probabilities: a view of the
     last spare buffer taken from ``spares`` when it is wide enough and nothing else references it, else a
     fresh buffer with room for more entries (:func:`_with_room`). Issue 24, seventh pass: a fresh 0.8 GB
     table took 0.1-1.9 s of the kernel's time at K = 10,000 on a VM whose freed memory goes back to the
@@ -291,8 +300,9 @@ class _State:
     #: replicates, compared before the deviations overwrite it); with digests it is idle between boards
     theta_buffer: FloatArray | None = None
     se: FloatArray | None = None
-    #: ``se`` is the board's own table (read-only), in its rows' order: row i is entry ``se_order[i]`` of
-    #: ``names`` (None: in the order of ``names``); the new board's table is gathered from it
+    #: ``se`` is the board's own table (read-only), in the order of ``names`` (``se_order`` None), or, in a
+    #: state exported before issue 24's tenth pass, in its rows' order: row i is entry ``se_order[i]`` of
+    #: ``names``; an appended entry grows it in its buffer (:func:`_se_room`), else it is gathered
     se_order: npt.NDArray[np.intp] | None = None
     var: FloatArray | None = None
     means: FloatArray | None = None
@@ -311,8 +321,8 @@ class _State:
     verdict_compared: npt.NDArray[np.intp] | None = None
     decided_lowest: float | None = None
     #: the buffer of the board's rank probabilities (:func:`_with_room`), which the next update writes its
-    #: standard errors into when no one else references it by then (the board was dropped): no fresh
-    #: 0.8 GB table at K = 10,000 (:func:`_table`); not exported
+    #: step-down's boolean tables, then its rank probabilities into when no one else references it by then
+    #: (the board was dropped): no fresh 0.8 GB table at K = 10,000 (:func:`_table`); not exported
     spares: list[FloatArray] | None = None
 
 
@@ -474,7 +484,7 @@ class _Parts:
         self, theta: FloatArray, *, higher_is_better: bool, confidence: float
     ) -> None:
         """Keep the arguments of the coming :meth:`rank_distribution`: :meth:`simultaneous_ranks` starts it
-        on a thread of its own once the previous standard errors are gathered (:meth:`_start_ranks`)."""
+        on a thread of its own (:meth:`_start_ranks`)."""
         self.expected = (theta, higher_is_better, confidence)
 
     def _start_ranks(self) -> None:
@@ -484,7 +494,8 @@ class _Parts:
         that the new ranks and counts are not held while both tables of standard errors are (the peak).
         The two read the replicates only and write disjoint parts of the state; the counts are integers
         and every other number is computed as on one thread, so the board is the same bits. One thread
-        (``LEADERBOARD_BLAS_THREADS=1``): nothing here, the table is counted after the max-t sets."""
+        (``LEADERBOARD_BLAS_THREADS=1``): nothing here, the table is counted after the max-t sets. Where the
+        standard errors grow in their buffer (no second table: tenth pass), started first."""
         prev, expected = self.previous, self.expected
         if (
             expected is None
@@ -604,6 +615,14 @@ class _Parts:
             # instead of a fresh B x K array (K = 10,000: 0.8 GB, 0.3-1.9 s of page faults on a VM whose
             # freed memory goes back to the host)
             scratch = self.scratch = _with_columns(b, theta.shape[1])
+        extending = same and prev is not None and prev.se is not None and prev.exponents is not None
+        grows = (
+            extending and prev is not None and _se_room(prev, theta.shape[1], self.old, self.new) is not None
+        )
+        if grows:
+            # no second table of standard errors is held in this update: the rank distribution starts now,
+            # beside the deviations and the new row of standard errors (issue 24, tenth pass)
+            self._start_ranks()
         # the deviations in that buffer (for a cache without column digests, the kept replicates' copy,
         # idle until the board is built: the previous replicates were compared already), the same
         # elementwise subtraction as the full computation's ``theta - point``, by row blocks on the board's
@@ -616,28 +635,20 @@ class _Parts:
         _row_blocks(subtract, b)
         # every element of z^T z is exact: the same bits in any product (see "Equal bits"); its operand z is
         # formed block by block from y, as the full computation does (no second B x K array)
-        if same and prev is not None and prev.se is not None and prev.exponents is not None:
+        if extending and prev is not None:
             # the previous pairs' standard errors kept; the new entry's row and column from one column of
             # the Gram matrix (issue 24: no K x K Gram matrix extended, copied and turned into errors)
-            out = _table(theta.shape[1], self.spares)
-            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new, out=out)
-            del out
-            # the previous board's table: when its caller no longer holds that board, its buffer is
-            # kept for this board's rank probabilities (``_table`` at the end checks it is free then) and,
-            # until then, holds the step-down's two first K x K boolean tables (:func:`_carved_tables`).
-            # Issue 24, ninth pass: freed here, 0.8 GB of fresh pages were faulted in again at the end of
-            # every update and 0.2 GB in the middle (on this VM a fifth of a new entry's CPU went to the
-            # kernel's page zeroing, 9% to the rank probabilities' division alone); the memory it adds to
-            # the middle of the update is about the ranks' and counts' second generation, which are now
-            # updated in place (:func:`_add_rank_column`)
-            spare = _spare(prev.se)
-            prev.se = None
-            if spare is not None:
-                self.spares.append(spare)
-            del spare
+            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
+            prev.se = None  # the state's reference (a table gathered afresh: freed with the previous board)
+            # the previous board's rank probabilities: when its caller no longer holds that board, their
+            # buffer holds the step-down's two first K x K boolean tables (:func:`_carved_tables`), then
+            # this board's rank probabilities (``_table`` at the end checks it is free then). Issue 24,
+            # ninth pass: fresh, 0.8 GB of pages were faulted in at the end of every update and 0.2 GB in
+            # the middle (on this VM a fifth of a new entry's CPU went to the kernel's page zeroing)
             tables = _carved_tables(self.spares, theta.shape[1])
             standard_errors = (se, np.sqrt(var))
-            self._start_ranks()
+            if not grows:
+                self._start_ranks()
         else:
             if same and prev is not None and prev.gram is not None:  # a state exported before the se
                 gram, means = _extend_gram(prev.gram, y, self.old, self.new)
@@ -803,25 +814,50 @@ def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> t
     return column, float(mine.sum())
 
 
+def _se_room(prev: _State, k1: int, old: npt.NDArray[np.intp], new: int) -> FloatArray | None:
+    """The buffer the previous standard errors are the first rows and columns of, when the new entry is
+    appended after the previous ones and the buffer has room for it (:func:`_extend_standard_errors` then
+    grows the table in it), else None."""
+    if prev.se is None or prev.se_order is not None or new != k1 - 1:
+        return None
+    if not np.array_equal(old, np.arange(k1 - 1)):
+        return None
+    base = _room_for(prev.se, k1, k1, np.float64)
+    return base if base is not None and base.flags.writeable else None
+
+
 def _extend_standard_errors(
-    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int, out: FloatArray | None = None
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
 ) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
     """The pairs' standard errors of the board with column ``new`` added, from the previous board's (at
     ``old``), each entry's variance, the Gram operand's column means and exponents (all per column, so
     the previous entries keep theirs) and one column of the Gram matrix: the new row and column with the
     operations of :func:`stats.compare_ranks._standard_errors_from_gram` on each element (the upper
-    triangle's, row ``min(i, new)``), so every element is the full computation's bits."""
+    triangle's, row ``min(i, new)``), so every element is the full computation's bits.
+
+    An entry appended after the previous ones (the service's case) whose previous table is the first rows
+    and columns of a buffer with room (:func:`_with_room_2d`) gets the table grown in that buffer: only the
+    new row and column are written (issue 24, tenth pass: no K x K gather; a board that holds the previous
+    table, a view of the previous rows and columns, is unchanged). Otherwise the previous table is gathered
+    into a fresh buffer with room, which the next entries grow in place."""
     assert prev.se is not None and prev.var is not None and prev.means is not None
     assert prev.exponents is not None
-    # the previous table is the previous board's, in its rows' order: entry i of the previous input at
-    # row ``at[i]``
+    k1 = y.shape[1]
+    base = _se_room(prev, k1, old, new)
+    if base is not None:
+        se = base[:k1, :k1]
+        v, var, means, exponents = _new_errors(prev, y, old, new)
+        se[new, :] = v
+        se[:, new] = v
+        return se, var, means, exponents
+    # the previous table in a state exported by an earlier version may be in its board's rows' order:
+    # entry i of the previous input at row ``at[i]``
     at = np.empty(old.size, dtype=np.intp)
     if prev.se_order is None:
         at[:] = np.arange(old.size)
     else:
         at[prev.se_order] = np.arange(old.size)
-    k1 = y.shape[1]
-    se = np.empty((k1, k1)) if out is None else out  # every element written below
+    se = _with_room_2d(k1, k1, np.float64, square=True)  # every element written below
     source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
     source[old] = at
     # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
@@ -1415,18 +1451,18 @@ class BoardCache:
     Keep one per task and metric, in the process that rebuilds the task's boards. Memory: the replicates
     (B x K float64, in a buffer a few percent wider), their ranks (B x K, 16-bit), the rank counts (K x K,
     16-bit), the exceedance list, the step-down's table of levels (K x K uint8), and the board's own table
-    of standard errors (K x K float64, read-only: shared with the board the last build returned); at
-    K = N = B = 10,000 about 2 GB traced. It also keeps the buffer of the last board's rank probabilities
-    (shared with that board; when its caller drops the board, 0.8 GB more held by the cache at K = 10,000),
-    into which the next update writes its standard errors if, by then, nothing else references it (no
-    board, no view of a board's table alive: ``sys.getrefcount``); the next update's rank probabilities
-    (and, before them, its step-down's two boolean tables) go, by the same rule, into the buffer of the
-    last board's standard errors once they are gathered: no fresh K x K table faulted in per update when
-    the caller drops each board before the next build. A board a caller keeps is never written again.
+    of standard errors (K x K float64 in the input's order, read-only: shared with the board the last build
+    returned, the first rows and columns of a buffer with about 3% room, in which the next appended entry
+    writes only its row and column); at K = N = B = 10,000 about 2 GB traced. It also keeps the buffer of
+    the last board's rank probabilities (shared with that board; when its caller drops the board, 0.8 GB
+    more held by the cache at K = 10,000), into which the next update writes its step-down's two boolean
+    tables and then its rank probabilities if, by then, nothing else references it (no board, no view of
+    a board's table alive: ``sys.getrefcount``): no fresh K x K table faulted in per update when the
+    caller drops each board before the next build. A board a caller keeps is never written again (the
+    rows and columns of its tables are not those a later entry writes).
 
-    The board a build returns is the full rebuild's, except that its ``pair_standard_errors`` is read-only
-    (the cache reads it for the next board) and that its two K x K float64 tables may be views of buffers
-    about 1% larger (room for the next boards' tables).
+    The board a build returns is the full rebuild's, except that its K x K float64 tables may be views of
+    buffers a few percent larger (room for the next boards' tables).
     """
 
     def __init__(self) -> None:
@@ -1494,15 +1530,11 @@ class BoardCache:
         kept = None
         if digests is None:
             buffer, kept = _kept_replicates(theta, buffer)
-        # the pairs' standard errors the state keeps are the board's table (it took the sim's, permuted in
-        # place), read-only so that the next board's are gathered from what this board holds: no second
-        # K x K table (K = 10,000: 0.8 GB)
-        shared, order = None, None
-        if parts.se is not None and board.pair_standard_errors.shape == parts.se.shape:
-            shared = board.pair_standard_errors
-            shared.flags.writeable = False
-            position = {name: i for i, name in enumerate(names_t)}
-            order = np.array([position[row.name] for row in board.rows], dtype=np.intp)
+        # the pairs' standard errors the state keeps are the board's table (in the input's order, read-only):
+        # no second K x K table (K = 10,000: 0.8 GB); the next appended entry grows its buffer in place
+        shared = None
+        if parts.se is not None and board.standard_errors_by_input.shape == parts.se.shape:
+            shared = board.standard_errors_by_input
         self._state = _State(
             names=names_t,
             point=point.copy(),
@@ -1516,7 +1548,7 @@ class BoardCache:
             jackknife=None if jack is None or digests is not None else np.array(jack, dtype=np.float64),
             gram=None,
             se=shared,
-            se_order=order,
+            se_order=None,
             column_sd=parts.sd,
             leader=parts.leader,
             leader_se=parts.leader_se,

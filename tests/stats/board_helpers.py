@@ -12,8 +12,12 @@ from stats.board import Board
 
 def same_board(a: Board, b: Board) -> None:
     """``a`` and ``b`` are the same board to the bit: rows, standard errors, decisions, rank
-    probabilities and the max-t critical value."""
+    probabilities and the max-t critical value; the two K x K tables both as the boards hold them (in the
+    input's order) and in the rows' order (which each board permutes on first read)."""
     assert a.as_dict() == b.as_dict()
+    assert np.array_equal(a.input_order, b.input_order)
+    assert np.array_equal(a.standard_errors_by_input, b.standard_errors_by_input)
+    assert np.array_equal(a.better_by_input, b.better_by_input)
     assert np.array_equal(a.pair_standard_errors, b.pair_standard_errors)
     assert np.array_equal(a.better, b.better)
     assert np.array_equal(a.rank_probabilities, b.rank_probabilities)

@@ -49,6 +49,24 @@ def _chain(seed: int, higher: bool, ties: bool, k: int = 24, b: int = 200) -> li
     return chain
 
 
+def _appended_chain(seed: int, k: int, b: int = 200) -> list[dict[str, Any]]:
+    """The arguments of boards of 4..k entries, each the previous entries in their order plus one at the
+    end (the service's case: entries in the order they came), in another order than the board's rows."""
+    theta, point = _board(seed, k, b, ties=False)
+    names = [f"n{j:03d}" for j in range(k)]
+    order = np.random.default_rng(seed).permutation(k)
+    return [
+        {
+            "names": [names[j] for j in order[:m]],
+            "values": point[order[:m]],
+            "replicates": np.ascontiguousarray(theta[:, order[:m]]),
+            "higher_is_better": True,
+            **OPTIONS,
+        }
+        for m in range(4, k + 1)
+    ]
+
+
 @pytest.mark.parametrize("threads", ["1", "2"])
 @pytest.mark.parametrize("group", [1, 2, 64])
 @pytest.mark.parametrize(("seed", "higher", "ties"), [(0, True, False), (3, False, True)])
@@ -198,22 +216,33 @@ def test_a_failing_update_leaves_no_thread_and_no_state(
     _same(got, build_board(**chain[2]))
 
 
+def _buffer_sides(sizes: list[int], room: int) -> list[int]:
+    """The side of each fresh buffer with ``room`` that tables growing through ``sizes`` take."""
+    sides: list[int] = []
+    for k in sizes:
+        if not sides or k > sides[-1]:
+            sides.append(k + room)
+    return sides
+
+
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
     monkeypatch: pytest.MonkeyPatch, threads: str
 ) -> None:
-    """The standard errors of an update are written into the buffer of the previous board's rank
-    probabilities, and its rank probabilities (and before them the step-down's boolean tables) into that
-    of the previous board's standard errors, once that board is dropped (stale values in them are all
-    overwritten: each board is the full rebuild's), never into those of a board its caller keeps: the
-    kept boards are unchanged after every later update. The reuse occurs: two fresh tables per kept
-    board, none per dropped one."""
+    """The rank probabilities of an update (and before them the step-down's boolean tables) are written
+    into the buffer of the previous board's rank probabilities once that board is dropped (stale values
+    in them are all overwritten: each board is the full rebuild's), never into that of a board its caller
+    keeps; the standard errors of an appended entry grow in their own buffer (only the new row and column
+    written, outside every earlier board's table: tenth pass). The kept boards are unchanged after every
+    later update. The reuse occurs: one fresh table of rank probabilities per kept board, none per dropped
+    one, and one fresh table of standard errors after the full build and when the room is used up."""
     import gc
 
     monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
     fresh: list[int] = []
     tables: list[int] = []
-    with_room, table = bu._with_room, bu._table
+    grown: list[int] = []
+    with_room, table, with_room_2d = bu._with_room, bu._table, bu._with_room_2d
 
     def counted_fresh(k1: int) -> Any:
         fresh.append(k1)
@@ -222,6 +251,12 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
     def counted(k1: int, spares: list[Any]) -> Any:
         tables.append(k1)
         return table(k1, spares)
+
+    def counted_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> Any:
+        got = with_room_2d(rows, columns, dtype, square=square)
+        if got.dtype == np.float64:
+            grown.append(got.base.shape[1])
+        return got
 
     carved: list[bool] = []
     carve = bu._carved_tables
@@ -233,8 +268,9 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
 
     monkeypatch.setattr(bu, "_with_room", counted_fresh)
     monkeypatch.setattr(bu, "_table", counted)
+    monkeypatch.setattr(bu, "_with_room_2d", counted_2d)
     monkeypatch.setattr(bu, "_carved_tables", counted_carve)
-    chain = _chain(2, True, True, k=22)
+    chain = _appended_chain(2, k=40)
     cache = BoardCache()
     kept: list[tuple[int, Any]] = []
     for i, args in enumerate(chain):
@@ -244,17 +280,17 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
             kept.append((i, got))  # the caller keeps this one
         del got
         gc.collect()
-    # the full build's rank probabilities, then each update's. An update's standard errors take the
-    # previous board's rank probabilities' buffer and its rank probabilities the previous board's standard
-    # errors' buffer (ninth pass), unless that board is kept (then two fresh tables). Fresh: the full
-    # build's rank probabilities, and the first update's (the full build's standard errors are a table
-    # without room), then two after each kept board
+    # the full build's rank probabilities, then each update's; fresh: the full build's, then one after
+    # each kept board
     after_kept = sum(1 for i, _ in kept if i + 1 < len(chain))
-    assert len(tables) == 2 * len(chain) - 1
-    assert len(fresh) == 2 + 2 * after_kept
-    # the step-down's boolean tables in the previous standard errors' buffer: not after the full build
-    # (its table has no room), nor after a kept board
-    assert carved == [i > 1 and not any(j == i - 1 for j, _ in kept) for i in range(1, len(chain))]
+    assert len(tables) == len(chain)
+    assert len(fresh) == 1 + after_kept
+    # the standard errors: a buffer with room for 16 more entries after the full build (whose table has
+    # none), then a new one each time its room is used up
+    want = _buffer_sides([args["replicates"].shape[1] for args in chain[1:]], room=16)
+    assert grown == want and len(want) == 3
+    # the step-down's boolean tables in the previous rank probabilities' buffer: not after a kept board
+    assert carved == [not any(j == i - 1 for j, _ in kept) for i in range(1, len(chain))]
     for i, got in kept:
         _same(got, build_board(**chain[i]))
 
@@ -281,16 +317,52 @@ def test_a_buffer_is_taken_only_when_nothing_else_references_it() -> None:
     assert bu._spare(np.empty((5, 5))) is None  # a full rebuild's table: no room, never a spare
 
 
-def test_the_decisions_table_permuted_in_place() -> None:
-    """The board's ``better`` is the decisions' table permuted in place (no copy): the fancy index's values."""
+def test_the_rank_probabilities_permuted_in_place() -> None:
+    """The board's rank probabilities are the distribution's rows permuted in place (no copy): the fancy
+    index's values."""
     from stats.board import _permute_in_place
 
     rng = np.random.default_rng(8)
-    table = rng.random((300, 300)) < 0.3
+    table = rng.random((300, 300))
     order = rng.permutation(300)
-    want = table[np.ix_(order, order)]
-    got = _permute_in_place(table, order, columns=True)
-    assert got is table and got.dtype == bool and np.array_equal(got, want)
+    want = table[order]
+    got = _permute_in_place(table, order)
+    assert got is table and np.array_equal(got, want)
+
+
+def test_the_boards_tables_stay_in_the_inputs_order() -> None:
+    """The board keeps its standard errors' and decisions' tables in the input's order (not permuted: issue
+    24, tenth pass) and gives them in the rows' order on first read, read-only, the same values; a board
+    whose rows are in the input's order gives its table itself."""
+    from stats.board import build_board
+
+    rng = np.random.default_rng(9)
+    n, k = 200, 12
+    correct = rng.random((n, k)) < np.linspace(0.5, 0.9, k)
+    theta = np.stack([correct[rng.integers(0, n, n)].mean(axis=0) for _ in range(300)])
+    names = [f"m{j:02d}" for j in range(k)]
+    options = {"higher_is_better": True, "metric_name": "accuracy", "seed": 0}
+    board = build_board(names=names, values=correct.mean(axis=0), replicates=theta, **options)
+    order = board.input_order
+    assert [names[i] for i in order] == [row.name for row in board.rows]
+    assert not np.array_equal(order, np.arange(k))  # the test's point: rows in another order
+    for by_input, in_rows in (
+        (board.standard_errors_by_input, board.pair_standard_errors),
+        (board.better_by_input, board.better),
+    ):
+        assert np.array_equal(in_rows, by_input[np.ix_(order, order)])
+        assert not in_rows.flags.writeable and not by_input.flags.writeable
+        assert board.pair_standard_errors is board.pair_standard_errors  # permuted once
+    assert board.better[0].any()  # the leader is ahead of someone: the rows' order, not the input's
+    ranked = build_board(
+        names=[names[i] for i in order],
+        values=correct.mean(axis=0)[order],
+        replicates=theta[:, order],
+        **options,
+    )
+    assert np.array_equal(ranked.input_order, np.arange(k))
+    assert np.shares_memory(ranked.pair_standard_errors, ranked.standard_errors_by_input)
+    assert np.array_equal(ranked.pair_standard_errors, board.pair_standard_errors)
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

@@ -140,7 +140,6 @@ def test_two_threads_with_small_spans_give_the_one_threads_board(
     monkeypatch.setattr(cr, "_TRANSPOSE_SPAN", 64)
     monkeypatch.setattr(cr, "_RANK_CHUNK_ELEMENTS", 900)
     monkeypatch.setattr(board_module, "_SD_SPAN", 64)
-    monkeypatch.setattr(board_module, "_GATHER_SPAN", 32)
     k = 300
     theta, point = families.replicates(families.correctness(family, 300, k, seed=5), 400, seed=5)
     names = [f"e{i:03d}" for i in range(k)]
