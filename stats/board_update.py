@@ -86,7 +86,7 @@ one thread's CPU against 0.3 s on the next update); two threads fault them in pa
 order (``stats.board.Board.standard_errors_by_input``; ``pair_standard_errors`` and ``better`` permute
 them on first read), and the state keeps that table: an entry appended after the previous ones (the
 service's case) writes only its row and column, in the buffer with room the previous table is the first
-rows and columns of (:func:`_se_room`). No K x K gather at the start of the update and no permute at its
+rows and columns of (:func:`_se_buffer`). No K x K gather at the start of the update and no permute at its
 end (at K = 10,000 0.4-0.6 s of a new entry's 2 s were the end's permute alone), and, with no second table
 of standard errors held, the rank distribution starts first, beside the deviations.
 
@@ -302,7 +302,7 @@ class _State:
     se: FloatArray | None = None
     #: ``se`` is the board's own table (read-only), in the order of ``names`` (``se_order`` None), or, in a
     #: state exported before issue 24's tenth pass, in its rows' order: row i is entry ``se_order[i]`` of
-    #: ``names``; an appended entry grows it in its buffer (:func:`_se_room`), else it is gathered
+    #: ``names``; an appended entry grows it in its buffer (:func:`_se_buffer`), else it is gathered
     se_order: npt.NDArray[np.intp] | None = None
     var: FloatArray | None = None
     means: FloatArray | None = None
@@ -617,7 +617,9 @@ class _Parts:
             scratch = self.scratch = _with_columns(b, theta.shape[1])
         extending = same and prev is not None and prev.se is not None and prev.exponents is not None
         grows = (
-            extending and prev is not None and _se_room(prev, theta.shape[1], self.old, self.new) is not None
+            extending
+            and prev is not None
+            and _se_buffer(prev, theta.shape[1], self.old, self.new) is not None
         )
         if grows:
             # no second table of standard errors is held in this update: the rank distribution starts now,
@@ -814,7 +816,7 @@ def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> t
     return column, float(mine.sum())
 
 
-def _se_room(prev: _State, k1: int, old: npt.NDArray[np.intp], new: int) -> FloatArray | None:
+def _se_buffer(prev: _State, k1: int, old: npt.NDArray[np.intp], new: int) -> FloatArray | None:
     """The buffer the previous standard errors are the first rows and columns of, when the new entry is
     appended after the previous ones and the buffer has room for it (:func:`_extend_standard_errors` then
     grows the table in it), else None."""
@@ -843,7 +845,7 @@ def _extend_standard_errors(
     assert prev.se is not None and prev.var is not None and prev.means is not None
     assert prev.exponents is not None
     k1 = y.shape[1]
-    base = _se_room(prev, k1, old, new)
+    base = _se_buffer(prev, k1, old, new)
     if base is not None:
         se = base[:k1, :k1]
         v, var, means, exponents = _new_errors(prev, y, old, new)
@@ -857,7 +859,7 @@ def _extend_standard_errors(
         at[:] = np.arange(old.size)
     else:
         at[prev.se_order] = np.arange(old.size)
-    se = _with_room_2d(k1, k1, np.float64, square=True)  # every element written below
+    se = _with_room_2d(k1, k1, np.float64, square=True, room=_se_room(k1))  # every element written below
     source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
     source[old] = at
     # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
@@ -1155,12 +1157,22 @@ def _add_rank_column(
     return result, out, redo, shifted
 
 
-def _with_room_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> npt.NDArray[Any]:
+def _with_room_2d(
+    rows: int, columns: int, dtype: Any, *, square: bool, room: int | None = None
+) -> npt.NDArray[Any]:
     """A fresh buffer of ``dtype`` for the ranks (B x K: ``rows`` kept) or the counts (``square``, K x K:
-    as many more rows) with about 3% more columns (at least 16): the next boards' tables are updated in
-    it (:func:`_add_rank_column`). Returns the (rows, columns) view of its first rows and columns."""
-    room = max(16, columns // 32)
+    as many more rows) with ``room`` more columns (by default about 3%, at least 16): the next boards'
+    tables are updated in it (:func:`_add_rank_column`). Returns the (rows, columns) view of its first rows
+    and columns."""
+    room = max(16, columns // 32) if room is None else room
     return np.empty((rows + room if square else rows, columns + room), dtype=dtype)[:rows, :columns]
+
+
+def _se_room(k1: int) -> int:
+    """The room of a buffer of standard errors: about 1% more entries, at least 8 (:func:`_with_room`'s):
+    K = 10,000, 12 MiB more than the table (3% would add 37 MiB to the update's peak, near the 3 GB
+    target), and a new buffer, gathered from the full one, every 78 appended entries (0.5-1 s once)."""
+    return max(8, k1 // 128)
 
 
 def _room_for(a: npt.NDArray[Any] | None, rows: int, columns: int, dtype: Any) -> npt.NDArray[Any] | None:
@@ -1452,7 +1464,7 @@ class BoardCache:
     (B x K float64, in a buffer a few percent wider), their ranks (B x K, 16-bit), the rank counts (K x K,
     16-bit), the exceedance list, the step-down's table of levels (K x K uint8), and the board's own table
     of standard errors (K x K float64 in the input's order, read-only: shared with the board the last build
-    returned, the first rows and columns of a buffer with about 3% room, in which the next appended entry
+    returned, the first rows and columns of a buffer with about 1% room, in which the next appended entry
     writes only its row and column); at K = N = B = 10,000 about 2 GB traced. It also keeps the buffer of
     the last board's rank probabilities (shared with that board; when its caller drops the board, 0.8 GB
     more held by the cache at K = 10,000), into which the next update writes its step-down's two boolean
