@@ -125,6 +125,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import sys
 import threading
 import types
@@ -300,6 +301,9 @@ class _State:
     #: replicates, compared before the deviations overwrite it); with digests it is idle between boards
     theta_buffer: FloatArray | None = None
     se: FloatArray | None = None
+    #: the square buffer (:func:`_square`, row-major, S >= K) whose first rows and columns ``se`` is, where
+    #: the next appended entry writes its row and column (None: a table without room)
+    se_buffer: FloatArray | None = None
     #: ``se`` is the board's own table (read-only), in the order of ``names`` (``se_order`` None), or, in a
     #: state exported before issue 24's tenth pass, in its rows' order: row i is entry ``se_order[i]`` of
     #: ``names``; an appended entry grows it in its buffer (:func:`_se_buffer`), else it is gathered
@@ -355,6 +359,9 @@ class _Parts:
         self.maxt_key: tuple[float, bool] | None = None
         self.gram: FloatArray | None = None
         self.se: FloatArray | None = None
+        #: the square buffer (:func:`_square`) whose first rows and columns ``se`` is (None: a table without
+        #: room, the full computation's)
+        self.se_buffer: FloatArray | None = None
         #: memory the deviations may take (the state's ``theta_buffer``; with the kept replicates' copy, rewritten
         #: after the board), or the fresh buffer with room they were written into
         self.scratch: FloatArray | None = None
@@ -378,7 +385,8 @@ class _Parts:
         #: known (:meth:`rank_probabilities`), and the resamples they divide by
         self.deferred: tuple[RankDistribution, int] | None = None
         #: buffers the update may write its tables into when nothing outside the cache references them
-        #: (:func:`_table`): the previous board's rank probabilities, for the standard errors
+        #: (:func:`_table`): the previous board's rank probabilities, for the step-down's boolean tables and
+        #: the rank probabilities (or, when its table cannot grow in place, for the standard errors)
         self.spares: list[FloatArray] = []
         #: the coming rank distribution's arguments (:meth:`expect_rank_distribution`) and its thread
         self.expected: tuple[FloatArray, bool, float] | None = None
@@ -616,11 +624,9 @@ class _Parts:
             # freed memory goes back to the host)
             scratch = self.scratch = _with_columns(b, theta.shape[1])
         extending = same and prev is not None and prev.se is not None and prev.exponents is not None
-        grows = (
-            extending
-            and prev is not None
-            and _se_buffer(prev, theta.shape[1], self.old, self.new) is not None
-        )
+        k1 = theta.shape[1]
+        grown = _se_buffer(prev, k1, self.old, self.new) if extending and prev is not None else None
+        grows = grown is not None
         if grows:
             # no second table of standard errors is held in this update: the rank distribution starts now,
             # beside the deviations and the new row of standard errors (issue 24, tenth pass)
@@ -640,14 +646,30 @@ class _Parts:
         if extending and prev is not None:
             # the previous pairs' standard errors kept; the new entry's row and column from one column of
             # the Gram matrix (issue 24: no K x K Gram matrix extended, copied and turned into errors)
-            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new)
-            prev.se = None  # the state's reference (a table gathered afresh: freed with the previous board)
-            # the previous board's rank probabilities: when its caller no longer holds that board, their
-            # buffer holds the step-down's two first K x K boolean tables (:func:`_carved_tables`), then
-            # this board's rank probabilities (``_table`` at the end checks it is free then). Issue 24,
-            # ninth pass: fresh, 0.8 GB of pages were faulted in at the end of every update and 0.2 GB in
-            # the middle (on this VM a fifth of a new entry's CPU went to the kernel's page zeroing)
-            tables = _carved_tables(self.spares, theta.shape[1])
+            if grown is None:
+                # the table gathered afresh: into the previous board's rank probabilities' buffer when its
+                # caller has dropped that board (``_table``'s rule), else a fresh buffer, either seen as a
+                # square table with room (:func:`_square`): no third K x K table beside the previous one
+                # and the spare (K = 10,000: the update's traced peak 3.6 GB with a fresh one)
+                grown = _square(_table(k1, self.spares), k1)
+            se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new, grown)
+            self.se_buffer = grown
+            del grown
+            if not grows:
+                # the previous table, gathered: when its caller no longer holds that board, its buffer holds
+                # this update's step-down tables and rank probabilities (below)
+                spare = _spare(prev.se)
+                if spare is not None:
+                    self.spares.append(spare)
+                del spare
+            prev.se, prev.se_buffer = None, None  # the state's references (the buffer is this board's now)
+            # the previous board's rank probabilities (or, after a gather, its standard errors): when its
+            # caller no longer holds that board, their buffer holds the step-down's two first K x K boolean
+            # tables (:func:`_carved_tables`), then this board's rank probabilities (``_table`` at the end
+            # checks it is free then). Issue 24, ninth pass: fresh, 0.8 GB of pages were faulted in at the
+            # end of every update and 0.2 GB in the middle (on this VM a fifth of a new entry's CPU went to
+            # the kernel's page zeroing)
+            tables = _carved_tables(self.spares, k1)
             standard_errors = (se, np.sqrt(var))
             if not grows:
                 self._start_ranks()
@@ -817,37 +839,47 @@ def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> t
 
 
 def _se_buffer(prev: _State, k1: int, old: npt.NDArray[np.intp], new: int) -> FloatArray | None:
-    """The buffer the previous standard errors are the first rows and columns of, when the new entry is
-    appended after the previous ones and the buffer has room for it (:func:`_extend_standard_errors` then
-    grows the table in it), else None."""
-    if prev.se is None or prev.se_order is not None or new != k1 - 1:
+    """The square buffer (:func:`_square`) the previous standard errors are the first rows and columns of,
+    when the new entry is appended after the previous ones and the buffer has room for it
+    (:func:`_extend_standard_errors` then grows the table in it), else None."""
+    buffer, se = prev.se_buffer, prev.se
+    if buffer is None or se is None or prev.se_order is not None or new != k1 - 1:
         return None
-    if not np.array_equal(old, np.arange(k1 - 1)):
+    if buffer.shape[0] < k1 or not buffer.flags.writeable or se.strides != buffer.strides:
         return None
-    base = _room_for(prev.se, k1, k1, np.float64)
-    return base if base is not None and base.flags.writeable else None
+    if se.__array_interface__["data"][0] != buffer.__array_interface__["data"][0]:
+        return None
+    return buffer if np.array_equal(old, np.arange(k1 - 1)) else None
+
+
+def _square(flat: FloatArray, k1: int) -> FloatArray:
+    """The flat buffer of a (k1, k1) table of :func:`_table` (its first elements) seen as the largest square
+    table it holds, (S, S) with S >= k1: a table of standard errors grows in its first rows and columns
+    (:func:`_with_room` leaves about 1% more entries)."""
+    base = flat.base if isinstance(flat.base, np.ndarray) else flat
+    side = math.isqrt(base.size)
+    return base[: side * side].reshape(side, side)
 
 
 def _extend_standard_errors(
-    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int
+    prev: _State, y: FloatArray, old: npt.NDArray[np.intp], new: int, buffer: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.int32]]:
     """The pairs' standard errors of the board with column ``new`` added, from the previous board's (at
     ``old``), each entry's variance, the Gram operand's column means and exponents (all per column, so
     the previous entries keep theirs) and one column of the Gram matrix: the new row and column with the
     operations of :func:`stats.compare_ranks._standard_errors_from_gram` on each element (the upper
-    triangle's, row ``min(i, new)``), so every element is the full computation's bits.
+    triangle's, row ``min(i, new)``), so every element is the full computation's bits. The table is the
+    first rows and columns of the square ``buffer``.
 
     An entry appended after the previous ones (the service's case) whose previous table is the first rows
-    and columns of a buffer with room (:func:`_with_room_2d`) gets the table grown in that buffer: only the
-    new row and column are written (issue 24, tenth pass: no K x K gather; a board that holds the previous
-    table, a view of the previous rows and columns, is unchanged). Otherwise the previous table is gathered
-    into a fresh buffer with room, which the next entries grow in place."""
+    and columns of ``buffer`` (:func:`_se_buffer`) gets the table grown in it: only the new row and column
+    are written (issue 24, tenth pass: no K x K gather; a board that holds the previous table, a view of
+    the previous rows and columns, is unchanged). Otherwise the previous table is gathered into it."""
     assert prev.se is not None and prev.var is not None and prev.means is not None
     assert prev.exponents is not None
     k1 = y.shape[1]
-    base = _se_buffer(prev, k1, old, new)
-    if base is not None:
-        se = base[:k1, :k1]
+    se = buffer[:k1, :k1]
+    if buffer is prev.se_buffer:
         v, var, means, exponents = _new_errors(prev, y, old, new)
         se[new, :] = v
         se[:, new] = v
@@ -859,7 +891,6 @@ def _extend_standard_errors(
         at[:] = np.arange(old.size)
     else:
         at[prev.se_order] = np.arange(old.size)
-    se = _with_room_2d(k1, k1, np.float64, square=True, room=_se_room(k1))  # every element written below
     source = np.zeros(k1, dtype=np.intp)  # per new column, its row in the previous table (new: any)
     source[old] = at
     # each block's rows gathered, then its columns while in cache (np.take on 32 rows: 5x faster than a
@@ -1166,13 +1197,6 @@ def _with_room_2d(
     and columns."""
     room = max(16, columns // 32) if room is None else room
     return np.empty((rows + room if square else rows, columns + room), dtype=dtype)[:rows, :columns]
-
-
-def _se_room(k1: int) -> int:
-    """The room of a buffer of standard errors: about 1% more entries, at least 8 (:func:`_with_room`'s):
-    K = 10,000, 12 MiB more than the table (3% would add 37 MiB to the update's peak, near the 3 GB
-    target), and a new buffer, gathered from the full one, every 78 appended entries (0.5-1 s once)."""
-    return max(8, k1 // 128)
 
 
 def _room_for(a: npt.NDArray[Any] | None, rows: int, columns: int, dtype: Any) -> npt.NDArray[Any] | None:
@@ -1547,6 +1571,7 @@ class BoardCache:
         shared = None
         if parts.se is not None and board.standard_errors_by_input.shape == parts.se.shape:
             shared = board.standard_errors_by_input
+        se_buffer = parts.se_buffer if shared is not None else None
         self._state = _State(
             names=names_t,
             point=point.copy(),
@@ -1560,6 +1585,7 @@ class BoardCache:
             jackknife=None if jack is None or digests is not None else np.array(jack, dtype=np.float64),
             gram=None,
             se=shared,
+            se_buffer=se_buffer,
             se_order=None,
             column_sd=parts.sd,
             leader=parts.leader,

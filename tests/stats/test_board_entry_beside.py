@@ -216,13 +216,20 @@ def test_a_failing_update_leaves_no_thread_and_no_state(
     _same(got, build_board(**chain[2]))
 
 
-def _buffer_sides(sizes: list[int], room: int) -> list[int]:
-    """The side of each fresh buffer with ``room`` that tables growing through ``sizes`` take."""
-    sides: list[int] = []
-    for k in sizes:
-        if not sides or k > sides[-1]:
-            sides.append(k + room)
-    return sides
+def _carved_where(boards: int, gathered: list[int], kept: set[int]) -> list[bool]:
+    """Per update (1..boards - 1), whether its step-down's tables are carved from a spare buffer: the
+    previous rank probabilities' when its standard errors grow in place (free unless the previous board is
+    kept), the previous standard errors' when they are gathered (free unless a board kept since the update
+    that took that buffer holds a part of it; the full build's table is no spare)."""
+    want: list[bool] = []
+    since = None  # the update that took the buffer the previous standard errors are in
+    for i in range(1, boards):
+        if i in gathered:
+            want.append(since is not None and not kept.intersection(range(since, i)))
+            since = i
+        else:
+            want.append(i - 1 not in kept)
+    return want
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
@@ -233,30 +240,26 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
     into the buffer of the previous board's rank probabilities once that board is dropped (stale values
     in them are all overwritten: each board is the full rebuild's), never into that of a board its caller
     keeps; the standard errors of an appended entry grow in their own buffer (only the new row and column
-    written, outside every earlier board's table: tenth pass). The kept boards are unchanged after every
-    later update. The reuse occurs: one fresh table of rank probabilities per kept board, none per dropped
-    one, and one fresh table of standard errors after the full build and each time its room is used up."""
+    written, outside every earlier board's table: tenth pass) until its room is used up, then they are
+    gathered into the previous rank probabilities' buffer (or a fresh one) and the previous standard
+    errors' buffer takes the place of the rank probabilities'. The kept boards are unchanged after every
+    later update. The reuse occurs: no fresh table in an update that follows a dropped board and grows its
+    standard errors, and most updates grow them."""
     import gc
 
     monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
+    at = [0]  # the update being built
     fresh: list[int] = []
-    tables: list[int] = []
-    grown: list[int] = []
-    with_room, table, with_room_2d = bu._with_room, bu._table, bu._with_room_2d
+    gathered: list[int] = []
+    with_room, square = bu._with_room, bu._square
 
     def counted_fresh(k1: int) -> Any:
-        fresh.append(k1)
+        fresh.append(at[0])
         return with_room(k1)
 
-    def counted(k1: int, spares: list[Any]) -> Any:
-        tables.append(k1)
-        return table(k1, spares)
-
-    def counted_2d(rows: int, columns: int, dtype: Any, *, square: bool, room: int | None = None) -> Any:
-        got = with_room_2d(rows, columns, dtype, square=square, room=room)
-        if got.dtype == np.float64:
-            grown.append(got.base.shape[1])
-        return got
+    def counted_square(flat: Any, k1: int) -> Any:
+        gathered.append(at[0])  # the update's standard errors do not grow in place: gathered
+        return square(flat, k1)
 
     carved: list[bool] = []
     carve = bu._carved_tables
@@ -267,30 +270,34 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
         return got
 
     monkeypatch.setattr(bu, "_with_room", counted_fresh)
-    monkeypatch.setattr(bu, "_table", counted)
-    monkeypatch.setattr(bu, "_with_room_2d", counted_2d)
+    monkeypatch.setattr(bu, "_square", counted_square)
     monkeypatch.setattr(bu, "_carved_tables", counted_carve)
     chain = _appended_chain(2, k=40)
     cache = BoardCache()
     kept: list[tuple[int, Any]] = []
     for i, args in enumerate(chain):
+        at[0] = i
         got = cache.build(**args)
         _same(got, build_board(**args))
         if i % 4 == 2:
             kept.append((i, got))  # the caller keeps this one
         del got
         gc.collect()
-    # the full build's rank probabilities, then each update's; fresh: the full build's, then one after
-    # each kept board
-    after_kept = sum(1 for i, _ in kept if i + 1 < len(chain))
-    assert len(tables) == len(chain)
-    assert len(fresh) == 1 + after_kept
-    # the standard errors: a buffer with room for 8 more entries after the full build (whose table has
-    # none), then a new one each time its room is used up
-    want = _buffer_sides([args["replicates"].shape[1] for args in chain[1:]], room=8)
-    assert grown == want and len(want) == 4  # 36 updates: 4 buffers
-    # the step-down's boolean tables in the previous rank probabilities' buffer: not after a kept board
-    assert carved == [not any(j == i - 1 for j, _ in kept) for i in range(1, len(chain))]
+    kept_at = {i for i, _ in kept}
+    # the first update gathers (the full build's table has no room), then one in about every 8 (the room
+    # of a buffer at this size): 36 updates
+    assert gathered[0] == 1 and 3 <= len(gathered) <= 7
+    for i in range(1, len(chain)):
+        if i not in gathered and i - 1 not in kept_at:
+            assert i not in fresh, i  # grown in place after a dropped board: no fresh table at all
+        else:
+            assert fresh.count(i) <= 2
+    # the step-down's boolean tables in the previous rank probabilities' buffer: not after a kept board;
+    # in an update that gathers its standard errors, in the previous standard errors' buffer: not when a
+    # board kept since that buffer's first update holds a part of it, nor after the full build (whose
+    # table has no room)
+    want = _carved_where(len(chain), gathered, kept_at)
+    assert carved == want and sum(want) > len(want) // 2
     for i, got in kept:
         _same(got, build_board(**chain[i]))
 
