@@ -193,7 +193,8 @@ _POOL_ROWS = 256
 
 
 def _table(k1: int, spares: list[FloatArray]) -> FloatArray:
-    """A (k1, k1) float64 table for the update path's rank probabilities: a view of the
+    """A (k1, k1) float64 table for the update path's rank probabilities (or, seen as a square table with
+    room, :func:`_square`, its standard errors when they cannot grow in place): a view of the
     last spare buffer taken from ``spares`` when it is wide enough and nothing else references it, else a
     fresh buffer with room for more entries (:func:`_with_room`). Issue 24, seventh pass: a fresh 0.8 GB
     table took 0.1-1.9 s of the kernel's time at K = 10,000 on a VM whose freed memory goes back to the
@@ -1188,14 +1189,11 @@ def _add_rank_column(
     return result, out, redo, shifted
 
 
-def _with_room_2d(
-    rows: int, columns: int, dtype: Any, *, square: bool, room: int | None = None
-) -> npt.NDArray[Any]:
+def _with_room_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> npt.NDArray[Any]:
     """A fresh buffer of ``dtype`` for the ranks (B x K: ``rows`` kept) or the counts (``square``, K x K:
-    as many more rows) with ``room`` more columns (by default about 3%, at least 16): the next boards'
-    tables are updated in it (:func:`_add_rank_column`). Returns the (rows, columns) view of its first rows
-    and columns."""
-    room = max(16, columns // 32) if room is None else room
+    as many more rows) with about 3% more columns (at least 16): the next boards' tables are updated in
+    it (:func:`_add_rank_column`). Returns the (rows, columns) view of its first rows and columns."""
+    room = max(16, columns // 32)
     return np.empty((rows + room if square else rows, columns + room), dtype=dtype)[:rows, :columns]
 
 
