@@ -139,3 +139,40 @@ def test_the_deviations_buffer_is_kept_and_written_again(with_digests: bool) -> 
     cache.build(**options, replicates=theta)
     assert cache._state is not None and cache._state.theta_buffer is not None
     assert cache._state.theta_buffer.shape[0] == 200
+
+
+def test_an_appended_entry_computes_only_its_own_deviations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24, tenth pass: with column digests the kept buffer holds the previous board's deviations, so
+    an entry appended after the previous ones subtracts its own column only (no pass over the B x K
+    buffer); an entry inserted inside, or a build without digests, computes them all. Every board is the
+    full rebuild's, so a stale column of deviations would show."""
+    import stats.board_update as bu
+
+    rng, args, digests = _board(5)
+    k = 40
+    passes: list[int] = []
+    row_blocks = bu._row_blocks
+
+    def counted(fn: Any, n: int, rows: int | None = None) -> None:
+        if getattr(fn, "__name__", "") == "subtract":
+            passes.append(n)
+        row_blocks(fn, n, rows)
+
+    monkeypatch.setattr(bu, "_row_blocks", counted)
+    cache = BoardCache()
+    current = list(range(k))
+    cache.build(**args(current), column_digests=[digests[i] for i in current])
+    assert len(passes) == 1  # the full build's
+    for step, new in enumerate(range(k, k + 3)):
+        where = len(current) if step != 1 else int(rng.integers(0, len(current)))  # the second inside
+        current = [*current[:where], new, *current[where:]]
+        got = cache.build(**args(current), column_digests=[digests[i] for i in current])
+        assert cache.last == "incremental"
+        _same(got, build_board(**args(current)))
+        assert len(passes) == (1, 2, 2)[step]
+    # without digests the buffer holds the kept replicates between builds: every column computed
+    cache = BoardCache()
+    current = list(range(k))
+    cache.build(**args(current))
+    cache.build(**args([*current, k]))
+    assert cache.last == "incremental" and len(passes) == 4
