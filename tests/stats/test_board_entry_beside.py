@@ -272,7 +272,7 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
     monkeypatch.setattr(bu, "_with_room", counted_fresh)
     monkeypatch.setattr(bu, "_square", counted_square)
     monkeypatch.setattr(bu, "_carved_tables", counted_carve)
-    chain = _appended_chain(2, k=40)
+    chain = _appended_chain(2, k=30, b=120)
     cache = BoardCache()
     kept: list[tuple[int, Any]] = []
     for i, args in enumerate(chain):
@@ -285,7 +285,7 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
         gc.collect()
     kept_at = {i for i, _ in kept}
     # the first update gathers (the full build's table has no room), then one in about every 8 (the room
-    # of a buffer at this size): 36 updates
+    # of a buffer at this size): 26 updates
     assert gathered[0] == 1 and 3 <= len(gathered) <= 7
     for i in range(1, len(chain)):
         if i not in gathered and i - 1 not in kept_at:
