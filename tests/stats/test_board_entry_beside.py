@@ -245,8 +245,6 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
     errors' buffer takes the place of the rank probabilities'. The kept boards are unchanged after every
     later update. The reuse occurs: no fresh table in an update that follows a dropped board and grows its
     standard errors, and most updates grow them."""
-    import gc
-
     monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
     at = [0]  # the update being built
     fresh: list[int] = []
@@ -281,8 +279,9 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
         _same(got, build_board(**args))
         if i % 4 == 2:
             kept.append((i, got))  # the caller keeps this one
+        # dropped by reference counting alone, as a caller drops it (no gc.collect: in the whole suite's
+        # process each took about half a second, 18 s per run of this test)
         del got
-        gc.collect()
     kept_at = {i for i, _ in kept}
     # the first update gathers (the full build's table has no room), then one in about every 8 (the room
     # of a buffer at this size): 26 updates
