@@ -848,7 +848,7 @@ def build_board(
     signature = _signature(iv, test_name, verdicts.decisions.test)
     # the rows' order: by rank (each row's ``rank``), then name
     rank_list = ranks.tolist()
-    order = sorted(range(iv.k), key=lambda i: (int(rank_list[i]), iv.names[i]))
+    order = sorted(range(iv.k), key=lambda i: (rank_list[i], iv.names[i]))
     # the rank probabilities' rows permuted in place (issue 24: not held twice at K = 10,000), or, for a new
     # entry's board, written in the board's order (``BoardParts``), on a thread beside the rows (Python
     # objects, which hold the GIL: tenth pass, 0.1 s each at K = 10,000). The standard errors' and the

@@ -633,7 +633,9 @@ class _Parts:
             scratch = self.scratch = _with_columns(b, theta.shape[1])
         extending = same and prev is not None and prev.se is not None and prev.exponents is not None
         k1 = theta.shape[1]
-        grown = _se_buffer(prev, k1, self.old, self.new) if extending and prev is not None else None
+        # the new entry after the previous ones, in their order (the service's case): its tables grow in place
+        appended = same and self.new == k1 - 1 and bool(np.array_equal(self.old, np.arange(k1 - 1)))
+        grown = _se_buffer(prev, k1) if appended and extending and prev is not None else None
         grows = grown is not None
         if grows:
             # no second table of standard errors is held in this update: the rank distribution starts now,
@@ -644,14 +646,7 @@ class _Parts:
         # elementwise subtraction as the full computation's ``theta - point``, by row blocks on the board's
         # threads (K = 10,000: 0.08 s on one)
         y = scratch[:, : theta.shape[1]]
-        if (
-            same
-            and prev is not None
-            and prev.deviations == k1 - 1
-            and scratch is prev.theta_buffer
-            and self.new == k1 - 1
-            and np.array_equal(self.old, np.arange(k1 - 1))
-        ):
+        if appended and prev is not None and prev.deviations == k1 - 1 and scratch is prev.theta_buffer:
             # the buffer holds the previous board's deviations, of the same columns (their digests) and point
             # values (compared): an appended entry computes its own column only (issue 24, tenth pass: a
             # B x K pass, 0.1-0.2 core-seconds at K = 10,000; elementwise, the same bits)
@@ -860,18 +855,16 @@ def _gram_column(y: FloatArray, exponents: npt.NDArray[np.int32], new: int) -> t
     return column, float(mine.sum())
 
 
-def _se_buffer(prev: _State, k1: int, old: npt.NDArray[np.intp], new: int) -> FloatArray | None:
+def _se_buffer(prev: _State, k1: int) -> FloatArray | None:
     """The square buffer (:func:`_square`) the previous standard errors are the first rows and columns of,
-    when the new entry is appended after the previous ones and the buffer has room for it
-    (:func:`_extend_standard_errors` then grows the table in it), else None."""
+    when it has room for a table of ``k1`` entries (for an entry appended after the previous ones,
+    :func:`_extend_standard_errors` then grows the table in it), else None."""
     buffer, se = prev.se_buffer, prev.se
-    if buffer is None or se is None or prev.se_order is not None or new != k1 - 1:
+    if buffer is None or se is None or prev.se_order is not None:
         return None
     if buffer.shape[0] < k1 or not buffer.flags.writeable or se.strides != buffer.strides:
         return None
-    if se.__array_interface__["data"][0] != buffer.__array_interface__["data"][0]:
-        return None
-    return buffer if np.array_equal(old, np.arange(k1 - 1)) else None
+    return buffer if se.__array_interface__["data"][0] == buffer.__array_interface__["data"][0] else None
 
 
 def _square(flat: FloatArray, k1: int) -> FloatArray:
