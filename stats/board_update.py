@@ -668,7 +668,7 @@ class _Parts:
                 # caller has dropped that board (``_table``'s rule), else a fresh buffer, either seen as a
                 # square table with room (:func:`_square`): no third K x K table beside the previous one
                 # and the spare (K = 10,000: the update's traced peak 3.6 GB with a fresh one)
-                grown = _square(_table(k1, self.spares), k1)
+                grown = _square(_table(k1, self.spares))
             se, var, means, exponents = _extend_standard_errors(prev, y, self.old, self.new, grown)
             self.se_buffer = grown
             del grown
@@ -860,16 +860,16 @@ def _se_buffer(prev: _State, k1: int) -> FloatArray | None:
     when it has room for a table of ``k1`` entries (for an entry appended after the previous ones,
     :func:`_extend_standard_errors` then grows the table in it), else None."""
     buffer, se = prev.se_buffer, prev.se
-    if buffer is None or se is None or prev.se_order is not None:
+    if buffer is None or se is None:  # (a restored state, whose table may be in its rows' order, has none)
         return None
     if buffer.shape[0] < k1 or not buffer.flags.writeable or se.strides != buffer.strides:
         return None
     return buffer if se.__array_interface__["data"][0] == buffer.__array_interface__["data"][0] else None
 
 
-def _square(flat: FloatArray, k1: int) -> FloatArray:
+def _square(flat: FloatArray) -> FloatArray:
     """The flat buffer of a (k1, k1) table of :func:`_table` (its first elements) seen as the largest square
-    table it holds, (S, S) with S >= k1: a table of standard errors grows in its first rows and columns
+    table it holds, (S, S) with S >= k1 (``_table`` takes a buffer of at least k1^2 elements): a table of standard errors grows in its first rows and columns
     (:func:`_with_room` leaves about 1% more entries)."""
     base = flat.base if isinstance(flat.base, np.ndarray) else flat
     side = math.isqrt(base.size)

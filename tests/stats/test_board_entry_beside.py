@@ -255,9 +255,9 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
         fresh.append(at[0])
         return with_room(k1)
 
-    def counted_square(flat: Any, k1: int) -> Any:
+    def counted_square(flat: Any) -> Any:
         gathered.append(at[0])  # the update's standard errors do not grow in place: gathered
-        return square(flat, k1)
+        return square(flat)
 
     carved: list[bool] = []
     carve = bu._carved_tables
