@@ -326,7 +326,7 @@ _ROUND_PIECE = 1 << 16
 _ROUND_SPAN = 16
 
 
-def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _exact_gram(y: FloatArray, *, side: int | None = None) -> tuple[FloatArray, FloatArray]:
     """``z^T z`` and the column means of ``z``, ``z`` :func:`_gram_operand` of ``y``, formed in row blocks:
     every element of every block's product and of their sums is an integer multiple of ``q_i q_j`` below
     ``2^53`` of them (the bound holds for any partial sum of the ``B`` products), so the sum of the
@@ -341,12 +341,22 @@ def _exact_gram(y: FloatArray) -> tuple[FloatArray, FloatArray]:
     it through memory (issue 24, fifth pass). The pieces are rounded in spans of :data:`_ROUND_SPAN` on the
     board's threads, their sums added in the spans' order, and the other triangle is copied by row blocks
     on them too (each block writes its own part of the upper triangle and reads the lower one): these were
-    one thread's passes while the BLAS's second thread waited (issue 24, seventh pass)."""
+    one thread's passes while the BLAS's second thread waited (issue 24, seventh pass).
+
+    With ``side`` (at least K) the matrix is the first K^2 elements of a flat buffer of ``side^2`` (zeros
+    the BLAS never touches: no page of the room is faulted in here), so that the incremental board can
+    lay its table out as the first rows and columns of a square table with room, in the same memory
+    (:func:`stats.board_update._square_in_place`)."""
     b, k = y.shape
     s = _gram_bits(b)
     e = _gram_exponents(y)
     up, down = np.ldexp(1.0, s - e), np.ldexp(1.0, e - s)  # powers of two: exact scalings
-    gram = np.zeros((k, k), order="F")  # syrk's own layout (transposed below: it is symmetric)
+    # syrk's own layout (transposed below: it is symmetric)
+    gram: FloatArray = (
+        np.zeros((k, k), order="F")
+        if side is None
+        else np.zeros(max(side, k) ** 2)[: k * k].reshape((k, k), order="F")
+    )
     sums = np.zeros(k)
     step = max(1, _GRAM_BLOCK // max(k, 1))
     piece = max(1, _ROUND_PIECE // max(k, 1))

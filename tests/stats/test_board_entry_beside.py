@@ -6,6 +6,7 @@ Every board equals the full rebuild, with 1 and 2 threads; a failing build leave
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -219,13 +220,14 @@ def test_a_failing_update_leaves_no_thread_and_no_state(
 def _carved_where(boards: int, gathered: list[int], kept: set[int]) -> list[bool]:
     """Per update (1..boards - 1), whether its step-down's tables are carved from a spare buffer: the
     previous rank probabilities' when its standard errors grow in place (free unless the previous board is
-    kept), the previous standard errors' when they are gathered (free unless a board kept since the update
-    that took that buffer holds a part of it; the full build's table is no spare)."""
+    kept), the previous standard errors' when they are gathered (free unless a board kept since the board
+    that took that buffer holds a part of it: the full build's, laid out with room, or a gathering
+    update's)."""
     want: list[bool] = []
-    since = None  # the update that took the buffer the previous standard errors are in
+    since = 0  # the board that took the buffer the previous standard errors are in
     for i in range(1, boards):
         if i in gathered:
-            want.append(since is not None and not kept.intersection(range(since, i)))
+            want.append(not kept.intersection(range(since, i)))
             since = i
         else:
             want.append(i - 1 not in kept)
@@ -283,9 +285,10 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
         # process each took about half a second, 18 s per run of this test)
         del got
     kept_at = {i for i, _ in kept}
-    # the first update gathers (the full build's table has no room), then one in about every 8 (the room
-    # of a buffer at this size): 26 updates
-    assert gathered[0] == 1 and 3 <= len(gathered) <= 7
+    # the first update grows the full build's table in place (laid out with room: eleventh pass), then
+    # one in about every 8 gathers (the room of a buffer at this size), never two in a row: 26 updates
+    assert gathered and gathered[0] > 1 and 2 <= len(gathered) <= 5
+    assert all(later - earlier > 1 for earlier, later in itertools.pairwise(gathered))
     for i in range(1, len(chain)):
         if i not in gathered and i - 1 not in kept_at:
             assert i not in fresh, i  # grown in place after a dropped board: no fresh table at all
@@ -293,8 +296,8 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
             assert fresh.count(i) <= 2
     # the step-down's boolean tables in the previous rank probabilities' buffer: not after a kept board;
     # in an update that gathers its standard errors, in the previous standard errors' buffer: not when a
-    # board kept since that buffer's first update holds a part of it, nor after the full build (whose
-    # table has no room)
+    # board kept since that buffer's first board (the full build's, or the update that gathered into it)
+    # holds a part of it
     want = _carved_where(len(chain), gathered, kept_at)
     assert carved == want and sum(want) > len(want) // 2
     for i, got in kept:
@@ -321,6 +324,62 @@ def test_a_buffer_is_taken_only_when_nothing_else_references_it() -> None:
     assert id(got.base) == held and got.shape == (11, 11) and not spares  # reused
     assert bu._spare(bu._table(40, [bu._spare(bu._with_room(10))])) is not None  # too small: a fresh one
     assert bu._spare(np.empty((5, 5))) is None  # a full rebuild's table: no room, never a spare
+
+
+def test_a_caller_that_drops_its_boards_gathers_once_per_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service's case (every board dropped before the next entry): the first update grows the full
+    build's table in place (eleventh pass), and each time the room is used up one update gathers the table
+    into a fresh buffer with room and takes one fresh table for the rank probabilities; no other update
+    allocates a table (before: the first update gathered, then two updates in a row per room)."""
+    at = [0]
+    fresh: list[int] = []
+    gathered: list[int] = []
+    with_room, square = bu._with_room, bu._square
+
+    def counted_fresh(k1: int) -> Any:
+        fresh.append(at[0])
+        return with_room(k1)
+
+    def counted_square(flat: Any) -> Any:
+        gathered.append(at[0])
+        return square(flat)
+
+    monkeypatch.setattr(bu, "_with_room", counted_fresh)
+    monkeypatch.setattr(bu, "_square", counted_square)
+    k = 30
+    chain = _appended_chain(2, k=k, b=120)
+    cache = BoardCache()
+    for i, args in enumerate(chain):
+        at[0] = i
+        got = cache.build(**args)
+        if i in (0, 1, 9, 10, len(chain) - 1):
+            _same(got, build_board(**args))
+        del got
+    want: list[int] = []
+    side = bu._roomy_side(k)  # the full build's table and rank probabilities
+    for i in range(1, len(chain)):
+        if k + i > side:  # room used up: gathered into a buffer with room
+            want.append(i)
+            side = bu._roomy_side(k + i)
+    assert gathered == want and len(want) >= 2
+    assert fresh == [0] + [i for i in want for _ in range(2)]
+
+
+@pytest.mark.parametrize(("k", "side"), [(1, 9), (5, 13), (300, 308), (300, 900)])
+def test_a_full_builds_table_is_laid_out_with_room_in_its_own_memory(k: int, side: int) -> None:
+    """``_square_in_place``: a C-contiguous table in the first k^2 elements of a flat buffer becomes the
+    first rows and columns of the (side, side) square table in the same memory, every value unchanged
+    (rows that overlap their own source, the first ones at side = k + 8, included); the incremental
+    board then grows it in place (``_se_buffer``)."""
+    rng = np.random.default_rng(k)
+    flat = np.zeros(side * side)
+    table = flat[: k * k].reshape(k, k)
+    table[:] = rng.random((k, k))
+    want = table.copy()
+    square = bu._square_in_place(table)
+    assert square.shape == (side, side) and np.shares_memory(square, flat)
+    assert square.__array_interface__["data"][0] == flat.__array_interface__["data"][0]
+    assert np.array_equal(square[:k, :k], want)
 
 
 def test_the_rank_probabilities_permuted_in_place() -> None:
