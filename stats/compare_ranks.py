@@ -140,14 +140,19 @@ def _rank_dtype(k: int) -> type[np.integer]:
 
 
 def _rank_counts(
-    x: FloatArray, *, higher_is_better: bool, keep: bool = False
+    x: FloatArray,
+    *,
+    higher_is_better: bool,
+    keep: bool = False,
+    ranks_out: npt.NDArray[np.integer] | None = None,
 ) -> tuple[IntArray, npt.NDArray[np.integer] | None]:
-    """The (K, K) counts of (entry, rank - 1) over the resamples; with ``keep`` also every rank - 1 (B, K)."""
+    """The (K, K) counts of (entry, rank - 1) over the resamples; with ``keep`` also every rank - 1 (B, K),
+    written into ``ranks_out`` when given (a (B, K) integer array wide enough for K ranks)."""
     b, k = x.shape
     # Rank the resamples in row chunks: the counts are the same, and memory stays O(chunk x K) instead of
     # several B x K int64 temporaries (K = 1,000, B = 10,000: about 0.6 GB at once).
     counts = np.zeros(k * k, dtype=np.int64)
-    ranks = np.empty((b, k), dtype=_rank_dtype(k)) if keep else None
+    ranks = (np.empty((b, k), dtype=_rank_dtype(k)) if ranks_out is None else ranks_out) if keep else None
     step = max(1, _RANK_CHUNK_ELEMENTS // k)
     offsets = np.arange(k, dtype=np.int64) * k
 

@@ -330,7 +330,8 @@ def test_a_caller_that_drops_its_boards_gathers_once_per_room(monkeypatch: pytes
     """The service's case (every board dropped before the next entry): the first update grows the full
     build's table in place (eleventh pass), and each time the room is used up one update gathers the table
     into a fresh buffer with room and takes one fresh table for the rank probabilities; no other update
-    allocates a table (before: the first update gathered, then two updates in a row per room)."""
+    allocates a table (before: the first update gathered, then two updates in a row per room). The ranks
+    and their counts likewise: the first update writes them in the full build's buffers."""
     at = [0]
     fresh: list[int] = []
     gathered: list[int] = []
@@ -344,8 +345,16 @@ def test_a_caller_that_drops_its_boards_gathers_once_per_room(monkeypatch: pytes
         gathered.append(at[0])
         return square(flat)
 
+    ranks_tables: list[int] = []
+    with_room_2d = bu._with_room_2d
+
+    def counted_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> Any:
+        ranks_tables.append(at[0])
+        return with_room_2d(rows, columns, dtype, square=square)
+
     monkeypatch.setattr(bu, "_with_room", counted_fresh)
     monkeypatch.setattr(bu, "_square", counted_square)
+    monkeypatch.setattr(bu, "_with_room_2d", counted_2d)
     k = 30
     chain = _appended_chain(2, k=k, b=120)
     cache = BoardCache()
@@ -363,6 +372,15 @@ def test_a_caller_that_drops_its_boards_gathers_once_per_room(monkeypatch: pytes
             side = bu._roomy_side(k + i)
     assert gathered == want and len(want) >= 2
     assert fresh == [0] + [i for i in want for _ in range(2)]
+    # the ranks and their counts: with room from the full build on (eleventh pass), fresh only when it is
+    # used up (the ranks' buffer and the counts', together)
+    want_2d = [0, 0]
+    columns = k + max(16, k // 32)
+    for i in range(1, len(chain)):
+        if k + i > columns:
+            want_2d += [i, i]
+            columns = k + i + max(16, (k + i) // 32)
+    assert ranks_tables == want_2d and len(want_2d) >= 4
 
 
 @pytest.mark.parametrize(("k", "side"), [(1, 9), (5, 13), (300, 308), (300, 900)])
