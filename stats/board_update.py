@@ -100,7 +100,10 @@ board's rank probabilities' buffer takes them). The table's buffer and the rank 
 the same room, so for a caller that drops its boards the room runs out once: that update gathers the
 table into a fresh buffer with room and takes a fresh one for the rank probabilities, the next ones grow
 again (before, the first update's gather left the two buffers one entry apart in size, and two updates in
-a row gathered, each with one fresh table).
+a row gathered, each with one fresh table). The full build's ranks and rank counts are kept in buffers with
+room as well (``_rank_counts(ranks_out=...)``), so the first update writes them in place too: it holds
+nothing beside the previous tables, and its traced peak is the next updates' (docs/benchmarks.md,
+section 14).
 
 An update takes the previous state's arrays (the replicates' buffer holds the deviations while the board is
 built, then the new replicates; the previous tables are dropped as the new ones replace them): a state is
