@@ -51,6 +51,84 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
 
 
+def _socket_owner(port: int) -> str:
+    """The process (pid and command) holding the local TCP socket of ``port``, from /proc (Linux; "" when
+    not found): whose is a session still on the test database."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if len(fields) > 9 and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (proc / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in inodes:
+                        command = (
+                            (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                        )
+                        return f"pid {proc.name} ({command[:160].strip()})"
+    return ""
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Before the session's last teardown drops the PostgreSQL test database: a warning naming every other
+    session still connected to it (a connection some thread or process of a test left open makes the drop
+    fail: "is being accessed by other users"), with its last query and the process that holds it."""
+    if nextitem is None:
+        with contextlib.suppress(Exception):
+            _warn_of_other_sessions()
+    yield
+
+
+def _warn_of_other_sessions() -> None:
+    import threading
+    import warnings
+
+    import psycopg
+    from django.conf import settings
+    from django.db import connection
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.postgresql" or not str(db["NAME"]).startswith("test_"):
+        return
+    own = connection.connection.info.backend_pid if connection.connection is not None else None
+    with psycopg.connect(
+        dbname=db["NAME"],
+        user=db.get("USER") or None,
+        password=db.get("PASSWORD") or None,
+        host=db.get("HOST") or None,
+        port=db.get("PORT") or None,
+        connect_timeout=5,
+    ) as probe:
+        rows = probe.execute(
+            "SELECT pid, application_name, client_port, backend_start, state, left(query, 300)"
+            " FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    others = [row for row in rows if row[0] != own]
+    if not others:
+        return
+    threads = ", ".join(sorted(t.name for t in threading.enumerate()))
+    lines = [
+        f"backend {pid} ({name or 'no name'}, since {start:%H:%M:%S}, {state}): client port {port} held by "
+        f"{_socket_owner(port) if port and port > 0 else '?'}; last query: {query!r}"
+        for pid, name, port, start, state, query in others
+    ]
+    warnings.warn(
+        pytest.PytestWarning(
+            f"{len(others)} other session(s) on {db['NAME']} before its teardown:\n  "
+            + "\n  ".join(lines)
+            + f"\n  threads of this process: {threads}"
+        ),
+        stacklevel=1,
+    )
+
+
 @pytest.fixture
 def postgres() -> None:
     from django.conf import settings
