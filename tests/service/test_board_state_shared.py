@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 
 import pytest
+import redis
 
 from leaderboard.rankings import board_cache, board_state
 from leaderboard.rankings.models import BoardSnapshot
+from leaderboard.scoring import state_codec
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.services import submission_create
 from tests.conftest import wait_for
@@ -97,12 +99,25 @@ def test_a_second_worker_process_reuses_the_first_workers_board(worker_factory, 
     for name, acc, seed in [("a", 0.8, 1), ("b", 0.7, 2)]:
         pk = send(name, acc, seed)
         wait_for(lambda pk=pk: on_board(pk), timeout=120, what=f"{name} on the board")
-    wait_for(lambda: "state shared" in first.log_text(), timeout=60, what="the first worker's shared state")
+    # the state of the two entries' board in Redis (saved on commit, after its snapshot is visible: the
+    # first worker's log already says "state shared" for the one entry's board, and stopping it then left
+    # that state, so the third entry was a full rebuild: CI-like run of 2026-12-04)
+    store = redis.Redis.from_url(redis_url)
+
+    def shared_entries() -> int:
+        data = store.get(board_state._key(task.pk, SPLIT))
+        return -1 if data is None else len(state_codec.loads(data)["meta"]["entries"])
+
+    wait_for(lambda: shared_entries() == 2, timeout=60, what="the first worker's state of the two entries")
     first.stop()
     second = worker_factory()
     pk = send("c", 0.75, 3)
     wait_for(lambda: on_board(pk), timeout=120, what="c on the board")
     assert Submission.objects.get(pk=pk).status == Status.SCORED
+    # the rebuild's log line is written once its snapshot is committed: it can come after the snapshot is seen
+    wait_for(
+        lambda: REBUILT.search(second.log_text()) is not None, timeout=60, what="the second worker's rebuild"
+    )
     paths = REBUILT.findall(second.log_text())
     assert [(p[1], p[2]) for p in paths] == [("incremental", "3")], second.log_text()[-3000:]
     assert assert_equals_full_rebuild(task).entry_count == 3
