@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -75,6 +76,29 @@ def _socket_owner(port: int) -> str:
     return ""
 
 
+#: backend pid -> the test running and the thread when Django opened that connection (_warn_of_other_sessions)
+_OPENED: dict[int, str] = {}
+
+
+def _record_connection(sender: object, connection: Any, **kwargs: object) -> None:
+    import threading
+
+    with contextlib.suppress(Exception):
+        pid = int(connection.connection.info.backend_pid)
+        test = os.environ.get("PYTEST_CURRENT_TEST", "no test")
+        _OPENED[pid] = f"{test}, thread {threading.current_thread().name}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _connections_recorded() -> Iterator[None]:
+    """Which test and thread opened each PostgreSQL connection (Django's ``connection_created``)."""
+    from django.db.backends.signals import connection_created
+
+    connection_created.connect(_record_connection, dispatch_uid="tests-record-connection")
+    yield
+    connection_created.disconnect(dispatch_uid="tests-record-connection")
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Before the session's last teardown drops the PostgreSQL test database: a warning naming every other
@@ -116,7 +140,8 @@ def _warn_of_other_sessions() -> None:
     threads = ", ".join(sorted(t.name for t in threading.enumerate()))
     lines = [
         f"backend {pid} ({name or 'no name'}, since {start:%H:%M:%S}, {state}): client port {port} held by "
-        f"{_socket_owner(port) if port and port > 0 else '?'}; last query: {query!r}"
+        f"{_socket_owner(port) if port and port > 0 else '?'}; opened by Django in "
+        f"{_OPENED.get(pid, 'no test of this process (not a Django connection of it)')}; last query: {query!r}"
         for pid, name, port, start, state, query in others
     ]
     warnings.warn(
