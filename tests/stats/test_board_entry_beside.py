@@ -217,6 +217,35 @@ def test_a_failing_update_leaves_no_thread_and_no_state(
     _same(got, build_board(**chain[2]))
 
 
+class _Allocations:
+    """Per update (``at``: the board being built), which ones take a fresh table with room
+    (``_with_room``: ``fresh``), gather their standard errors (``_square``: ``gathered``) or take fresh
+    buffers for the ranks and their counts (``_with_room_2d``: ``ranks``)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.at = 0
+        self.fresh: list[int] = []
+        self.gathered: list[int] = []
+        self.ranks: list[int] = []
+        with_room, square, with_room_2d = bu._with_room, bu._square, bu._with_room_2d
+
+        def counted_fresh(k1: int) -> Any:
+            self.fresh.append(self.at)
+            return with_room(k1)
+
+        def counted_square(flat: Any) -> Any:
+            self.gathered.append(self.at)  # the update's standard errors do not grow in place: gathered
+            return square(flat)
+
+        def counted_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> Any:
+            self.ranks.append(self.at)
+            return with_room_2d(rows, columns, dtype, square=square)
+
+        monkeypatch.setattr(bu, "_with_room", counted_fresh)
+        monkeypatch.setattr(bu, "_square", counted_square)
+        monkeypatch.setattr(bu, "_with_room_2d", counted_2d)
+
+
 def _carved_where(boards: int, gathered: list[int], kept: set[int]) -> list[bool]:
     """Per update (1..boards - 1), whether its step-down's tables are carved from a spare buffer: the
     previous rank probabilities' when its standard errors grow in place (free unless the previous board is
@@ -248,19 +277,8 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
     later update. The reuse occurs: no fresh table in an update that follows a dropped board and grows its
     standard errors, and most updates grow them."""
     monkeypatch.setenv("LEADERBOARD_BLAS_THREADS", threads)
-    at = [0]  # the update being built
-    fresh: list[int] = []
-    gathered: list[int] = []
-    with_room, square = bu._with_room, bu._square
-
-    def counted_fresh(k1: int) -> Any:
-        fresh.append(at[0])
-        return with_room(k1)
-
-    def counted_square(flat: Any) -> Any:
-        gathered.append(at[0])  # the update's standard errors do not grow in place: gathered
-        return square(flat)
-
+    counted = _Allocations(monkeypatch)
+    fresh, gathered = counted.fresh, counted.gathered
     carved: list[bool] = []
     carve = bu._carved_tables
 
@@ -269,14 +287,12 @@ def test_the_tables_reuse_the_buffers_of_dropped_boards_only(
         carved.append(got is not None)
         return got
 
-    monkeypatch.setattr(bu, "_with_room", counted_fresh)
-    monkeypatch.setattr(bu, "_square", counted_square)
     monkeypatch.setattr(bu, "_carved_tables", counted_carve)
     chain = _appended_chain(2, k=30, b=120)
     cache = BoardCache()
     kept: list[tuple[int, Any]] = []
     for i, args in enumerate(chain):
-        at[0] = i
+        counted.at = i
         got = cache.build(**args)
         _same(got, build_board(**args))
         if i % 4 == 2:
@@ -332,34 +348,13 @@ def test_a_caller_that_drops_its_boards_gathers_once_per_room(monkeypatch: pytes
     into a fresh buffer with room and takes one fresh table for the rank probabilities; no other update
     allocates a table (before: the first update gathered, then two updates in a row per room). The ranks
     and their counts likewise: the first update writes them in the full build's buffers."""
-    at = [0]
-    fresh: list[int] = []
-    gathered: list[int] = []
-    with_room, square = bu._with_room, bu._square
-
-    def counted_fresh(k1: int) -> Any:
-        fresh.append(at[0])
-        return with_room(k1)
-
-    def counted_square(flat: Any) -> Any:
-        gathered.append(at[0])
-        return square(flat)
-
-    ranks_tables: list[int] = []
-    with_room_2d = bu._with_room_2d
-
-    def counted_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> Any:
-        ranks_tables.append(at[0])
-        return with_room_2d(rows, columns, dtype, square=square)
-
-    monkeypatch.setattr(bu, "_with_room", counted_fresh)
-    monkeypatch.setattr(bu, "_square", counted_square)
-    monkeypatch.setattr(bu, "_with_room_2d", counted_2d)
+    counted = _Allocations(monkeypatch)
+    fresh, gathered, ranks_tables = counted.fresh, counted.gathered, counted.ranks
     k = 30
     chain = _appended_chain(2, k=k, b=120)
     cache = BoardCache()
     for i, args in enumerate(chain):
-        at[0] = i
+        counted.at = i
         got = cache.build(**args)
         if i in (0, 1, 9, 10, len(chain) - 1):
             _same(got, build_board(**args))
