@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -81,8 +82,6 @@ _OPENED: dict[int, str] = {}
 
 
 def _record_connection(sender: object, connection: Any, **kwargs: object) -> None:
-    import threading
-
     with contextlib.suppress(Exception):
         pid = int(connection.connection.info.backend_pid)
         test = os.environ.get("PYTEST_CURRENT_TEST", "no test")
@@ -111,7 +110,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def _warn_of_other_sessions() -> None:
-    import threading
     import warnings
 
     import psycopg
