@@ -79,6 +79,8 @@ def _socket_owner(port: int) -> str:
 
 #: backend pid -> the test running and the thread when Django opened that connection (_warn_of_other_sessions)
 _OPENED: dict[int, str] = {}
+#: Django's own ``teardown_databases`` (``pytest_configure`` wraps it)
+_teardown_databases: Any = None
 
 
 def _record_connection(sender: object, connection: Any, **kwargs: object) -> None:
@@ -98,15 +100,24 @@ def _connections_recorded() -> Iterator[None]:
     connection_created.disconnect(dispatch_uid="tests-record-connection")
 
 
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """Before the session's last teardown drops the PostgreSQL test database: a warning naming every other
-    session still connected to it (a connection some thread or process of a test left open makes the drop
-    fail: "is being accessed by other users"), with its last query and the process that holds it."""
-    if nextitem is None:
-        with contextlib.suppress(Exception):
-            _warn_of_other_sessions()
-    yield
+def _teardown_databases_warning_of_other_sessions(*args: Any, **kwargs: Any) -> Any:
+    """``django.test.utils.teardown_databases``, which pytest-django's ``django_db_setup`` imports when it
+    runs, preceded by a warning naming every other session still on the PostgreSQL test database: one a
+    thread or process of some test left open makes the drop fail ("is being accessed by other users"),
+    and the database is left behind. At this point every other session-scoped fixture (the workers of
+    the fault tests) has stopped."""
+    with contextlib.suppress(Exception):
+        _warn_of_other_sessions()
+    return _teardown_databases(*args, **kwargs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _teardown_databases
+    import django.test.utils
+
+    if django.test.utils.teardown_databases is not _teardown_databases_warning_of_other_sessions:
+        _teardown_databases = django.test.utils.teardown_databases
+        django.test.utils.teardown_databases = _teardown_databases_warning_of_other_sessions
 
 
 def _warn_of_other_sessions() -> None:
