@@ -722,22 +722,22 @@ class _Parts:
             if not grows:
                 self._start_ranks()
         else:
+            roomy = False
             if same and prev is not None and prev.gram is not None:  # a state exported before the se
                 gram, means = _extend_gram(prev.gram, y, self.old, self.new)
             else:
                 # the full computation's product, in a flat buffer with room: its table is then laid out as
                 # the first rows and columns of a square buffer (below), for the next entry to grow in place
                 gram, means = _exact_gram(y, side=_roomy_side(k1))
+                roomy = True
             var = _variances(np.diag(gram).copy(), means, b)
             exponents = _gram_exponents(y)
             standard_errors = _standard_errors_from_gram(gram, means, b, in_place=True)
             se = standard_errors[0]
-            base = _spare(se)
-            if base is not None and se.flags.c_contiguous and math.isqrt(base.size) > k1:
+            if roomy:
                 self.se_buffer = _square_in_place(se)
                 se = self.se_buffer[:k1, :k1]
                 standard_errors = (se, standard_errors[1])
-            del base
         try:
             self.se, self.var, self.means, self.exponents = se, var, means, exponents
             if reuse and prev is not None and prev.maxt is not None and np.isfinite(prev.maxt.level):
@@ -1267,8 +1267,13 @@ def _with_room_2d(rows: int, columns: int, dtype: Any, *, square: bool) -> npt.N
     """A fresh buffer of ``dtype`` for the ranks (B x K: ``rows`` kept) or the counts (``square``, K x K:
     as many more rows) with about 3% more columns (at least 16): the next boards' tables are updated in
     it (:func:`_add_rank_column`). Returns the (rows, columns) view of its first rows and columns."""
-    room = max(16, columns // 32)
+    room = _room_2d(columns)
     return np.empty((rows + room if square else rows, columns + room), dtype=dtype)[:rows, :columns]
+
+
+def _room_2d(columns: int) -> int:
+    """The columns of room :func:`_with_room_2d` leaves beside ``columns``: about 3%, at least 16."""
+    return max(16, columns // 32)
 
 
 def _room_for(a: npt.NDArray[Any] | None, rows: int, columns: int, dtype: Any) -> npt.NDArray[Any] | None:

@@ -370,11 +370,11 @@ def test_a_caller_that_drops_its_boards_gathers_once_per_room(monkeypatch: pytes
     # the ranks and their counts: with room from the full build on (eleventh pass), fresh only when it is
     # used up (the ranks' buffer and the counts', together)
     want_2d = [0, 0]
-    columns = k + max(16, k // 32)
+    columns = k + bu._room_2d(k)
     for i in range(1, len(chain)):
         if k + i > columns:
             want_2d += [i, i]
-            columns = k + i + max(16, (k + i) // 32)
+            columns = k + i + bu._room_2d(k + i)
     assert ranks_tables == want_2d and len(want_2d) >= 4
 
 
