@@ -12,6 +12,7 @@ real Celery worker process (``worker_factory``), as CI runs it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,34 @@ CHROMIUM_ARGS = [
 N = 60
 
 
+@contextmanager
+def playwright_closing_django_connections() -> Iterator[Any]:
+    """``sync_playwright()``, closing on the way out the database connections Django opened inside it.
+
+    Playwright's sync API runs its asyncio loop on this thread (in a greenlet), so while it is open
+    ``asyncio.get_running_loop()`` answers on this thread too. asgiref's thread-critical ``Local``, where
+    Django keeps its connections, then keeps this thread's connections in a context variable instead of
+    the thread's own storage: a connection the test's ORM calls open in that time is not the one Django's
+    teardown (the flush, the drop of the test database) sees. Left open, it kept PostgreSQL's test
+    database from being dropped at the end of every CI run ("is being accessed by other users"; found
+    by the warning ``tests/conftest.py`` gives then). ``connections.close_all()`` run inside, before the
+    loop stops, closes exactly those.
+    """
+    from django.db import connections
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            yield p
+        finally:
+            connections.close_all()
+
+
 @pytest.fixture
 def browser(chromium_path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     # Playwright's sync API runs an event loop in this thread; the ORM calls of the test are still sync.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
+    with playwright_closing_django_connections() as p:
         b = p.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
         try:
             yield b
