@@ -490,6 +490,15 @@ _TAIL_PIECE = 1 << 16
 _PREPARE_ROWS = 128
 #: Resamples on which the prepared search counts the entries in the tails (to choose the dense pairs).
 _PREPARE_SAMPLE = 128
+#: Blocks of :data:`_PREPARE_ROWS` rows whose ratios a plan counts on its bins (a systematic sample of
+#: its blocks; every block when it has fewer than twice as many), and the pairs below which the sample
+#: is completed with every block (a sparse cover, the third plan's).
+_PLAN_BLOCKS = 8
+_PLAN_MIN_PAIRS = 20_000
+#: The bins of the plans' ratios ``se_jk / (s_j + s_k)`` (at most 1: the triangle inequality), and the
+#: ratio of consecutive edges above 0.
+_PLAN_EDGES = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 31)])
+_PLAN_EDGE_STEP = float(_PLAN_EDGES[2] / _PLAN_EDGES[1])
 #: Work of one crossed (pair, resample) candidate of the pruned search, in statistics of the dense
 #: computation (the candidate is generated, gathered and filtered by fancy indexing; about 40x at K = 1,000).
 _CANDIDATE_COST = 40.0
@@ -723,6 +732,17 @@ class _Part:
     mask: BoolArray
 
 
+@dataclass(frozen=True)
+class _Split:
+    """A plan's split of its pairs (:meth:`_Exceedances._plan`), computed only when asked for: ``pairs()``
+    gives the part searched with the bound (None: every pair dense) and the dense pairs as global (j < k)
+    index arrays; ``entries()`` only the entries of the dense pairs (a mask over every entry) and their
+    number, without listing them (K = 10,000, nested: 0.4 s against 1.1 s for 8.5 million pairs)."""
+
+    pairs: Callable[[], tuple[_Part | None, IntArray, IntArray]]
+    entries: Callable[[], tuple[BoolArray, int]]
+
+
 class _Exceedances:
     """Every (pair, resample) whose max-t statistic reaches a level, found without visiting all pairs.
 
@@ -764,8 +784,6 @@ class _Exceedances:
         self.first_level = np.inf
         self.covered: tuple[float, IntArray, IntArray, IntArray, FloatArray] | None = None
         self._block_maxima: dict[int, float] | None = None
-        #: the plans' gathered standard errors, one buffer for every plan of a preparation (see _plan)
-        self._plan_buffer: FloatArray | None = None
 
     def _block_max(self, r0: int) -> float:
         """``max |y|`` over the resamples r0..r0 + _ROW_BLOCK (exact), computed once for every part and
@@ -775,42 +793,51 @@ class _Exceedances:
             self._block_maxima = {r: float(np.abs(self.y[r : r + _ROW_BLOCK]).max(initial=0.0)) for r in rows}
         return self._block_maxima[r0]
 
-    def _plan(
-        self, level: float, cols: IntArray, ref: int, cover: BoolArray | None
-    ) -> tuple[float, _Part | None, IntArray, IntArray]:
+    def _plan(self, level: float, cols: IntArray, ref: int, cover: BoolArray | None) -> tuple[float, _Split]:
         """The split of least estimated work of the pairs among ``cols`` (all pairs with ``se > 0``, or
         those ``cover`` holds: local, upper triangle) between the bound with reference ``ref`` and the
-        dense computation: (work, the part or None, the dense pairs as global (j < k) index arrays).
+        dense computation: (work, the split, computed when called: the part or None, and the dense pairs
+        as global (j < k) index arrays).
 
         The ratios ``se_jk / (s_j + s_k)`` are computed in row blocks and counted on fixed bins (no list
-        of all pairs). A threshold ``g`` sends the pairs with ratio ``< g`` to the dense computation (``B``
-        statistics each) and searches the others with ``gamma = g``; the entries the search crosses at
-        ``h = level g`` are counted on a sample of resamples for every threshold.
+        of all pairs), on a systematic sample of the blocks (:data:`_PLAN_BLOCKS`, every block when there
+        are few, or when the sample holds fewer than :data:`_PLAN_MIN_PAIRS` pairs). A threshold ``g`` sends
+        the pairs with ratio ``< g`` to the dense computation (``B`` statistics each) and searches the
+        others with their smallest ratio as ``gamma`` (exact: computed by the split over every pair); the
+        entries the search crosses at ``h = level g`` are counted on a sample of resamples for every
+        threshold. The lowest threshold is one bin below the sample's smallest ratio, so that a pair the
+        sample missed with a far smaller ratio (two near-duplicates among entries that vary independently)
+        is computed densely instead of lowering every other pair's bound.
+
+        Only the work depends on the sample: the split is exact whatever the threshold (every pair in the
+        part or in the dense list, every part's bound true), and the search lists exactly the statistics
+        above its level (issue 24: counting every pair on the bins took 1.3 s of the mix board of 10,000,
+        and the splits of plans not taken 0.55 s: they are now computed only for the plan taken).
         """
         y, se, sd = self.y, self.se, self.sd
         b = y.shape[0]
         c = cols.size
         tiny = np.finfo(float).tiny
         sdv = sd[cols] if ref < 0 else se[cols, ref]
-        if c < se.shape[0]:
-            # into one buffer for all the plans of the preparation: each referenced plan gathered a fresh
-            # array (K = 10,000: ten of 48-191 MiB, about 1.4 GB of new pages, each zeroed by the kernel
-            # on its first touch, which took as long as the gather itself on this machine; issue 24)
-            if self._plan_buffer is None or self._plan_buffer.size < c * c:
-                self._plan_buffer = None  # the smaller one freed first
-                self._plan_buffer = np.empty(c * c, dtype=se.dtype)
-            sub = _gathered(se, cols, out=self._plan_buffer[: c * c].reshape(c, c))
-        else:
-            sub = se
-        edges = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 31)])
-        hist = np.zeros(edges.size, dtype=np.int64)
-        gamma_min = np.inf
+        whole = c == se.shape[0]  # every entry, in order (the plan without a reference): no gather
 
         def block(r0: int, r1: int) -> tuple[BoolArray, FloatArray]:
             """The pairs of rows r0..r1 (upper triangle, se > 0, covered) and their ratios, over the
             columns r0.. only (those left of the block are below the diagonal: half the work of every
-            row; issue 24)."""
-            rows = sub[r0:r1, r0:]
+            row; issue 24). A referenced plan gathers the block's standard errors by pieces of rows (the
+            gather of its whole table took 0.75 s of the mix board of 10,000, and a fresh table of up to
+            191 MiB per plan)."""
+            if whole:
+                rows = se[r0:r1, r0:]
+            else:
+                rows = np.empty((r1 - r0, c - r0), dtype=se.dtype)
+                for q in range(r0, r1, _GATHER_ROWS):
+                    np.take(
+                        se[cols[q : min(r1, q + _GATHER_ROWS)]],
+                        cols[r0:],
+                        axis=1,
+                        out=rows[q - r0 : q - r0 + _GATHER_ROWS],
+                    )
             ok = rows > 0
             ok &= np.arange(r0, c)[None, :] > np.arange(r0, r1)[:, None]  # upper triangle
             if cover is not None:
@@ -825,77 +852,131 @@ class _Exceedances:
             ratio = ratio_block[ok]
             if not ratio.size:
                 return np.inf, None
-            bins = np.searchsorted(edges, ratio, side="right") - 1
-            return float(ratio.min()), np.bincount(bins, minlength=edges.size)
+            bins = np.searchsorted(_PLAN_EDGES, ratio, side="right") - 1
+            return float(ratio.min()), np.bincount(bins, minlength=_PLAN_EDGES.size)
 
-        for smallest, in_bins in in_blocks(counted, range(0, c, _PREPARE_ROWS)):
+        def cells(r0: int) -> int:  # pairs of the upper triangle in rows r0.. of a block
+            r1 = min(c, r0 + _PREPARE_ROWS)
+            return (r1 - r0) * (2 * c - r0 - r1 - 1) // 2
+
+        starts = list(range(0, c, _PREPARE_ROWS))
+        stride = max(1, len(starts) // _PLAN_BLOCKS)
+        sampled = starts[stride // 2 :: stride] if stride > 1 else starts
+        hist = np.zeros(_PLAN_EDGES.size, dtype=np.int64)
+        gamma_min = np.inf
+        for smallest, in_bins in in_blocks(counted, sampled):
             if in_bins is not None:
                 gamma_min = min(gamma_min, smallest)
                 hist += in_bins
-        n_pairs = int(hist.sum())
+        if len(sampled) < len(starts) and hist.sum() < _PLAN_MIN_PAIRS:  # too few: count every block
+            rest = sorted(set(starts) - set(sampled))
+            for smallest, in_bins in in_blocks(counted, rest):
+                if in_bins is not None:
+                    gamma_min = min(gamma_min, smallest)
+                    hist += in_bins
+            sampled = starts
+        scale_pairs = sum(cells(r0) for r0 in starts) / max(1, sum(cells(r0) for r0 in sampled))
+        n_pairs = float(hist.sum()) * scale_pairs  # estimated (exact when every block was counted)
         empty = np.empty(0, dtype=np.intp)
         if n_pairs == 0:
-            return 0.0, None, empty, empty
-        below = np.concatenate([[0], np.cumsum(hist)])  # below[i]: ratios < edges[i]
-        options = [(gamma_min, 0)] + [
-            (float(e), int(below[i])) for i, e in enumerate(edges) if e > gamma_min and below[i] > 0
+            return 0.0, _Split(lambda: (None, empty, empty), lambda: (np.zeros(se.shape[0], dtype=bool), 0))
+        below = np.concatenate([[0], np.cumsum(hist)]) * scale_pairs  # below[i]: ratios < edges[i]
+        # the thresholds: one bin below the smallest ratio (no pair dense but those the sample missed),
+        # then every edge above it with pairs below; of edges with the same pairs below, the highest only
+        # (the same part, a larger bound: fewer crossed)
+        lowest = gamma_min / _PLAN_EDGE_STEP
+        options = [(gamma_min, lowest, 0.0)] + [
+            (float(e), float(e), float(below[i]))
+            for i, e in enumerate(_PLAN_EDGES)
+            if e > gamma_min and below[i] > 0 and (i + 1 == _PLAN_EDGES.size or below[i + 1] != below[i])
         ]
         sample = y[:: max(1, b // _PREPARE_SAMPLE)][:, cols]
         if ref >= 0:
             sample = sample - y[:: max(1, b // _PREPARE_SAMPLE), ref : ref + 1]
         best_cost, threshold = float(b) * n_pairs, np.inf  # all dense
         # from the highest threshold down: its few candidates are cheap to count and give a low cost early,
-        # and a lower threshold is counted only when its bound (each upper candidate crosses at least one
-        # lower one, its row's smallest) does not already exceed the best cost
+        # and a lower threshold is counted only when its bound does not already exceed the best cost: each
+        # upper candidate crosses at least one lower one (its row's smallest), and a lower threshold
+        # crosses at least what a higher one crossed (its tails hold the higher one's: ``floor``)
         scale = b / sample.shape[0]
-        for g, n_dense in reversed(options):
+        floor = 0.0
+        for g, cut, n_dense in reversed(options):
             fixed = float(b) * n_dense + _TAIL_COST * float(b) * c
-            if n_dense >= n_pairs or fixed >= best_cost:
+            if n_dense >= n_pairs or fixed + _CANDIDATE_COST * floor >= best_cost:
                 continue
             h = level * g * (1 - 1e-9) ** 2
             up = sample - h * sdv
             low = sample + h * sdv
-            n_up = int(np.count_nonzero(up >= low.min(axis=1)[:, None]))
-            if fixed + _CANDIDATE_COST * n_up * scale >= best_cost:
+            floor = max(floor, float(np.count_nonzero(up >= low.min(axis=1)[:, None])) * scale)
+            if fixed + _CANDIDATE_COST * floor >= best_cost:
                 continue
             crossed = float(_sample_crossed(up, low)) * scale
+            floor = crossed
             cost = float(b) * n_dense + _CANDIDATE_COST * crossed + _TAIL_COST * float(b) * c
             if cost < best_cost:
-                best_cost, threshold = cost, g if n_dense else -np.inf
-        mask = np.zeros((c, c), dtype=bool)
+                best_cost, threshold = cost, cut
 
-        def split(r0: int) -> tuple[IntArray, IntArray]:
-            """Rows r0.. of the mask (written by this block alone) and their dense pairs."""
-            r1 = min(c, r0 + _PREPARE_ROWS)
-            ok, ratio_block = block(r0, r1)
-            low_ratio = ok & (ratio_block < threshold)
-            bi, bj = np.nonzero(low_ratio)
-            mask[r0:r1, r0:] = ok & ~low_ratio
-            return cols[bi + r0], cols[bj + r0]
+        def split() -> tuple[_Part | None, IntArray, IntArray]:
+            """The pairs with ratio ``< threshold`` (dense) and the part of the others, whose bound is
+            their smallest ratio (every block: exact)."""
+            mask = np.zeros((c, c), dtype=bool) if threshold < np.inf else None
 
-        # the blocks' dense pairs in the rows' order, whatever the threads
-        dense = in_blocks(split, range(0, c, _PREPARE_ROWS))
-        gi = np.concatenate([pair[0] for pair in dense])
-        gj = np.concatenate([pair[1] for pair in dense])
-        special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)
-        if threshold == np.inf:
-            return best_cost, None, special_j, special_k
-        _mirror_upper(mask)
-        gamma = (gamma_min if threshold == -np.inf else threshold) * (1 - 1e-9)
-        return best_cost, _Part(cols=cols, ref=ref, sdv=sdv, gamma=gamma, mask=mask), special_j, special_k
+            def rows(r0: int) -> tuple[IntArray, IntArray, float]:
+                """Rows r0.. of the mask (written by this block alone), their dense pairs and the part's
+                smallest ratio."""
+                r1 = min(c, r0 + _PREPARE_ROWS)
+                ok, ratio_block = block(r0, r1)
+                low_ratio = ok & (ratio_block < threshold)
+                bi, bj = np.nonzero(low_ratio)
+                if mask is None:
+                    return cols[bi + r0], cols[bj + r0], np.inf
+                kept = ok & ~low_ratio
+                mask[r0:r1, r0:] = kept
+                return cols[bi + r0], cols[bj + r0], float(np.min(ratio_block, where=kept, initial=np.inf))
+
+            # the blocks' dense pairs in the rows' order, whatever the threads
+            dense = in_blocks(rows, starts)
+            gi = np.concatenate([pair[0] for pair in dense])
+            gj = np.concatenate([pair[1] for pair in dense])
+            special_j, special_k = np.minimum(gi, gj), np.maximum(gi, gj)
+            smallest = min(pair[2] for pair in dense)
+            if mask is None or not np.isfinite(smallest):  # every pair dense
+                return None, special_j, special_k
+            _mirror_upper(mask)
+            part = _Part(cols=cols, ref=ref, sdv=sdv, gamma=smallest * (1 - 1e-9), mask=mask)
+            return part, special_j, special_k
+
+        def entries() -> tuple[BoolArray, int]:
+            """The entries of the pairs with ratio ``< threshold`` and their number (every block)."""
+
+            def rows(r0: int) -> tuple[BoolArray, BoolArray, int]:
+                ok, ratio_block = block(r0, min(c, r0 + _PREPARE_ROWS))
+                low_ratio = ok & (ratio_block < threshold)
+                by_row, by_column = np.any(low_ratio, axis=1), np.any(low_ratio, axis=0)
+                return np.asarray(by_row), np.asarray(by_column), int(np.count_nonzero(low_ratio))
+
+            local = np.zeros(c, dtype=bool)
+            n = 0
+            for r0, (by_row, by_column, count) in zip(starts, in_blocks(rows, starts), strict=True):
+                local[r0 : r0 + by_row.size] |= by_row
+                local[r0:] |= by_column
+                n += count
+            involved = np.zeros(se.shape[0], dtype=bool)
+            involved[cols[local]] = True
+            return involved, n
+
+        return best_cost, _Split(split, entries)
 
     def _referenced(
         self, level: float, entries: IntArray, within: BoolArray | None
-    ) -> tuple[float, list[_Part], list[IntArray], list[IntArray]]:
+    ) -> tuple[float, list[_Split]]:
         """The plan of the pairs among ``entries`` (global indices in the order of their values) split
         between groups consecutive in value, each pair of groups searched with a reference in the middle of
-        its span: (work, parts, dense pairs). ``within`` (positions in ``entries``, symmetric) restricts it
-        to those pairs; None: every pair."""
+        its span: (work, the splits). ``within`` (positions in ``entries``, symmetric) restricts it to those
+        pairs; None: every pair."""
         positions = np.array_split(np.arange(entries.size), max(2, min(_GROUPS, entries.size // _GROUP_MIN)))
         total = 0.0
-        parts: list[_Part] = []
-        dense_j: list[IntArray] = []
-        dense_k: list[IntArray] = []
+        splits: list[_Split] = []
         for g1 in range(len(positions)):
             for g2 in range(g1, len(positions)):
                 local = positions[g1] if g1 == g2 else np.concatenate([positions[g1], positions[g2]])
@@ -916,13 +997,10 @@ class _Exceedances:
                         cover = inside
                     else:
                         cover &= inside
-                c_cost, c_part, c_j, c_k = self._plan(level, cols, ref, cover)
+                c_cost, c_split = self._plan(level, cols, ref, cover)
                 total += c_cost
-                if c_part is not None:
-                    parts.append(c_part)
-                dense_j.append(c_j)
-                dense_k.append(c_k)
-        return total, parts, dense_j, dense_k
+                splits.append(c_split)
+        return total, splits
 
     def _prepare(self, level: float) -> None:
         """The parts and the pairs computed densely (once), the cheapest of three plans: without a
@@ -930,37 +1008,51 @@ class _Exceedances:
         known, with references between groups of entries consecutive in value; or without a reference
         except for the pairs the first plan computes densely, which are planned with references among the
         entries they involve (a board that mixes nested or near-duplicate entries with others: issue 24's
-        mix family, where the first plan computed every nested pair densely)."""
+        mix family, where the first plan computed every nested pair densely). Only the plan taken is split
+        (the first one also when the third is tried: its dense pairs are the third's entries)."""
         b, k = self.y.shape
         everything = np.arange(k)
-        cost, part, sj, sk = self._plan(level, everything, -1, None)
-        plan = ([part] if part is not None else [], [sj], [sk])
+        cost, first = self._plan(level, everything, -1, None)
         n_pairs = k * (k - 1) / 2
+        chosen: list[_Split] = [first]
+        taken: list[tuple[_Part | None, IntArray, IntArray]] = []
         if self.order is not None and k >= 2 * _GROUP_MIN and cost > _REFERENCE_WHEN * b * n_pairs:
             order = np.asarray(self.order)
             best = cost
-            total, parts, dense_j, dense_k = self._referenced(level, order, None)
+            total, splits = self._referenced(level, order, None)
             if total < best:
-                best, plan = total, (parts, dense_j, dense_k)
-            involved = np.zeros(k, dtype=bool)
-            involved[sj] = involved[sk] = True
+                best, chosen = total, splits
+            # the third plan's entries are those of the first's dense pairs: listed only when the first
+            # plan is taken or the third tried (not when every entry is in a dense pair: nested errors)
+            listed = chosen[0] is first
+            if listed:
+                part, sj, sk = first.pairs()
+                chosen, taken = [], [(part, sj, sk)]
+                involved = np.zeros(k, dtype=bool)
+                involved[sj] = involved[sk] = True
+                n_first = sj.size
+            else:
+                involved, n_first = first.entries()
             if 2 * _GROUP_MIN <= int(involved.sum()) < k:
+                if not listed:
+                    part, sj, sk = first.pairs()
                 entries = order[involved[order]]
                 position = np.empty(k, dtype=np.intp)
                 position[entries] = np.arange(entries.size)
                 within = np.zeros((entries.size, entries.size), dtype=bool)
                 within[position[sj], position[sk]] = True
                 within |= within.T
-                sub, parts, dense_j, dense_k = self._referenced(level, entries, within)
-                total = cost - float(b) * sj.size + sub
+                sub, splits = self._referenced(level, entries, within)
+                total = cost - float(b) * n_first + sub
                 if total < best:
-                    plan = (([part] if part is not None else []) + parts, dense_j, dense_k)
-        self.parts = plan[0]
-        self.special_j = np.concatenate(plan[1])
-        self.special_k = np.concatenate(plan[2])
+                    none = np.empty(0, dtype=np.intp)
+                    chosen, taken = splits, [(part, none, none)]
+        taken += [split.pairs() for split in chosen]
+        self.parts = [part for part, _, _ in taken if part is not None]
+        self.special_j = np.concatenate([sj for _, sj, _ in taken])
+        self.special_k = np.concatenate([sk for _, _, sk in taken])
         self.dense_all = not self.parts
         self.prepared = True
-        self._plan_buffer = None  # not held through the search
 
     def preload(
         self, level: float, pair_j: IntArray, pair_k: IntArray, rows: IntArray, z: FloatArray

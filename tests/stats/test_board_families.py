@@ -31,6 +31,14 @@ def _pruned(monkeypatch: pytest.MonkeyPatch, candidate_cost: float) -> None:
     monkeypatch.setattr(cr, "_CANDIDATE_COST", candidate_cost)
 
 
+def _sampled(monkeypatch: pytest.MonkeyPatch, sampled: bool) -> None:
+    """Plans count their ratios on a sample of their row blocks, as at K = 10,000 (blocks of 2 rows)."""
+    if sampled:
+        monkeypatch.setattr(cr, "_PREPARE_ROWS", 2)
+        monkeypatch.setattr(cr, "_PLAN_BLOCKS", 3)
+        monkeypatch.setattr(cr, "_PLAN_MIN_PAIRS", 0)
+
+
 def test_the_families_have_their_shape() -> None:
     for family in families.FAMILIES:
         c = families.correctness(family, 500, 40, seed=1)
@@ -51,16 +59,19 @@ def test_the_families_have_their_shape() -> None:
 @pytest.mark.parametrize("family", families.FAMILIES)
 @pytest.mark.parametrize("candidate_cost", [0.0, 40.0, 1e12, np.inf])
 @pytest.mark.parametrize("reference_when", [0.0, 1e9])
+@pytest.mark.parametrize("sampled", [False, True])
 def test_the_max_t_sets_equal_the_dense_computation(
-    family: str, candidate_cost: float, reference_when: float, monkeypatch: pytest.MonkeyPatch
+    family: str, candidate_cost: float, reference_when: float, sampled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Candidate cost 0: every pair searched by the bound; 8: the chosen split; 1e12: the dense computation
-    wherever anything is crossed; infinite: every pair dense (nan costs never win)."""
+    wherever anything is crossed; infinite: every pair dense (nan costs never win). Sampled: the plans
+    count their ratios on a sample of their blocks."""
     theta, point = _board(family, 70)
     with monkeypatch.context() as m:
         _dense(m)
         want = simultaneous_ranks(theta, point, higher_is_better=True)
     _pruned(monkeypatch, candidate_cost)
+    _sampled(monkeypatch, sampled)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
     got = simultaneous_ranks(theta, point, higher_is_better=True)
     assert got.critical_value == want.critical_value  # bit for bit
@@ -72,8 +83,9 @@ def test_the_max_t_sets_equal_the_dense_computation(
 
 @pytest.mark.parametrize("family", families.FAMILIES)
 @pytest.mark.parametrize("reference_when", [0.0, 1e9])
+@pytest.mark.parametrize("sampled", [False, True])
 def test_the_split_keeps_the_bound_true(
-    family: str, reference_when: float, monkeypatch: pytest.MonkeyPatch
+    family: str, reference_when: float, sampled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every pair is in exactly one part or in the dense list; every pair a part searches has
     se_jk >= gamma (s_j + s_k), s the standard deviations of the part's shifted entries."""
@@ -81,6 +93,7 @@ def test_the_split_keeps_the_bound_true(
     y = theta - point
     se, sd = cr._pair_standard_errors(y)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
+    _sampled(monkeypatch, sampled)
     for cost in (0.0, 40.0, 1e12, np.inf):
         monkeypatch.setattr(cr, "_CANDIDATE_COST", cost)
         search = _split_checked(y, se, sd, point)
@@ -103,6 +116,7 @@ def _split_checked(y: np.ndarray, se: np.ndarray, sd: np.ndarray, point: np.ndar
         np.add.at(covered, (np.minimum(gj, gk), np.maximum(gj, gk)), 1)
         ratio = se[gj, gk] / np.maximum(part.sdv[li] + part.sdv[lj], np.finfo(float).tiny)
         assert np.all(ratio >= part.gamma)
+        assert part.gamma == ratio.min() * (1 - 1e-9)  # the part's smallest ratio (every block: exact)
         s_expected = sd[part.cols] if part.ref < 0 else se[part.cols, part.ref]
         assert np.array_equal(part.sdv, s_expected)
     assert np.array_equal(covered, upper.astype(np.int64))  # every pair exactly once
@@ -110,8 +124,9 @@ def _split_checked(y: np.ndarray, se: np.ndarray, sd: np.ndarray, point: np.ndar
 
 
 @pytest.mark.parametrize(("k", "group_min"), [(70, 8), (90, 32)])
+@pytest.mark.parametrize("sampled", [False, True])
 def test_the_mixed_plan_keeps_the_bound_true_and_the_dense_numbers(
-    k: int, group_min: int, monkeypatch: pytest.MonkeyPatch
+    k: int, group_min: int, sampled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The plan without a reference except for the pairs it would compute densely, which are searched with
     references among the entries they involve (the mix family at K = 5,000 computed every nested pair
@@ -124,6 +139,7 @@ def test_the_mixed_plan_keeps_the_bound_true_and_the_dense_numbers(
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
     monkeypatch.setattr(cr, "_TAIL_COST", 0.0)  # tails free: on so small a board the mixed plan wins
     monkeypatch.setattr(cr, "_GROUP_MIN", group_min)
+    _sampled(monkeypatch, sampled)
     y = theta - point
     se, sd = cr._pair_standard_errors(y)
     search = _split_checked(y, se, sd, point)
@@ -132,6 +148,71 @@ def test_the_mixed_plan_keeps_the_bound_true_and_the_dense_numbers(
     got = simultaneous_ranks(theta, point, higher_is_better=True)
     assert got.critical_value == want.critical_value
     assert got.steps == want.steps
+    np.testing.assert_array_equal(got.better, want.better)
+
+
+@pytest.mark.parametrize("family", families.FAMILIES)
+@pytest.mark.parametrize("sampled", [False, True])
+def test_a_plans_dense_entries_are_those_of_its_dense_pairs(
+    family: str, sampled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan's dense entries, counted without listing its dense pairs (what the third plan needs to know
+    whether to be tried), are the entries of the pairs it lists, and their number is theirs; with and
+    without a reference and a cover."""
+    theta, point = _board(family, 90)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    _sampled(monkeypatch, sampled)
+    cols = np.arange(1, 90, 2)
+    rng = np.random.default_rng(5)
+    cover = np.triu(rng.random((cols.size, cols.size)) < 0.7, 1)
+    cover |= cover.T
+    for cost in (0.0, 40.0, 1e12):
+        monkeypatch.setattr(cr, "_CANDIDATE_COST", cost)
+        search = cr._Exceedances(y, se, sd)
+        for plan_cols, ref, plan_cover in ((np.arange(90), -1, None), (cols, 44, cover)):
+            _, split = search._plan(4.0, plan_cols, ref, plan_cover)
+            _, sj, sk = split.pairs()
+            involved, n = split.entries()
+            want = np.zeros(90, dtype=bool)
+            want[sj] = want[sk] = True
+            assert n == sj.size
+            np.testing.assert_array_equal(involved, want)
+            if cost == 1e12:
+                assert n > 0  # the dense computation wherever anything is crossed
+
+
+def test_a_pair_the_sample_misses_is_dense_and_leaves_the_others_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Plans count their ratios on a sample of their row blocks. Two near-duplicates among entries that vary
+    independently, in rows the sample skips: their pair is computed densely and the other pairs keep a bound
+    near the one the sample saw. Searched with the smallest ratio of all, every pair would have a bound of
+    about 0 and the search would cross them all. The numbers are the dense computation's."""
+    rng = np.random.default_rng(3)
+    b, k = 400, 64
+    theta = 0.55 + 0.01 * rng.standard_normal((b, k))
+    theta[:, 1] = theta[:, 0] + 1e-6 * rng.standard_normal(b)  # entries 0 and 1: row block 0
+    point = theta.mean(axis=0)
+    with monkeypatch.context() as m:
+        _dense(m)
+        want = simultaneous_ranks(theta, point, higher_is_better=True)
+    _pruned(monkeypatch, 40.0)
+    monkeypatch.setattr(cr, "_PREPARE_ROWS", 2)
+    monkeypatch.setattr(cr, "_PLAN_BLOCKS", 4)  # 32 blocks of 2 rows: blocks 4, 12, 20 and 28 counted
+    monkeypatch.setattr(cr, "_PLAN_MIN_PAIRS", 0)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    duplicates = se[0, 1] / (sd[0] + sd[1])
+    assert duplicates < 1e-3
+    search = cr._Exceedances(y, se, sd)
+    search._prepare(4.0)
+    assert (0, 1) in set(zip(search.special_j.tolist(), search.special_k.tolist(), strict=True))
+    (part,) = search.parts
+    assert part.gamma > 100 * duplicates
+    assert not part.mask[0, 1]
+    got = simultaneous_ranks(theta, point, higher_is_better=True)
+    assert got.critical_value == want.critical_value
     np.testing.assert_array_equal(got.better, want.better)
 
 
