@@ -182,6 +182,26 @@ def test_a_plans_dense_entries_are_those_of_its_dense_pairs(
                 assert n > 0  # the dense computation wherever anything is crossed
 
 
+def test_a_plan_whose_sample_holds_no_pair_counts_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sparse cover (the third plan's) whose pairs all lie in blocks the sample skips: the plan counts
+    every block and splits every pair, instead of finding none."""
+    theta, point = _board("spread", 64)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    monkeypatch.setattr(cr, "_PREPARE_ROWS", 2)
+    monkeypatch.setattr(cr, "_PLAN_BLOCKS", 4)  # 32 blocks of 2 rows: blocks 4, 12, 20 and 28 counted
+    monkeypatch.setattr(cr, "_PLAN_MIN_PAIRS", 0)
+    cover = np.zeros((64, 64), dtype=bool)
+    cover[0, 1:] = True  # entry 0 with every other: row block 0 only
+    cover |= cover.T
+    _, split = cr._Exceedances(y, se, sd)._plan(4.0, np.arange(64), -1, cover)
+    part, sj, sk = split.pairs()
+    held = set(zip(sj.tolist(), sk.tolist(), strict=True))
+    if part is not None:
+        held |= set(zip(*(a.tolist() for a in np.nonzero(np.triu(part.mask, 1))), strict=True))
+    assert held == {(0, j) for j in range(1, 64)}
+
+
 def test_a_pair_the_sample_misses_is_dense_and_leaves_the_others_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
