@@ -31,11 +31,12 @@ def _pruned(monkeypatch: pytest.MonkeyPatch, candidate_cost: float) -> None:
     monkeypatch.setattr(cr, "_CANDIDATE_COST", candidate_cost)
 
 
-def _sampled(monkeypatch: pytest.MonkeyPatch, sampled: bool) -> None:
-    """Plans count their ratios on a sample of their row blocks, as at K = 10,000 (blocks of 2 rows)."""
+def _sampled(monkeypatch: pytest.MonkeyPatch, sampled: bool, blocks: int = 3) -> None:
+    """Plans count their ratios on a sample of ``blocks`` of their row blocks, as at K = 10,000 (blocks of
+    2 rows; at K = 64, 32 blocks, and with ``blocks=4`` blocks 4, 12, 20 and 28 are counted)."""
     if sampled:
         monkeypatch.setattr(cr, "_PREPARE_ROWS", 2)
-        monkeypatch.setattr(cr, "_PLAN_BLOCKS", 3)
+        monkeypatch.setattr(cr, "_PLAN_BLOCKS", blocks)
         monkeypatch.setattr(cr, "_PLAN_MIN_PAIRS", 0)
 
 
@@ -188,9 +189,7 @@ def test_a_plan_whose_sample_holds_no_pair_counts_every_block(monkeypatch: pytes
     theta, point = _board("spread", 64)
     y = theta - point
     se, sd = cr._pair_standard_errors(y)
-    monkeypatch.setattr(cr, "_PREPARE_ROWS", 2)
-    monkeypatch.setattr(cr, "_PLAN_BLOCKS", 4)  # 32 blocks of 2 rows: blocks 4, 12, 20 and 28 counted
-    monkeypatch.setattr(cr, "_PLAN_MIN_PAIRS", 0)
+    _sampled(monkeypatch, True, blocks=4)  # 32 blocks of 2 rows: blocks 4, 12, 20 and 28 counted
     cover = np.zeros((64, 64), dtype=bool)
     cover[0, 1:] = True  # entry 0 with every other: row block 0 only
     cover |= cover.T
@@ -218,9 +217,7 @@ def test_a_pair_the_sample_misses_is_dense_and_leaves_the_others_bound(
         _dense(m)
         want = simultaneous_ranks(theta, point, higher_is_better=True)
     _pruned(monkeypatch, 40.0)
-    monkeypatch.setattr(cr, "_PREPARE_ROWS", 2)
-    monkeypatch.setattr(cr, "_PLAN_BLOCKS", 4)  # 32 blocks of 2 rows: blocks 4, 12, 20 and 28 counted
-    monkeypatch.setattr(cr, "_PLAN_MIN_PAIRS", 0)
+    _sampled(monkeypatch, True, blocks=4)  # 32 blocks of 2 rows: blocks 4, 12, 20 and 28 counted
     y = theta - point
     se, sd = cr._pair_standard_errors(y)
     duplicates = se[0, 1] / (sd[0] + sd[1])
