@@ -519,6 +519,10 @@ _GROUP_MIN = 32
 #: The referenced parts are tried when the plan without a reference costs more than this share of the
 #: dense computation.
 _REFERENCE_WHEN = 0.02
+#: The third plan (references among the entries of the first plan's dense pairs) is tried when those
+#: pairs' dense statistics outnumber this many times the squared number of their entries (planning it
+#: reads every pair of those entries a few times over).
+_THIRD_WHEN = 100.0
 #: Searches down to this fraction of the first level list every pair (see :func:`_critical_value`).
 _COVER_FRACTION = 0.85
 #: The pairs computed densely are kept down to this fraction of the first search's level.
@@ -1009,7 +1013,8 @@ class _Exceedances:
         known, with references between groups of entries consecutive in value; or without a reference
         except for the pairs the first plan computes densely, which are planned with references among the
         entries they involve (a board that mixes nested or near-duplicate entries with others: issue 24's
-        mix family, where the first plan computed every nested pair densely). Only the plan taken is split
+        mix family, where the first plan computed every nested pair densely; tried whatever the first plan's
+        cost, once those pairs outweigh planning them: :data:`_THIRD_WHEN`). Only the plan taken is split
         (the first one also when the third is tried: its dense pairs are the third's entries)."""
         b, k = self.y.shape
         everything = np.arange(k)
@@ -1017,14 +1022,16 @@ class _Exceedances:
         n_pairs = k * (k - 1) / 2
         chosen: list[_Split] = [first]
         taken: list[tuple[_Part | None, IntArray, IntArray]] = []
-        if self.order is not None and k >= 2 * _GROUP_MIN and cost > _REFERENCE_WHEN * b * n_pairs:
+        if self.order is not None and k >= 2 * _GROUP_MIN:
             order = np.asarray(self.order)
             best = cost
-            total, splits = self._referenced(level, order, None)
-            if total < best:
-                best, chosen = total, splits
-            # the third plan's entries are those of the first's dense pairs: listed only when the first
-            # plan is taken or the third tried (not when every entry is in a dense pair: nested errors)
+            if cost > _REFERENCE_WHEN * b * n_pairs:
+                total, splits = self._referenced(level, order, None)
+                if total < best:
+                    best, chosen = total, splits
+            # the third plan's entries are those of the first's dense pairs: listed when the first plan
+            # is taken (as it would be anyway), only counted when the second is (nested errors: every
+            # entry is in a dense pair, and the third plan is not tried)
             listed = chosen[0] is first
             if listed:
                 part, sj, sk = first.pairs()
@@ -1034,7 +1041,13 @@ class _Exceedances:
                 n_first = sj.size
             else:
                 involved, n_first = first.entries()
-            if 2 * _GROUP_MIN <= int(involved.sum()) < k:
+            m = int(involved.sum())
+            # tried whenever the first plan's dense pairs cost more than planning the pairs of their
+            # entries, not only past the second plan's share: the sample may have missed them (the
+            # first plan's cost then leaves them out), and a run of a thousand nested entries among
+            # ten thousand (issue 24's ``nested_run`` family: 0.5 million pairs, 1% of the dense
+            # computation) was computed densely, 9 s of a 44 s board
+            if 2 * _GROUP_MIN <= m < k and float(b) * n_first > _THIRD_WHEN * m * m:
                 if not listed:
                     part, sj, sk = first.pairs()
                 entries = order[involved[order]]

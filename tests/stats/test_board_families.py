@@ -1,5 +1,6 @@
 """No data-dependent cliff (issue 24): on every family of boards (tests/benchmarks/families.py: spread
-accuracies, nested errors, near-duplicate entries, many exact ties, a mix) the max-t search, whichever way
+accuracies, nested errors, near-duplicate entries, many exact ties, a run of nested entries among spread
+ones, a mix) the max-t search, whichever way
 it splits the pairs between the pruned and the dense computation, gives the dense computation's numbers
 to the last bit, and so do the board and the incremental board."""
 
@@ -74,6 +75,7 @@ def test_the_max_t_sets_equal_the_dense_computation(
     _pruned(monkeypatch, candidate_cost)
     _sampled(monkeypatch, sampled)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
+    monkeypatch.setattr(cr, "_THIRD_WHEN", reference_when)  # and so is the third plan (1e9: neither)
     got = simultaneous_ranks(theta, point, higher_is_better=True)
     assert got.critical_value == want.critical_value  # bit for bit
     assert got.steps == want.steps
@@ -94,6 +96,7 @@ def test_the_split_keeps_the_bound_true(
     y = theta - point
     se, sd = cr._pair_standard_errors(y)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
+    monkeypatch.setattr(cr, "_THIRD_WHEN", reference_when)  # and so is the third plan (1e9: neither)
     _sampled(monkeypatch, sampled)
     for cost in (0.0, 40.0, 1e12, np.inf):
         monkeypatch.setattr(cr, "_CANDIDATE_COST", cost)
@@ -138,6 +141,7 @@ def test_the_mixed_plan_keeps_the_bound_true_and_the_dense_numbers(
         want = simultaneous_ranks(theta, point, higher_is_better=True)
     _pruned(monkeypatch, 40.0)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
+    monkeypatch.setattr(cr, "_THIRD_WHEN", 0.0)  # tried (at B = 400 its dense pairs weigh too little)
     monkeypatch.setattr(cr, "_TAIL_COST", 0.0)  # tails free: on so small a board the mixed plan wins
     monkeypatch.setattr(cr, "_GROUP_MIN", group_min)
     _sampled(monkeypatch, sampled)
@@ -181,6 +185,56 @@ def test_a_plans_dense_entries_are_those_of_its_dense_pairs(
             np.testing.assert_array_equal(involved, want)
             if cost == 1e12:
                 assert n > 0  # the dense computation wherever anything is crossed
+
+
+@pytest.mark.parametrize("sampled", [False, True])
+def test_a_run_of_nested_entries_is_planned_with_references_whatever_the_first_plans_cost(
+    sampled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of consecutive nested entries among spread ones (the ``nested_run`` family): the plan over all
+    pairs computes the run's pairs densely, and its cost stays below the second plan's share (at K =
+    10,000 the run's pairs are 0.7% of all). The third plan (references among the entries of the first
+    plan's dense pairs) is tried all the same once those pairs' dense statistics outweigh planning it, and
+    taken: part of the run is searched with a reference inside the run. Below that weight it is not tried.
+    The numbers are the dense computation's."""
+    k = 600
+    theta, point = _board("nested_run", k)
+    with monkeypatch.context() as m:
+        _dense(m)
+        want = simultaneous_ranks(theta, point, higher_is_better=True)
+    _pruned(monkeypatch, 40.0)
+    _sampled(monkeypatch, sampled, blocks=30)  # a tenth of the blocks, as at K = 10,000
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", 1e9)  # the second plan is never tried
+    tried: list[int] = []
+    referenced = cr._Exceedances._referenced
+
+    def counted(self: cr._Exceedances, *args: Any) -> Any:
+        tried.append(args[1].size)
+        return referenced(self, *args)
+
+    monkeypatch.setattr(cr._Exceedances, "_referenced", counted)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    run = np.arange(k // 3, k // 3 + (3 * k) // 25)
+
+    def dense_in_run(search: cr._Exceedances) -> int:
+        return int(np.sum(np.isin(search.special_j, run) & np.isin(search.special_k, run)))
+
+    first = _split_checked(y, se, sd, point)  # B = 400: the dense pairs weigh too little (_THIRD_WHEN)
+    assert not tried and [part.ref for part in first.parts] == [-1]
+    assert dense_in_run(first) > 0.9 * run.size * (run.size - 1) / 2  # nearly all the run's pairs
+    monkeypatch.setattr(cr, "_THIRD_WHEN", 0.0)
+    search = _split_checked(y, se, sd, point)
+    assert len(tried) == 1 and 0 < tried[0] < k  # the entries of the first plan's dense pairs
+    refs = [part.ref for part in search.parts if part.ref >= 0]
+    assert refs and set(refs) <= set(run.tolist())
+    assert dense_in_run(search) < 0.6 * dense_in_run(first)  # the referenced parts search the rest
+    got = simultaneous_ranks(theta, point, higher_is_better=True)
+    assert got.critical_value == want.critical_value
+    assert got.steps == want.steps
+    np.testing.assert_array_equal(got.better, want.better)
+    np.testing.assert_array_equal(got.lower, want.lower)
+    np.testing.assert_array_equal(got.upper, want.upper)
 
 
 def test_a_plan_whose_sample_holds_no_pair_counts_every_block(monkeypatch: pytest.MonkeyPatch) -> None:

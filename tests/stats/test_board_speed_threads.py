@@ -136,6 +136,7 @@ def test_two_threads_with_small_spans_give_the_one_threads_board(
     monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
     monkeypatch.setattr(cr, "_DENSE_PER_ENTRY", 0)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
+    monkeypatch.setattr(cr, "_THIRD_WHEN", 0.0)
     monkeypatch.setattr(cr, "_GATHER_SPAN", 32)
     monkeypatch.setattr(cr, "_TRANSPOSE_SPAN", 64)
     monkeypatch.setattr(cr, "_RANK_CHUNK_ELEMENTS", 900)

@@ -67,6 +67,7 @@ def test_two_threads_give_the_one_threads_board(
         monkeypatch.setattr(cr, "_DENSE_MAX_PAIRS", 0)
         monkeypatch.setattr(cr, "_ROW_BLOCK", 128)
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", reference_when)  # 0: the referenced parts are tried
+    monkeypatch.setattr(cr, "_THIRD_WHEN", reference_when)  # and so is the third plan (1e9: neither)
     boards = {}
     states = {}
     for threads in ("1", "2"):

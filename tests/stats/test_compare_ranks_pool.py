@@ -186,6 +186,7 @@ def test_the_crossing_lists_what_it_listed_before_in_its_order(
     monkeypatch.setattr(cr, "_CANDIDATE_CHUNK", chunk)
     monkeypatch.setattr(cr, "_TAIL_PIECE", piece)  # the tails by one row, by one or two rows, by block
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", 0.0)
+    monkeypatch.setattr(cr, "_THIRD_WHEN", 0.0)
     monkeypatch.setattr(cr, "_TAIL_COST", 0.0)
     monkeypatch.setattr(cr, "_GROUP_MIN", 8)
     theta, point = families.replicates(families.correctness(family, 300, 90, seed=1), 400, seed=1)
