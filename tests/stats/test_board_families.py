@@ -1,8 +1,8 @@
 """No data-dependent cliff (issue 24): on every family of boards (tests/benchmarks/families.py: spread
 accuracies, nested errors, near-duplicate entries, many exact ties, a run of nested entries among spread
-ones, a mix) the max-t search, whichever way
-it splits the pairs between the pruned and the dense computation, gives the dense computation's numbers
-to the last bit, and so do the board and the incremental board."""
+ones, a mix) the max-t search, whichever way it splits the pairs between the pruned and the dense
+computation, gives the dense computation's numbers to the last bit, and so do the board and the
+incremental board."""
 
 from __future__ import annotations
 
