@@ -357,14 +357,15 @@ def families_section(
     if not table:
         return
     worst = max(table, key=lambda row: row[1])
-    # the new entry on each path, the slowest family's: the service passes column digests
+    # the new entry on each path, the largest first entry and the largest chain median over the families
+    # (each may be another family's); the service passes column digests
     entry = "; ".join(
         f"{path}: the first {max(row[3][i] for row in table):.2f} s, then median {max(row[4][i] for row in table):.2f} s"
         for i, path in reversed(list(enumerate(("columns compared", "column digests (the service's path)"))))
     )
     print(
         f"   worst family: {worst[0]} {worst[1]:.2f} s (targets at K = 10,000: < 30 s), peak memory "
-        f"{max(row[2] for row in table):.0f} MiB (< 3 GB), new entry, the slowest family's: {entry} "
+        f"{max(row[2] for row in table):.0f} MiB (< 3 GB), new entry, the largest over the families: {entry} "
         f"(< 2 s); load average {os.getloadavg()[0]:.1f} at the end of the section"
     )
 
