@@ -19,6 +19,10 @@ turns it into the board's paired bootstrap replicates (accuracy, the task's W fr
   all pairs to look for references among all entries (0.7% of the pairs), too many to compute densely
   (issue 24, thirteenth pass: 9 s of a 44 s board of 10,000 until the references among the dense pairs'
   entries were tried whatever the first plan's cost);
+- ``nested_runs``: half the entries in ten runs of nested ones (ten teams' fine-tunes, each run over the
+  board's range of values, so the runs interleave in value) between blocks of spread ones. The runs'
+  pairs are too many to compute densely (1.25 million at K = 10,000) and references taken from another
+  run do not help them (issue 24, fourteenth pass: the references are now each run's own);
 - ``mix``: a quarter of the entries from each of the first four.
 """
 
@@ -31,7 +35,7 @@ from stats.resampling import resample_weights
 
 BoolArray = npt.NDArray[np.bool_]
 
-FAMILIES = ("spread", "nested", "near_duplicates", "ties", "nested_run", "mix")
+FAMILIES = ("spread", "nested", "near_duplicates", "ties", "nested_run", "nested_runs", "mix")
 
 
 def _accuracies(k: int) -> npt.NDArray[np.float64]:
@@ -88,6 +92,17 @@ def nested_run(rng: np.random.Generator, n: int, k: int) -> BoolArray:
     return np.concatenate([base[:, :start], nested(rng, n, run), base[:, start:]], axis=1)
 
 
+def nested_runs(rng: np.random.Generator, n: int, k: int) -> BoolArray:
+    runs, size = 10, k // 20
+    base = spread(rng, n, k - runs * size)
+    step = base.shape[1] // runs
+    parts: list[BoolArray] = []
+    for i in range(runs):
+        parts += [base[:, i * step : (i + 1) * step], nested(rng, n, size)]
+    parts.append(base[:, runs * step :])
+    return np.concatenate(parts, axis=1)
+
+
 def mix(rng: np.random.Generator, n: int, k: int) -> BoolArray:
     sizes = [k // 4 + (1 if i < k % 4 else 0) for i in range(4)]
     parts = [fn(rng, n, m) for fn, m in zip((spread, nested, near_duplicates, ties), sizes, strict=True) if m]
@@ -102,6 +117,7 @@ def correctness(family: str, n: int, k: int, seed: int = 0) -> BoolArray:
         "near_duplicates": near_duplicates,
         "ties": ties,
         "nested_run": nested_run,
+        "nested_runs": nested_runs,
         "mix": mix,
     }
     if family not in makers:
