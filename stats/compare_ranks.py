@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from scipy.linalg.blas import dsyrk as _syrk
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.special import ndtri
 
 from stats._threads import board_threads, in_blocks, in_order, with_blas_threads
@@ -523,6 +525,10 @@ _REFERENCE_WHEN = 0.02
 #: pairs' dense statistics outnumber this many times the squared number of their entries (planning it
 #: reads every pair of those entries a few times over).
 _THIRD_WHEN = 100.0
+#: Work of one part of the third plan by runs beyond its estimate, in pairs computed densely (``B``
+#: statistics each): every search visits every row block of every part, a dozen numpy calls each (19 ms
+#: per part at K = N = B = 10,000, about 2,000 pairs' dense statistics; issue 24, fourteenth pass).
+_PART_COST = 2000.0
 #: Searches down to this fraction of the first level list every pair (see :func:`_critical_value`).
 _COVER_FRACTION = 0.85
 #: The pairs computed densely are kept down to this fraction of the first search's level.
@@ -1007,6 +1013,64 @@ class _Exceedances:
                 splits.append(c_split)
         return total, splits
 
+    def _by_components(
+        self,
+        level: float,
+        entries: IntArray,
+        position: IntArray,
+        sj: IntArray,
+        sk: IntArray,
+        within: BoolArray,
+    ) -> tuple[float, list[_Split], IntArray, IntArray] | None:
+        """The third plan by runs: the pairs ``sj, sk`` among ``entries`` (the first plan's dense pairs, in
+        the order of their values; ``position`` maps an entry to its place there, ``within`` holds the
+        pairs by places) split by the connected components of their graph, each component of at least
+        ``2 _GROUP_MIN`` entries planned with references among its own entries when that beats computing
+        its pairs densely, every other pair dense: (work, the splits, the dense pairs). None when fewer
+        than two components are that large (the third plan over all the entries covers that case).
+
+        Several teams' runs of fine-tunes interleave in value: the groups of the third plan, consecutive
+        in value over all of them, take their references from one run for the pairs of another, which
+        shares none of its variation, and the runs' pairs stayed dense (issue 24, fourteenth pass: twelve
+        runs of 500 nested entries among 4,000 spread ones, 1.5 million pairs, 14.6 s of a board of
+        10,000). Within a component the references are its own entries. Each part costs
+        :data:`_PART_COST` beyond its estimate, so that many small runs stay dense."""
+        b = self.y.shape[0]
+        m = entries.size
+        pj, pk = position[sj], position[sk]
+        graph = coo_matrix((np.ones(pj.size, dtype=np.int8), (pj, pk)), shape=(m, m))
+        n_components, labels = connected_components(graph, directed=False)
+        sizes = np.bincount(labels, minlength=n_components)
+        large = np.flatnonzero(sizes >= 2 * _GROUP_MIN)
+        if large.size < 2:
+            return None
+        pair_labels = labels[pj]
+        pairs_of = np.bincount(pair_labels, minlength=n_components)
+        total = 0.0
+        splits: list[_Split] = []
+        referenced = np.zeros(n_components, dtype=bool)
+        for label in large:
+            dense_cost = float(b) * pairs_of[label]
+            # a floor of its referenced plan, known before planning it: g groups make g (g + 1) / 2 parts
+            # whose tails are found over g times the run's entries (many runs of 150 entries among
+            # 10,000: each costs more than its dense pairs, and planning them all took 0.9 s)
+            groups = max(2, min(_GROUPS, int(sizes[label]) // _GROUP_MIN))
+            floor = float(b) * (_TAIL_COST * groups * sizes[label] + _PART_COST * groups * (groups + 1) / 2)
+            if floor >= dense_cost:
+                continue
+            at = np.flatnonzero(labels == label)  # places in ``entries``: in the order of their values
+            c_cost, c_splits = self._referenced(level, entries[at], within[np.ix_(at, at)])
+            c_cost += _PART_COST * float(b) * len(c_splits)
+            if c_cost < dense_cost:
+                total += c_cost
+                splits += c_splits
+                referenced[label] = True
+        if not splits:
+            return None
+        dense = ~referenced[pair_labels]
+        total += float(b) * int(dense.sum())
+        return total, splits, sj[dense], sk[dense]
+
     def _prepare(self, level: float) -> None:
         """The parts and the pairs computed densely (once), the cheapest of three plans: without a
         reference over all pairs; when the entries share their variation and the order of their values is
@@ -1014,8 +1078,9 @@ class _Exceedances:
         except for the pairs the first plan computes densely, which are planned with references among the
         entries they involve (a board that mixes nested or near-duplicate entries with others: issue 24's
         mix family, where the first plan computed every nested pair densely; tried whatever the first plan's
-        cost, once those pairs outweigh planning them: :data:`_THIRD_WHEN`). Only the plan taken is split
-        (the first one also when the third is tried: its dense pairs are the third's entries)."""
+        cost, once those pairs outweigh planning them: :data:`_THIRD_WHEN`), and the third also run by run
+        when the dense pairs form several runs (:meth:`_by_components`). Only the plan taken is split (the
+        first one also when the third is tried: its dense pairs are the third's entries)."""
         b, k = self.y.shape
         everything = np.arange(k)
         cost, first = self._plan(level, everything, -1, None)
@@ -1058,9 +1123,16 @@ class _Exceedances:
                 within |= within.T
                 sub, splits = self._referenced(level, entries, within)
                 total = cost - float(b) * n_first + sub
+                none = np.empty(0, dtype=np.intp)
                 if total < best:
-                    none = np.empty(0, dtype=np.intp)
+                    best = total
                     chosen, taken = splits, [(part, none, none)]
+                # the same by the runs of its dense pairs (their graph's components), each with its own
+                # references
+                runs = self._by_components(level, entries, position, sj, sk, within)
+                if runs is not None and cost - float(b) * n_first + runs[0] < best:
+                    _, splits, dense_j, dense_k = runs
+                    chosen, taken = splits, [(part, none, none), (None, dense_j, dense_k)]
         taken += [split.pairs() for split in chosen]
         self.parts = [part for part, _, _ in taken if part is not None]
         self.special_j = np.concatenate([sj for _, sj, _ in taken])

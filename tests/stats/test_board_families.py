@@ -1,6 +1,6 @@
 """No data-dependent cliff (issue 24): on every family of boards (tests/benchmarks/families.py: spread
 accuracies, nested errors, near-duplicate entries, many exact ties, a run of nested entries among spread
-ones, a mix) the max-t search, whichever way it splits the pairs between the pruned and the dense
+ones, ten such runs interleaved in value, a mix) the max-t search, whichever way it splits the pairs between the pruned and the dense
 computation, gives the dense computation's numbers to the last bit, and so do the board and the
 incremental board."""
 
@@ -229,6 +229,77 @@ def test_a_run_of_nested_entries_is_planned_with_references_whatever_the_first_p
     refs = [part.ref for part in search.parts if part.ref >= 0]
     assert refs and set(refs) <= set(run.tolist())
     assert dense_in_run(search) < 0.6 * dense_in_run(first)  # the referenced parts search the rest
+    got = simultaneous_ranks(theta, point, higher_is_better=True)
+    assert got.critical_value == want.critical_value
+    assert got.steps == want.steps
+    np.testing.assert_array_equal(got.better, want.better)
+    np.testing.assert_array_equal(got.lower, want.lower)
+    np.testing.assert_array_equal(got.upper, want.upper)
+
+
+def _interleaved_runs() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The ``nested_runs`` family's shape at a size where a run's pairs outweigh its parts: three runs of
+    100 nested entries (each over the board's range of values) between blocks of 100 spread ones, K = 600
+    (the family's own runs are K / 20 entries: 30 here, whose 435 pairs are cheaper dense)."""
+    rng = np.random.default_rng(0)
+    base = families.spread(rng, 300, 300)
+    columns: list[np.ndarray] = []
+    for i in range(3):
+        columns += [base[:, 100 * i : 100 * (i + 1)], families.nested(rng, 300, 100)]
+    theta, point = families.replicates(np.concatenate(columns, axis=1), 400)
+    return theta, point, [np.arange(200 * i + 100, 200 * i + 200) for i in range(3)]
+
+
+@pytest.mark.parametrize("sampled", [False, True])
+def test_runs_of_nested_entries_interleaved_in_value_are_planned_run_by_run(
+    sampled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten runs of nested entries whose values interleave (the ``nested_runs`` family): the third plan's
+    groups, consecutive in value over all the runs, would take their references from one run for the pairs
+    of another. Planned run by run (the components of the dense pairs' graph), each referenced part lies in
+    one run with its reference in that run, and fewer of the runs' pairs are dense than without it. Where
+    a run's parts would cost more than its dense pairs (:data:`_PART_COST`), nothing is planned by runs.
+    The numbers are the dense computation's."""
+    theta, point, runs = _interleaved_runs()
+    k = theta.shape[1]
+    with monkeypatch.context() as m:
+        _dense(m)
+        want = simultaneous_ranks(theta, point, higher_is_better=True)
+    _pruned(monkeypatch, 10.0)  # the spread pairs searched, the runs' pairs dense, in the first plan
+    _sampled(monkeypatch, sampled, blocks=30)
+    monkeypatch.setattr(cr, "_REFERENCE_WHEN", 1e9)  # the second plan is never tried
+    monkeypatch.setattr(cr, "_THIRD_WHEN", 0.0)  # the third is (B = 400: too few otherwise)
+    monkeypatch.setattr(cr, "_GROUP_MIN", 8)
+    y = theta - point
+    se, sd = cr._pair_standard_errors(y)
+    run_of = np.full(k, -1)
+    for i, run in enumerate(runs):
+        run_of[run] = i
+
+    def dense_in_runs(search: cr._Exceedances) -> int:
+        same = run_of[search.special_j] == run_of[search.special_k]
+        return int(np.sum(same & (run_of[search.special_j] >= 0)))
+
+    def run_parts(search: cr._Exceedances) -> set[int]:
+        """The runs holding a referenced part whole, with its reference."""
+        held = set()
+        for part in search.parts:
+            if part.ref >= 0 and np.unique(run_of[part.cols]).size == 1:
+                assert run_of[part.ref] == run_of[part.cols[0]] >= 0
+                held.add(int(run_of[part.ref]))
+        return held
+
+    monkeypatch.setattr(cr, "_PART_COST", 1e9)  # every run's parts cost more than its pairs
+    costly = _split_checked(y, se, sd, point)
+    assert not run_parts(costly)
+    monkeypatch.setattr(cr, "_PART_COST", 0.0)
+    with monkeypatch.context() as m:
+        m.setattr(cr._Exceedances, "_by_components", lambda *args: None)
+        without = _split_checked(y, se, sd, point)
+    assert dense_in_runs(without) > 0.5 * sum(r.size * (r.size - 1) / 2 for r in runs)
+    search = _split_checked(y, se, sd, point)
+    assert run_parts(search) == {0, 1, 2}
+    assert dense_in_runs(search) < 0.5 * dense_in_runs(without)
     got = simultaneous_ranks(theta, point, higher_is_better=True)
     assert got.critical_value == want.critical_value
     assert got.steps == want.steps
