@@ -1014,52 +1014,57 @@ class _Exceedances:
         return total, splits
 
     def _by_components(
-        self,
-        level: float,
-        entries: IntArray,
-        position: IntArray,
-        sj: IntArray,
-        sk: IntArray,
-        within: BoolArray,
+        self, level: float, order: IntArray, sj: IntArray, sk: IntArray, *, least: int
     ) -> tuple[float, list[_Split], IntArray, IntArray] | None:
-        """The third plan by runs: the pairs ``sj, sk`` among ``entries`` (the first plan's dense pairs, in
-        the order of their values; ``position`` maps an entry to its place there, ``within`` holds the
-        pairs by places) split by the connected components of their graph, each component of at least
-        ``2 _GROUP_MIN`` entries planned with references among its own entries when that beats computing
-        its pairs densely, every other pair dense: (work, the splits, the dense pairs). None when fewer
-        than two components are that large (the third plan over all the entries covers that case).
+        """The first plan's dense pairs ``sj, sk`` planned run by run: split by the connected components
+        of their graph, each component of at least ``2 _GROUP_MIN`` entries planned with references among
+        its own entries (in the order of their values, ``order``) when that beats computing its pairs
+        densely, every other pair dense: (work, the splits, the dense pairs). None when fewer than
+        ``least`` components are that large (2 when the third plan was tried: with one, it references
+        among that run already, and the mix family kept its plan), or none is planned so.
 
-        Several teams' runs of fine-tunes interleave in value: the groups of the third plan, consecutive
-        in value over all of them, take their references from one run for the pairs of another, which
-        shares none of its variation, and the runs' pairs stayed dense (issue 24, fourteenth pass: twelve
-        runs of 500 nested entries among 4,000 spread ones, 1.5 million pairs, 14.6 s of a board of
-        10,000). Within a component the references are its own entries. Each part costs
-        :data:`_PART_COST` beyond its estimate, so that many small runs stay dense."""
-        b = self.y.shape[0]
-        m = entries.size
-        pj, pk = position[sj], position[sk]
-        graph = coo_matrix((np.ones(pj.size, dtype=np.int8), (pj, pk)), shape=(m, m))
+        Several teams' runs of fine-tunes interleave in value: the groups of the second and third plans,
+        consecutive in value over all of them, take their references from one run for the pairs of
+        another, which shares none of its variation, and the runs' pairs stayed dense (issue 24,
+        fourteenth pass, K = N = B = 10,000: twelve runs of 500 nested entries among 4,000 spread ones,
+        1.5 million pairs, 14.6 s; ten runs of 500 among 5,000 near-duplicates, where every entry is in a
+        dense pair and the third plan is not tried, 1.3 million pairs, 11.9 s). Within a component the
+        references are its own entries. Each part costs :data:`_PART_COST` beyond its estimate, so that
+        many small runs stay dense."""
+        b, k = self.y.shape
+        graph = coo_matrix((np.ones(sj.size, dtype=np.int8), (sj, sk)), shape=(k, k))
         n_components, labels = connected_components(graph, directed=False)
         sizes = np.bincount(labels, minlength=n_components)
         large = np.flatnonzero(sizes >= 2 * _GROUP_MIN)
-        if large.size < 2:
+        if large.size < least:
             return None
-        pair_labels = labels[pj]
+        pair_labels = labels[sj]
         pairs_of = np.bincount(pair_labels, minlength=n_components)
+        order_labels = labels[order]
+        local = np.empty(k, dtype=np.intp)
         total = 0.0
         splits: list[_Split] = []
         referenced = np.zeros(n_components, dtype=bool)
         for label in large:
             dense_cost = float(b) * pairs_of[label]
-            # a floor of its referenced plan, known before planning it: g groups make g (g + 1) / 2 parts
-            # whose tails are found over g times the run's entries (many runs of 150 entries among
-            # 10,000: each costs more than its dense pairs, and planning them all took 0.9 s)
-            groups = max(2, min(_GROUPS, int(sizes[label]) // _GROUP_MIN))
-            floor = float(b) * (_TAIL_COST * groups * sizes[label] + _PART_COST * groups * (groups + 1) / 2)
+            # a floor of its referenced plan, known before planning it: planning reads every pair of its
+            # entries (:data:`_THIRD_WHEN`), and g groups make g (g + 1) / 2 parts whose tails are found
+            # over g times its entries (many runs of 150 entries among 10,000: each costs more than its
+            # dense pairs, and planning them all took 0.9 s)
+            c = int(sizes[label])
+            groups = max(2, min(_GROUPS, c // _GROUP_MIN))
+            floor = _THIRD_WHEN * c * c + float(b) * (
+                _TAIL_COST * groups * c + _PART_COST * groups * (groups + 1) / 2
+            )
             if floor >= dense_cost:
                 continue
-            at = np.flatnonzero(labels == label)  # places in ``entries``: in the order of their values
-            c_cost, c_splits = self._referenced(level, entries[at], within[np.ix_(at, at)])
+            entries = order[order_labels == label]
+            local[entries] = np.arange(c)
+            mine = pair_labels == label
+            within = np.zeros((c, c), dtype=bool)
+            within[local[sj[mine]], local[sk[mine]]] = True
+            within |= within.T
+            c_cost, c_splits = self._referenced(level, entries, within)
             c_cost += _PART_COST * float(b) * len(c_splits)
             if c_cost < dense_cost:
                 total += c_cost
@@ -1078,9 +1083,10 @@ class _Exceedances:
         except for the pairs the first plan computes densely, which are planned with references among the
         entries they involve (a board that mixes nested or near-duplicate entries with others: issue 24's
         mix family, where the first plan computed every nested pair densely; tried whatever the first plan's
-        cost, once those pairs outweigh planning them: :data:`_THIRD_WHEN`), and the third also run by run
-        when the dense pairs form several runs (:meth:`_by_components`). Only the plan taken is split (the
-        first one also when the third is tried: its dense pairs are the third's entries)."""
+        cost, once those pairs outweigh planning them: :data:`_THIRD_WHEN`); and the first plan's dense pairs
+        also run by run, each run of them with references among its own entries (:meth:`_by_components`).
+        Only the plan taken is split (the first one also when the third is tried: its dense pairs are the
+        third's entries)."""
         b, k = self.y.shape
         everything = np.arange(k)
         cost, first = self._plan(level, everything, -1, None)
@@ -1112,9 +1118,14 @@ class _Exceedances:
             # first plan's cost then leaves them out), and a run of a thousand nested entries among
             # ten thousand (issue 24's ``nested_run`` family: 0.5 million pairs, 1% of the dense
             # computation) was computed densely, 9 s of a 44 s board
+            listed_now = listed  # the first plan's dense pairs are listed
+            third = False
+            none = np.empty(0, dtype=np.intp)
             if 2 * _GROUP_MIN <= m < k and float(b) * n_first > _THIRD_WHEN * m * m:
                 if not listed:
                     part, sj, sk = first.pairs()
+                    listed_now = True
+                third = True
                 entries = order[involved[order]]
                 position = np.empty(k, dtype=np.intp)
                 position[entries] = np.arange(entries.size)
@@ -1122,14 +1133,16 @@ class _Exceedances:
                 within[position[sj], position[sk]] = True
                 within |= within.T
                 sub, splits = self._referenced(level, entries, within)
+                del within
                 total = cost - float(b) * n_first + sub
-                none = np.empty(0, dtype=np.intp)
                 if total < best:
                     best = total
                     chosen, taken = splits, [(part, none, none)]
-                # the same by the runs of its dense pairs (their graph's components), each with its own
-                # references
-                runs = self._by_components(level, entries, position, sj, sk, within)
+            # the same by the runs of those pairs (their graph's components), each with its own references:
+            # whenever they are listed, also when the third plan is not tried (when every entry is in one
+            # of them, it would be the second: a run of nested entries among near-duplicates)
+            if listed_now and sj.size:
+                runs = self._by_components(level, order, sj, sk, least=2 if third else 1)
                 if runs is not None and cost - float(b) * n_first + runs[0] < best:
                     _, splits, dense_j, dense_k = runs
                     chosen, taken = splits, [(part, none, none), (None, dense_j, dense_k)]

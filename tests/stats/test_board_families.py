@@ -257,9 +257,9 @@ def test_runs_of_nested_entries_interleaved_in_value_are_planned_run_by_run(
     """Ten runs of nested entries whose values interleave (the ``nested_runs`` family): the third plan's
     groups, consecutive in value over all the runs, would take their references from one run for the pairs
     of another. Planned run by run (the components of the dense pairs' graph), each referenced part lies in
-    one run with its reference in that run, and fewer of the runs' pairs are dense than without it. Where
-    a run's parts would cost more than its dense pairs (:data:`_PART_COST`), nothing is planned by runs.
-    The numbers are the dense computation's."""
+    one run with its reference in that run, and fewer of the runs' pairs are dense than without it, also
+    when the third plan is not tried. Where a run's parts would cost more than its dense pairs
+    (:data:`_PART_COST`), nothing is planned by runs. The numbers are the dense computation's."""
     theta, point, runs = _interleaved_runs()
     k = theta.shape[1]
     with monkeypatch.context() as m:
@@ -294,12 +294,26 @@ def test_runs_of_nested_entries_interleaved_in_value_are_planned_run_by_run(
     assert not run_parts(costly)
     monkeypatch.setattr(cr, "_PART_COST", 0.0)
     with monkeypatch.context() as m:
-        m.setattr(cr._Exceedances, "_by_components", lambda *args: None)
+        m.setattr(cr._Exceedances, "_by_components", lambda *args, **kwargs: None)
         without = _split_checked(y, se, sd, point)
     assert dense_in_runs(without) > 0.5 * sum(r.size * (r.size - 1) / 2 for r in runs)
     search = _split_checked(y, se, sd, point)
     assert run_parts(search) == {0, 1, 2}
     assert dense_in_runs(search) < 0.5 * dense_in_runs(without)
+    # the third plan not tried (planning all its entries' pairs would outweigh their dense pairs; so it
+    # is when every entry is in a dense pair): the runs are planned all the same, and only they
+    monkeypatch.setattr(cr, "_THIRD_WHEN", 50.0)
+    planned: list[int] = []
+    referenced = cr._Exceedances._referenced
+
+    def counted(self: cr._Exceedances, *args: Any) -> Any:
+        planned.append(args[1].size)
+        return referenced(self, *args)
+
+    monkeypatch.setattr(cr._Exceedances, "_referenced", counted)
+    alone = _split_checked(y, se, sd, point)
+    assert planned == [100, 100, 100]
+    assert run_parts(alone) == {0, 1, 2}
     got = simultaneous_ranks(theta, point, higher_is_better=True)
     assert got.critical_value == want.critical_value
     assert got.steps == want.steps
