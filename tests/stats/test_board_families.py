@@ -41,6 +41,19 @@ def _sampled(monkeypatch: pytest.MonkeyPatch, sampled: bool, blocks: int = 3) ->
         monkeypatch.setattr(cr, "_PLAN_MIN_PAIRS", 0)
 
 
+def _referenced_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of entries of every referenced plan planned from now on (a list filled as they are)."""
+    sizes: list[int] = []
+    referenced = cr._Exceedances._referenced
+
+    def counted(self: cr._Exceedances, *args: Any) -> Any:
+        sizes.append(args[1].size)
+        return referenced(self, *args)
+
+    monkeypatch.setattr(cr._Exceedances, "_referenced", counted)
+    return sizes
+
+
 def test_the_families_have_their_shape() -> None:
     for family in families.FAMILIES:
         c = families.correctness(family, 500, 40, seed=1)
@@ -205,14 +218,7 @@ def test_a_run_of_nested_entries_is_planned_with_references_whatever_the_first_p
     _pruned(monkeypatch, 40.0)
     _sampled(monkeypatch, sampled, blocks=30)  # a tenth of the blocks, as at K = 10,000
     monkeypatch.setattr(cr, "_REFERENCE_WHEN", 1e9)  # the second plan is never tried
-    tried: list[int] = []
-    referenced = cr._Exceedances._referenced
-
-    def counted(self: cr._Exceedances, *args: Any) -> Any:
-        tried.append(args[1].size)
-        return referenced(self, *args)
-
-    monkeypatch.setattr(cr._Exceedances, "_referenced", counted)
+    tried = _referenced_sizes(monkeypatch)
     y = theta - point
     se, sd = cr._pair_standard_errors(y)
     run = np.arange(k // 3, k // 3 + (3 * k) // 25)
@@ -303,14 +309,7 @@ def test_runs_of_nested_entries_interleaved_in_value_are_planned_run_by_run(
     # the third plan not tried (planning all its entries' pairs would outweigh their dense pairs; so it
     # is when every entry is in a dense pair): the runs are planned all the same, and only they
     monkeypatch.setattr(cr, "_THIRD_WHEN", 50.0)
-    planned: list[int] = []
-    referenced = cr._Exceedances._referenced
-
-    def counted(self: cr._Exceedances, *args: Any) -> Any:
-        planned.append(args[1].size)
-        return referenced(self, *args)
-
-    monkeypatch.setattr(cr._Exceedances, "_referenced", counted)
+    planned = _referenced_sizes(monkeypatch)
     alone = _split_checked(y, se, sd, point)
     assert planned == [100, 100, 100]
     assert run_parts(alone) == {0, 1, 2}
