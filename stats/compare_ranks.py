@@ -525,7 +525,7 @@ _REFERENCE_WHEN = 0.02
 #: pairs' dense statistics outnumber this many times the squared number of their entries (planning it
 #: reads every pair of those entries a few times over).
 _THIRD_WHEN = 100.0
-#: Work of one part of the third plan by runs beyond its estimate, in pairs computed densely (``B``
+#: Work of one part of the plan by runs beyond its estimate, in pairs computed densely (``B``
 #: statistics each): every search visits every row block of every part, a dozen numpy calls each (19 ms
 #: per part at K = N = B = 10,000, about 2,000 pairs' dense statistics; issue 24, fourteenth pass).
 _PART_COST = 2000.0
@@ -1028,7 +1028,7 @@ class _Exceedances:
         another, which shares none of its variation, and the runs' pairs stayed dense (issue 24,
         fourteenth pass, K = N = B = 10,000: twelve runs of 500 nested entries among 4,000 spread ones,
         1.5 million pairs, 14.6 s; ten runs of 500 among 5,000 near-duplicates, where every entry is in a
-        dense pair and the third plan is not tried, 1.3 million pairs, 11.9 s). Within a component the
+        dense pair and the third plan is not tried, 1.3 million pairs, 12-13 s). Within a component the
         references are its own entries. Each part costs :data:`_PART_COST` beyond its estimate, so that
         many small runs stay dense."""
         b, k = self.y.shape
