@@ -1,8 +1,8 @@
 """No data-dependent cliff (issue 24): on every family of boards (tests/benchmarks/families.py: spread
 accuracies, nested errors, near-duplicate entries, many exact ties, a run of nested entries among spread
-ones, ten such runs interleaved in value, a mix) the max-t search, whichever way it splits the pairs between the pruned and the dense
-computation, gives the dense computation's numbers to the last bit, and so do the board and the
-incremental board."""
+ones, ten such runs interleaved in value, a mix) the max-t search, whichever way it splits the pairs
+between the pruned and the dense computation, gives the dense computation's numbers to the last bit, and
+so do the board and the incremental board."""
 
 from __future__ import annotations
 
@@ -260,9 +260,9 @@ def _interleaved_runs() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
 def test_runs_of_nested_entries_interleaved_in_value_are_planned_run_by_run(
     sampled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ten runs of nested entries whose values interleave (the ``nested_runs`` family): the third plan's
-    groups, consecutive in value over all the runs, would take their references from one run for the pairs
-    of another. Planned run by run (the components of the dense pairs' graph), each referenced part lies in
+    """Runs of nested entries whose values interleave (the ``nested_runs`` family's shape; three runs of
+    100 here): the third plan's groups, consecutive in value over all the runs, would take their references
+    from one run for the pairs of another. Planned run by run (the components of the dense pairs' graph), each referenced part lies in
     one run with its reference in that run, and fewer of the runs' pairs are dense than without it, also
     when the third plan is not tried. Where a run's parts would cost more than its dense pairs
     (:data:`_PART_COST`), nothing is planned by runs. The numbers are the dense computation's."""
