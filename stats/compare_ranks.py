@@ -1118,13 +1118,11 @@ class _Exceedances:
             # first plan's cost then leaves them out), and a run of a thousand nested entries among
             # ten thousand (issue 24's ``nested_run`` family: 0.5 million pairs, 1% of the dense
             # computation) was computed densely, 9 s of a 44 s board
-            listed_now = listed  # the first plan's dense pairs are listed
             third = False
             none = np.empty(0, dtype=np.intp)
             if 2 * _GROUP_MIN <= m < k and float(b) * n_first > _THIRD_WHEN * m * m:
                 if not listed:
                     part, sj, sk = first.pairs()
-                    listed_now = True
                 third = True
                 entries = order[involved[order]]
                 position = np.empty(k, dtype=np.intp)
@@ -1139,9 +1137,10 @@ class _Exceedances:
                     best = total
                     chosen, taken = splits, [(part, none, none)]
             # the same by the runs of those pairs (their graph's components), each with its own references:
-            # whenever they are listed, also when the third plan is not tried (when every entry is in one
-            # of them, it would be the second: a run of nested entries among near-duplicates)
-            if listed_now and sj.size:
+            # whenever they are listed (the first plan taken, or the third tried), also when the third plan
+            # is not tried (when every entry is in one of them, it would be the second: a run of nested
+            # entries among near-duplicates)
+            if (listed or third) and sj.size:
                 runs = self._by_components(level, order, sj, sk, least=2 if third else 1)
                 if runs is not None and cost - float(b) * n_first + runs[0] < best:
                     _, splits, dense_j, dense_k = runs
